@@ -1,0 +1,51 @@
+# tsm-cts top-level build. `make` builds everything into $(BUILD); `make run` runs the
+# whole case library against the reference implementation; `make check` runs every lane.
+# Each fragment (*.mk) owns its folder's targets and appends to ALL_TARGETS.
+
+BUILD ?= build
+B := $(BUILD)
+PREFIX ?= /usr/local
+NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+
+WARN := -Wall -Wextra -Werror
+CSTD := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+OPT ?= -O2 -g
+SAN ?=
+CFLAGS_ALL := $(CSTD) $(WARN) $(OPT) $(SAN) -fPIC -MMD -MP
+LDFLAGS_ALL := $(SAN)
+
+ALL_TARGETS :=
+DEPS :=
+
+.PHONY: all run check install clean bench mutants
+all: all-targets
+
+include impl/impl.mk
+include harness/harness.mk
+include harness/adapters/example/example.mk
+include harness/tests/tests.mk
+include bench/bench.mk
+
+all-targets: $(ALL_TARGETS)
+
+REPORT := $(B)/report
+# The main job: every case, every available device, the reference implementation.
+run: all
+	@mkdir -p $(REPORT)
+	$(TSM_CTS) run --adapter $(TSMREF_ADAPTER) --large -j $$(nproc) \
+	  --json $(REPORT)/results.json --junit $(REPORT)/junit.xml cases
+
+check:
+	CC="$(CC)" bash ci/check.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin \
+	  $(DESTDIR)$(PREFIX)/include/tsm $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 0644 harness/include/tsm/adapter.h $(DESTDIR)$(PREFIX)/include/tsm/
+	install -m 0755 $(TSM_CTS) $(DESTDIR)$(PREFIX)/bin/
+	$(MAKE) --no-print-directory install-impl
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(DEPS)

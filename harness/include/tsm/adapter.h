@@ -1,0 +1,176 @@
+/*
+ * harness/include/tsm/adapter.h: the tsm-cts adapter ABI (spec/adapter.md, ABI.*).
+ *
+ * An implementation under test is a shared object that exports one symbol,
+ * TSM_ADAPTER_ENTRY_NAME, returning a pointer to a static const struct tsm_adapter.
+ * The judge (tsm-cts) dlopen()s it, checks abi_major and struct_size, and drives it
+ * only through the slots below. Handles are opaque 64-bit numbers chosen by the
+ * adapter; 0 is never a valid handle and means "none" where a slot reports one.
+ *
+ * Versions with the same abi_major are ABI stable: new slots are only appended and
+ * raise abi_minor; any reorder or change of meaning raises abi_major. The judge reads
+ * a slot only if it lies inside the adapter's struct_size.
+ *
+ * Every slot returns 0 (TSM_OK) or a negative code from TSM_ERRNO_MAP. A slot that
+ * fails leaves its OUT parameters untouched and the implementation's state unchanged
+ * (spec ERR.ATOMIC.1).
+ */
+#ifndef TSM_ADAPTER_H
+#define TSM_ADAPTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TSM_ADAPTER_ABI_MAJOR 1
+#define TSM_ADAPTER_ABI_MINOR 0
+#define TSM_ADAPTER_ENTRY_NAME "tsm_adapter_entry"
+
+/* The error codes of spec/errors.md. The case language names them without the E. */
+#define TSM_ERRNO_MAP(XX)                                                  \
+  XX(EINVAL, -1, "invalid argument")                                       \
+  XX(ENOTSUP, -2, "not supported by this implementation")                  \
+  XX(ENOMEM, -3, "out of memory")                                          \
+  XX(ECLOSED, -4, "manager is closed")                                     \
+  XX(ECAPPED, -5, "manager is capped for addition of resources")           \
+  XX(ERELEASED, -6, "resource has been released")                          \
+  XX(EROOT, -7, "operation not allowed on the root manager")               \
+  XX(ESHAPE, -8, "shape mismatch")                                         \
+  XX(EDTYPE, -9, "dtype mismatch")                                         \
+  XX(EDEVICE, -10, "device mismatch or device unavailable")                \
+  XX(ERANGE, -11, "index out of range")
+
+enum tsm_errno {
+  TSM_OK = 0,
+#define TSM__ERRNO_ENUM(name, value, text) TSM_##name = value,
+  TSM_ERRNO_MAP(TSM__ERRNO_ENUM)
+#undef TSM__ERRNO_ENUM
+  TSM_ERRNO_MIN = -11
+};
+
+typedef uint64_t tsm_handle;
+#define TSM_NONE ((tsm_handle)0)
+
+/* Capability bits: one per family. A case whose `requires:` names a family the
+ * adapter lacks is reported NotSupported, never Fail (spec ABI.CAP.1). */
+enum tsm_cap {
+  TSM_CAP_MANAGERS = 1u << 0,    /* spec/managers.md */
+  TSM_CAP_SCOPES = 1u << 1,      /* spec/scopes.md (reserved) */
+  TSM_CAP_COMPOSITES = 1u << 2,  /* composites (reserved) */
+  TSM_CAP_DLPACK_C = 1u << 3,    /* spec/dlpack.md, C ABI (reserved) */
+  TSM_CAP_DLPACK_PY = 1u << 4,   /* spec/dlpack.md, Python capsules (reserved) */
+  TSM_CAP_GRAPHS = 1u << 5,      /* spec/graphs.md (reserved) */
+  TSM_CAP_THREADS = 1u << 6      /* slots may be called from several threads */
+};
+
+enum tsm_dtype { TSM_F32 = 1, TSM_I32 = 2 };
+
+/* Operations of the `op` slot. Bit (1u << op) of tsm_adapter.ops says it is offered. */
+enum tsm_op {
+  TSM_OP_ADD = 1,     /* a + b, same shape and dtype */
+  TSM_OP_SUB = 2,     /* a - b */
+  TSM_OP_MUL = 3,     /* a * b, elementwise */
+  TSM_OP_SUM = 4,     /* sum of all elements, 0-d result of a's dtype */
+  TSM_OP_GATHER = 5,  /* rows of 2-d table a at 1-d i32 indices b: shape [n, cols] */
+  TSM_OP_RESHAPE = 6, /* view of a with the shape in params; shares a's storage */
+  TSM_OP_MATMUL = 7   /* 2-d [m,k] x [k,n] -> [m,n], f32 */
+};
+
+#define TSM_MAX_DIMS 8
+
+struct tsm_device {
+  const char *name;          /* "cpu", "cuda:0"; not owned by the caller */
+  int available;             /* 0: listed but unusable here; cases report NotSupported */
+  const char *unavailable_reason; /* why, when !available; not owned by the caller */
+};
+
+/* Manager state bits of tsm_mgr_info.state. */
+enum tsm_mgr_state { TSM_MGR_CLOSED = 1u << 0, TSM_MGR_CAPPED = 1u << 1 };
+
+struct tsm_mgr_info {
+  uint32_t state;     /* TSM_MGR_* bits; 0 = open and uncapped */
+  int is_root;        /* 1 for the session's root manager */
+  tsm_handle parent;  /* TSM_NONE for the root and for a closed manager */
+  uint64_t live;      /* resources this manager holds now, owned or borrowed (MGR.COUNT.1) */
+  uint64_t children;  /* open child managers (MGR.COUNT.2) */
+};
+
+struct tsm_res_info {
+  int valid;          /* 0 once released; the other fields are then 0 */
+  int borrowed;       /* 1 while held through a temporary attach (MGR.TEMP) */
+  tsm_handle owner;   /* the holder; TSM_NONE when detached */
+  tsm_handle lender;  /* where a borrowed resource goes back; TSM_NONE when none */
+  uint64_t nbytes;    /* bytes of its elements */
+};
+
+struct tsm_tensor_desc {
+  int dtype;                     /* enum tsm_dtype */
+  int ndim;                      /* 0..TSM_MAX_DIMS; 0 is a scalar */
+  int64_t shape[TSM_MAX_DIMS];
+};
+
+/* One instance per adapter, static const. Slots marked (optional) may be NULL; the
+ * judge then reports the cases that need them NotSupported. `s` is the session
+ * pointer returned by session_open, owned by the adapter. */
+struct tsm_adapter {
+  uint32_t abi_major;      /* TSM_ADAPTER_ABI_MAJOR the adapter was built against */
+  uint32_t abi_minor;      /* TSM_ADAPTER_ABI_MINOR the adapter was built against */
+  uint32_t struct_size;    /* sizeof(struct tsm_adapter) the adapter was built with */
+  uint32_t caps;           /* enum tsm_cap bits */
+  uint32_t ops;            /* 1u << enum tsm_op for each op offered */
+  const char *name;        /* short name, used to find the expectations file */
+  const char *version;     /* free text */
+
+  /* Devices: *out points at n entries owned by the adapter; returns n >= 1. Index i
+   * of this list is the device_index of session_open and live_bytes. */
+  int (*device_list)(const struct tsm_device **out);
+
+  /* A session is one isolated world with its own root manager on one device. The
+   * judge opens one per case run; session_close releases everything still live. */
+  int (*session_open)(int device_index, void **s_out);
+  void (*session_close)(void *s);
+
+  /* Managers (MGR.*). */
+  int (*mgr_root)(void *s, tsm_handle *out);
+  int (*mgr_new_sub)(void *s, tsm_handle parent, tsm_handle *out);
+  int (*mgr_sub_of)(void *s, tsm_handle resource, tsm_handle *out);
+  int (*mgr_close)(void *s, tsm_handle m);
+  int (*mgr_cap)(void *s, tsm_handle m);
+  int (*mgr_info)(void *s, tsm_handle m, struct tsm_mgr_info *out);
+  /* (optional) human-readable tree of m with live counts into buf (NUL-terminated,
+   * truncated to cap); diagnostics only. */
+  int (*mgr_dump)(void *s, tsm_handle m, char *buf, size_t cap);
+
+  /* Tensors. data: IN, host memory of desc's element count, or NULL for zeros; not
+   * retained. The new tensor is owned by m (MGR.CREATE). */
+  int (*tensor_new)(void *s, tsm_handle m, const struct tsm_tensor_desc *desc,
+                    const void *data, tsm_handle *out);
+  int (*tensor_desc)(void *s, tsm_handle t, struct tsm_tensor_desc *out);
+  /* Copies t's elements, row-major, to host dst of cap bytes. */
+  int (*tensor_read)(void *s, tsm_handle t, void *dst, size_t cap);
+  /* inputs: n handles; params: the target shape for RESHAPE, else NULL/0; out_mgr:
+   * TSM_NONE for the default owner rule (MGR.OP.1), else the explicit owner. */
+  int (*op)(void *s, int op, const tsm_handle *inputs, int n, const int64_t *params,
+            int n_params, tsm_handle out_mgr, tsm_handle *out);
+
+  /* Resources (MGR.ATTACH, MGR.TEMP, MGR.RET, MGR.REL). */
+  int (*res_attach)(void *s, tsm_handle r, tsm_handle m);
+  int (*res_detach)(void *s, tsm_handle r);
+  int (*res_temp_attach)(void *s, tsm_handle r, tsm_handle m);
+  int (*res_ret)(void *s, tsm_handle m, tsm_handle r); /* r to m's parent */
+  int (*res_release)(void *s, tsm_handle r);
+  int (*res_info)(void *s, tsm_handle r, struct tsm_res_info *out);
+
+  /* Bytes of live storage on the session's device (MGR.COUNT.4). */
+  int (*live_bytes)(void *s, uint64_t *out);
+};
+
+typedef const struct tsm_adapter *(*tsm_adapter_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TSM_ADAPTER_H */

@@ -1,0 +1,77 @@
+/*
+ * harness/src/adapter_load.c: dlopen, entry point and version checks.
+ */
+#include "adapter_load.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+const struct tsm_adapter *cts_adapter_load(const char *path, char *why, size_t why_len) {
+  /* A bare name would make dlopen search the library path, not the cwd. */
+  char buf[4096];
+  if (!strchr(path, '/')) {
+    snprintf(buf, sizeof buf, "./%s", path);
+    path = buf;
+  }
+  void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!dl) {
+    snprintf(why, why_len, "cannot load adapter: %s", dlerror());
+    return NULL;
+  }
+  void *sym = dlsym(dl, TSM_ADAPTER_ENTRY_NAME);
+  if (!sym) {
+    snprintf(why, why_len, "adapter exports no '%s' entry point (ABI.LOAD.1)",
+             TSM_ADAPTER_ENTRY_NAME);
+    return NULL;
+  }
+  tsm_adapter_entry_fn entry;
+  memcpy(&entry, &sym, sizeof entry); /* object-to-function pointer, as POSIX allows */
+  const struct tsm_adapter *a = entry();
+  if (!a) {
+    snprintf(why, why_len, "'%s' returned NULL (ABI.LOAD.1)", TSM_ADAPTER_ENTRY_NAME);
+    return NULL;
+  }
+  if (a->abi_major != TSM_ADAPTER_ABI_MAJOR) {
+    snprintf(why, why_len,
+             "incompatible adapter ABI: adapter abi_major %u, judge %u (ABI.VER.1)",
+             a->abi_major, TSM_ADAPTER_ABI_MAJOR);
+    return NULL;
+  }
+  if (a->struct_size < CTS_ABI_1_0_SIZE) {
+    snprintf(why, why_len,
+             "adapter struct_size %u is smaller than the ABI 1.0 struct (%zu) (ABI.VER.2)",
+             a->struct_size, (size_t)CTS_ABI_1_0_SIZE);
+    return NULL;
+  }
+  if (!CTS_HAS_SLOT(a, device_list) || !CTS_HAS_SLOT(a, session_open) ||
+      !CTS_HAS_SLOT(a, session_close)) {
+    snprintf(why, why_len, "adapter lacks device_list, session_open or session_close");
+    return NULL;
+  }
+  return a;
+}
+
+const char *cts_adapter_missing_slot(const struct tsm_adapter *a) {
+#define CTS__REQUIRE(slot) \
+  if (!CTS_HAS_SLOT(a, slot)) return #slot;
+  CTS__REQUIRE(mgr_root)
+  CTS__REQUIRE(mgr_new_sub)
+  CTS__REQUIRE(mgr_sub_of)
+  CTS__REQUIRE(mgr_close)
+  CTS__REQUIRE(mgr_cap)
+  CTS__REQUIRE(mgr_info)
+  CTS__REQUIRE(tensor_new)
+  CTS__REQUIRE(tensor_desc)
+  CTS__REQUIRE(tensor_read)
+  CTS__REQUIRE(op)
+  CTS__REQUIRE(res_attach)
+  CTS__REQUIRE(res_detach)
+  CTS__REQUIRE(res_temp_attach)
+  CTS__REQUIRE(res_ret)
+  CTS__REQUIRE(res_release)
+  CTS__REQUIRE(res_info)
+  CTS__REQUIRE(live_bytes)
+#undef CTS__REQUIRE
+  return NULL;
+}

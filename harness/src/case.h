@@ -1,0 +1,130 @@
+/*
+ * harness/src/case.h: a parsed case file (cases/README.md). A case owns its
+ * frontmatter strings, its symbol table and its statement tree; cts_case_free
+ * releases all of it.
+ */
+#ifndef CTS_CASE_H
+#define CTS_CASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tsm/adapter.h"
+
+struct cts_spec;
+
+enum cts_stmt_kind {
+  /* actions */
+  CTS_MGR_SUB,       /* manager dst = sub a */
+  CTS_MGR_SUB_OF,    /* manager dst = sub_of a */
+  CTS_CREATE,        /* tensor dst = zeros|ones|full|arange|values a shape ... */
+  CTS_OP,            /* tensor dst = op a [b] [shape] [in out] */
+  CTS_ATTACH,        /* attach a to b */
+  CTS_DETACH,        /* detach a */
+  CTS_BORROW,        /* borrow a into b */
+  CTS_RET,           /* ret a from b */
+  CTS_RELEASE,       /* release a */
+  CTS_CLOSE,         /* close a */
+  CTS_CAP,           /* cap a */
+  CTS_DUMP,          /* dump a */
+  CTS_REPEAT,        /* repeat count { body } */
+  /* expectations */
+  CTS_EXPECT_OWNER,    /* a's holder == b (b < 0: none) */
+  CTS_EXPECT_LENDER,   /* a's lender == b (b < 0: none) */
+  CTS_EXPECT_BORROWED, /* flag: 1 borrowed, 0 not borrowed */
+  CTS_EXPECT_VALID,    /* flag: 1 valid, 0 released */
+  CTS_EXPECT_COUNT,
+  CTS_EXPECT_CHILDREN,
+  CTS_EXPECT_STATE,    /* flag: enum cts_mgr_state_name */
+  CTS_EXPECT_PARENT,
+  CTS_EXPECT_VALUES,
+  CTS_EXPECT_SHAPE,
+  CTS_EXPECT_BYTES,
+  CTS_EXPECT_ERROR     /* inner fails with err */
+};
+
+enum cts_create_kind { CTS_ZEROS, CTS_ONES, CTS_FULL, CTS_ARANGE, CTS_VALUES };
+enum cts_state_name { CTS_STATE_OPEN, CTS_STATE_CAPPED, CTS_STATE_CLOSED };
+
+enum cts_sym_kind { CTS_SYM_MANAGER = 1, CTS_SYM_TENSOR = 2, CTS_SYM_ANY = 3 };
+
+/* Symbols 0 and 1 are predefined. */
+#define CTS_SYM_ROOT 0
+#define CTS_SYM_BOGUS 1
+
+struct cts_symbol {
+  char *name;
+  int kind; /* enum cts_sym_kind */
+};
+
+struct cts_block {
+  struct cts_stmt *items;
+  size_t n, cap;
+};
+
+struct cts_stmt {
+  int kind; /* enum cts_stmt_kind */
+  int line, col;
+  char *text;     /* the source line, trimmed, for messages */
+  int dst;        /* symbol bound, or -1 */
+  int a, b;       /* operand symbols, or -1 */
+  int out;        /* CTS_OP: explicit output manager symbol, or -1 */
+  int sub;        /* CTS_CREATE: enum cts_create_kind; CTS_OP: enum tsm_op */
+  int dtype;      /* enum tsm_dtype */
+  int ndim;
+  int64_t shape[TSM_MAX_DIMS];
+  double *vals;   /* CTS_CREATE values / CTS_EXPECT_VALUES */
+  size_t nvals;
+  double scalar;  /* CTS_CREATE full */
+  int64_t count;  /* repeat count, expected count/children/bytes */
+  int flag;       /* see the kinds above */
+  int err;        /* CTS_EXPECT_ERROR: the expected negative code */
+  struct cts_stmt *inner; /* CTS_EXPECT_ERROR */
+  struct cts_block body;  /* CTS_REPEAT */
+};
+
+struct cts_case {
+  char *path;        /* as given on the command line */
+  char *name;        /* relative to the cases root: the stable id */
+  char *description;
+  char *origin;
+  char **clauses;
+  size_t n_clauses;
+  int *clause_lines, *clause_cols;
+  char **requires;   /* family names */
+  size_t n_requires;
+  char **devices;    /* "any" or name prefixes */
+  size_t n_devices;
+  char **tags;
+  size_t n_tags;
+  int timeout_ms;    /* 0: default */
+  uint32_t ops_used; /* 1u << enum tsm_op */
+  int uses_dump;
+  struct cts_symbol *syms;
+  size_t n_syms, cap_syms;
+  struct cts_block body;
+};
+
+/* A parse error: the first one found. */
+struct cts_parse_error {
+  int line, col;
+  char msg[256];
+};
+
+/* Parses `text` (the contents of `path`). spec may be NULL (clause ids are then only
+ * checked for their grammar). RETURN a case the caller frees with cts_case_free, or
+ * NULL with *err filled. */
+struct cts_case *cts_case_parse(const char *path, const char *text,
+                                const struct cts_spec *spec,
+                                struct cts_parse_error *err);
+struct cts_case *cts_case_load(const char *path, const struct cts_spec *spec,
+                               struct cts_parse_error *err);
+void cts_case_free(struct cts_case *c);
+
+int cts_case_has_tag(const struct cts_case *c, const char *tag);
+/* Maps a family name of `requires:` to its capability bit; 0 if unknown. */
+uint32_t cts_family_cap(const char *family);
+const char *cts_err_name(int code); /* "CAPPED" for TSM_ECAPPED; "OK"; "?" */
+const char *cts_op_name(int op);
+
+#endif

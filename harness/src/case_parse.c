@@ -1,0 +1,957 @@
+/*
+ * harness/src/case_parse.c: the case-language parser (cases/README.md). Every error
+ * names line and column: the first character of the offending token, or the column
+ * just after the last token when something is missing at the end of a line.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "case.h"
+#include "spec_index.h"
+#include "util.h"
+
+enum tok_kind { T_WORD, T_NUM, T_PUNCT, T_END };
+
+struct tok {
+  int kind;
+  const char *s; /* into the line */
+  size_t len;
+  int col;
+  double num;
+};
+
+#define MAX_TOKS 512
+
+struct line_toks {
+  struct tok t[MAX_TOKS + 1];
+  int n;
+  int pos;
+  int line;
+};
+
+struct parser {
+  struct cts_case *c;
+  const struct cts_spec *spec;
+  struct cts_parse_error *err;
+  int failed;
+};
+
+static void fail_at(struct parser *p, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void fail_at(struct parser *p, int line, int col, const char *fmt, ...) {
+  if (p->failed) return;
+  p->failed = 1;
+  p->err->line = line;
+  p->err->col = col;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(p->err->msg, sizeof p->err->msg, fmt, ap);
+  va_end(ap);
+}
+
+/* ---- tokens ---------------------------------------------------------------- */
+
+static int tokenize(struct parser *p, const char *line, size_t len, int lineno,
+                    struct line_toks *lt) {
+  lt->n = 0;
+  lt->pos = 0;
+  lt->line = lineno;
+  size_t i = 0;
+  while (i < len) {
+    char ch = line[i];
+    if (ch == '#') break;
+    if (isspace((unsigned char)ch)) {
+      i++;
+      continue;
+    }
+    if (lt->n == MAX_TOKS) {
+      fail_at(p, lineno, (int)i + 1, "line has more than %d tokens", MAX_TOKS);
+      return -1;
+    }
+    struct tok *t = &lt->t[lt->n++];
+    t->s = line + i;
+    t->col = (int)i + 1;
+    if (isalpha((unsigned char)ch) || ch == '_') {
+      size_t j = i;
+      while (j < len && (isalnum((unsigned char)line[j]) || line[j] == '_' ||
+                         line[j] == '.' || line[j] == '-'))
+        j++;
+      t->kind = T_WORD;
+      t->len = j - i;
+      i = j;
+    } else if (isdigit((unsigned char)ch) || ch == '-' || ch == '+' || ch == '.') {
+      size_t j = i + 1;
+      while (j < len && (isalnum((unsigned char)line[j]) || line[j] == '.' ||
+                         ((line[j] == '-' || line[j] == '+') &&
+                          (line[j - 1] == 'e' || line[j - 1] == 'E'))))
+        j++;
+      char buf[64];
+      size_t n = j - i < sizeof buf - 1 ? j - i : sizeof buf - 1;
+      memcpy(buf, line + i, n);
+      buf[n] = '\0';
+      char *end;
+      errno = 0;
+      t->num = strtod(buf, &end);
+      if (*end != '\0' || errno != 0 || end == buf) {
+        fail_at(p, lineno, t->col, "bad number '%s'", buf);
+        return -1;
+      }
+      t->kind = T_NUM;
+      t->len = j - i;
+      i = j;
+    } else if (ch == '=' && i + 1 < len && line[i + 1] == '=') {
+      t->kind = T_PUNCT;
+      t->len = 2;
+      i += 2;
+    } else if (strchr("[],={}:", ch)) {
+      t->kind = T_PUNCT;
+      t->len = 1;
+      i++;
+    } else {
+      fail_at(p, lineno, (int)i + 1, "unexpected character '%c'", ch);
+      return -1;
+    }
+  }
+  lt->t[lt->n].kind = T_END;
+  lt->t[lt->n].s = "";
+  lt->t[lt->n].len = 0;
+  /* Missing tokens are reported just after the last one. */
+  lt->t[lt->n].col = lt->n ? lt->t[lt->n - 1].col + (int)lt->t[lt->n - 1].len + 1 : 1;
+  return 0;
+}
+
+static struct tok *peek(struct line_toks *lt) { return &lt->t[lt->pos]; }
+static struct tok *next(struct line_toks *lt) {
+  struct tok *t = &lt->t[lt->pos];
+  if (t->kind != T_END) lt->pos++;
+  return t;
+}
+
+static int tok_is(const struct tok *t, const char *s) {
+  return (t->kind == T_WORD || t->kind == T_PUNCT) && t->len == strlen(s) &&
+         memcmp(t->s, s, t->len) == 0;
+}
+
+static char *tok_str(const struct tok *t) { return cts_xstrndup(t->s, t->len); }
+
+static int expect_punct(struct parser *p, struct line_toks *lt, const char *s) {
+  struct tok *t = next(lt);
+  if (!tok_is(t, s)) {
+    if (t->kind == T_END)
+      fail_at(p, lt->line, t->col, "expected '%s' at end of line", s);
+    else
+      fail_at(p, lt->line, t->col, "expected '%s', found '%.*s'", s, (int)t->len, t->s);
+    return -1;
+  }
+  return 0;
+}
+
+static int expect_word(struct parser *p, struct line_toks *lt, const char *s) {
+  return expect_punct(p, lt, s);
+}
+
+/* ---- symbols --------------------------------------------------------------- */
+
+static const char *const reserved[] = {"none", "in", "to", "into", "from", "not", NULL};
+
+static int sym_find(struct cts_case *c, const struct tok *t) {
+  for (size_t i = 0; i < c->n_syms; i++)
+    if (strlen(c->syms[i].name) == t->len && memcmp(c->syms[i].name, t->s, t->len) == 0)
+      return (int)i;
+  return -1;
+}
+
+static int valid_name(const struct tok *t) {
+  if (t->kind != T_WORD) return 0;
+  for (size_t i = 0; i < t->len; i++)
+    if (!(isalnum((unsigned char)t->s[i]) || t->s[i] == '_')) return 0;
+  for (int i = 0; reserved[i]; i++)
+    if (tok_is(t, reserved[i])) return 0;
+  return 1;
+}
+
+/* A name being bound: creates the symbol on first binding. */
+static int bind_name(struct parser *p, struct line_toks *lt, int kind) {
+  struct tok *t = next(lt);
+  if (!valid_name(t)) {
+    fail_at(p, lt->line, t->col, "expected a name%s", t->kind == T_END ? " at end of line" : "");
+    return -1;
+  }
+  int s = sym_find(p->c, t);
+  if (s == CTS_SYM_ROOT || s == CTS_SYM_BOGUS) {
+    fail_at(p, lt->line, t->col, "'%.*s' is reserved and cannot be bound", (int)t->len, t->s);
+    return -1;
+  }
+  if (s >= 0) {
+    if (p->c->syms[s].kind != kind) {
+      fail_at(p, lt->line, t->col, "'%.*s' is a %s and cannot be rebound as a %s", (int)t->len,
+              t->s, p->c->syms[s].kind == CTS_SYM_MANAGER ? "manager" : "tensor",
+              kind == CTS_SYM_MANAGER ? "manager" : "tensor");
+      return -1;
+    }
+    return s;
+  }
+  struct cts_symbol sym = {tok_str(t), kind};
+  CTS_PUSH(p->c->syms, p->c->n_syms, p->c->cap_syms, sym);
+  return (int)p->c->n_syms - 1;
+}
+
+/* A name being used: must be bound earlier in the file and of the right kind. */
+static int use_name(struct parser *p, struct line_toks *lt, int kind) {
+  struct tok *t = next(lt);
+  if (t->kind == T_END) {
+    fail_at(p, lt->line, t->col, "expected a %s name at end of line",
+            kind == CTS_SYM_MANAGER ? "manager" : "tensor");
+    return -1;
+  }
+  if (!valid_name(t)) {
+    fail_at(p, lt->line, t->col, "expected a %s name, found '%.*s'",
+            kind == CTS_SYM_MANAGER ? "manager" : "tensor", (int)t->len, t->s);
+    return -1;
+  }
+  int s = sym_find(p->c, t);
+  if (s < 0) {
+    fail_at(p, lt->line, t->col, "unknown name '%.*s' (not bound before this line)",
+            (int)t->len, t->s);
+    return -1;
+  }
+  if (!(p->c->syms[s].kind & kind)) {
+    fail_at(p, lt->line, t->col, "'%.*s' is a %s, expected a %s", (int)t->len, t->s,
+            p->c->syms[s].kind == CTS_SYM_MANAGER ? "manager" : "tensor",
+            kind == CTS_SYM_MANAGER ? "manager" : "tensor");
+    return -1;
+  }
+  return s;
+}
+
+/* Either `none` (returns -2) or a name of the kind. */
+static int use_name_or_none(struct parser *p, struct line_toks *lt, int kind) {
+  if (tok_is(peek(lt), "none")) {
+    next(lt);
+    return -2;
+  }
+  return use_name(p, lt, kind);
+}
+
+/* ---- literals -------------------------------------------------------------- */
+
+static int parse_int(struct parser *p, struct line_toks *lt, int64_t min, int64_t *out,
+                     const char *what) {
+  struct tok *t = next(lt);
+  if (t->kind != T_NUM) {
+    fail_at(p, lt->line, t->col, "expected %s%s", what, t->kind == T_END ? " at end of line" : "");
+    return -1;
+  }
+  if (t->num != (double)(int64_t)t->num || t->num < (double)min || t->num > 9.0e15) {
+    fail_at(p, lt->line, t->col, "%s must be an integer >= %lld", what, (long long)min);
+    return -1;
+  }
+  *out = (int64_t)t->num;
+  return 0;
+}
+
+static int parse_shape(struct parser *p, struct line_toks *lt, int *ndim, int64_t *shape) {
+  if (expect_punct(p, lt, "[")) return -1;
+  *ndim = 0;
+  if (tok_is(peek(lt), "]")) {
+    next(lt);
+    return 0;
+  }
+  for (;;) {
+    struct tok *t = peek(lt);
+    if (*ndim == TSM_MAX_DIMS) {
+      fail_at(p, lt->line, t->col, "a shape has at most %d dimensions", TSM_MAX_DIMS);
+      return -1;
+    }
+    /* Negative extents parse, so that cases can check their refusal (MGR.CREATE.4). */
+    if (t->kind != T_NUM || t->num != (double)(int64_t)t->num) {
+      fail_at(p, lt->line, t->col, "a shape extent is an integer");
+      return -1;
+    }
+    next(lt);
+    shape[(*ndim)++] = (int64_t)t->num;
+    t = next(lt);
+    if (tok_is(t, "]")) return 0;
+    if (!tok_is(t, ",")) {
+      fail_at(p, lt->line, t->col, "expected ',' or ']' in shape");
+      return -1;
+    }
+  }
+}
+
+static int parse_values(struct parser *p, struct line_toks *lt, double **vals, size_t *n) {
+  if (expect_punct(p, lt, "[")) return -1;
+  size_t cap = 0;
+  *n = 0;
+  *vals = NULL;
+  if (tok_is(peek(lt), "]")) {
+    next(lt);
+    return 0;
+  }
+  for (;;) {
+    struct tok *t = next(lt);
+    if (t->kind != T_NUM) {
+      fail_at(p, lt->line, t->col, "expected a number in value list");
+      return -1;
+    }
+    CTS_PUSH(*vals, *n, cap, t->num);
+    t = next(lt);
+    if (tok_is(t, "]")) return 0;
+    if (!tok_is(t, ",")) {
+      fail_at(p, lt->line, t->col, "expected ',' or ']' in value list");
+      return -1;
+    }
+  }
+}
+
+static int parse_dtype_opt(struct parser *p, struct line_toks *lt, int *dtype) {
+  struct tok *t = peek(lt);
+  *dtype = TSM_F32;
+  if (t->kind != T_WORD || tok_is(t, "in")) return 0;
+  if (tok_is(t, "f32")) {
+    *dtype = TSM_F32;
+  } else if (tok_is(t, "i32")) {
+    *dtype = TSM_I32;
+  } else {
+    fail_at(p, lt->line, t->col, "unknown dtype '%.*s' (f32 or i32)", (int)t->len, t->s);
+    return -1;
+  }
+  next(lt);
+  return 0;
+}
+
+static int64_t shape_elems(int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i] > 0 ? shape[i] : 0;
+  return n;
+}
+
+/* ---- statements ------------------------------------------------------------ */
+
+static const struct {
+  const char *name;
+  int op;
+  int arity; /* tensor operands */
+} ops[] = {
+    {"add", TSM_OP_ADD, 2},       {"sub", TSM_OP_SUB, 2},       {"mul", TSM_OP_MUL, 2},
+    {"sum", TSM_OP_SUM, 1},       {"gather", TSM_OP_GATHER, 2}, {"reshape", TSM_OP_RESHAPE, 1},
+    {"matmul", TSM_OP_MATMUL, 2}, {NULL, 0, 0}};
+
+const char *cts_op_name(int op) {
+  for (int i = 0; ops[i].name; i++)
+    if (ops[i].op == op) return ops[i].name;
+  return "?";
+}
+
+static const struct {
+  const char *name;
+  int kind;
+} creates[] = {{"zeros", CTS_ZEROS},   {"ones", CTS_ONES},     {"full", CTS_FULL},
+               {"arange", CTS_ARANGE}, {"values", CTS_VALUES}, {NULL, 0}};
+
+static int parse_tensor_rhs(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  struct tok *verb = next(lt);
+  for (int i = 0; creates[i].name; i++) {
+    if (!tok_is(verb, creates[i].name)) continue;
+    st->kind = CTS_CREATE;
+    st->sub = creates[i].kind;
+    if ((st->a = use_name(p, lt, CTS_SYM_MANAGER)) < 0) return -1;
+    if (parse_shape(p, lt, &st->ndim, st->shape)) return -1;
+    if (st->sub == CTS_FULL) {
+      struct tok *t = next(lt);
+      if (t->kind != T_NUM) {
+        fail_at(p, lt->line, t->col, "expected the fill value");
+        return -1;
+      }
+      st->scalar = t->num;
+    }
+    if (parse_dtype_opt(p, lt, &st->dtype)) return -1;
+    if (st->sub == CTS_VALUES) {
+      struct tok *list = peek(lt);
+      if (parse_values(p, lt, &st->vals, &st->nvals)) return -1;
+      if ((int64_t)st->nvals != shape_elems(st->ndim, st->shape)) {
+        fail_at(p, lt->line, list->col, "%zu values for a shape of %lld elements", st->nvals,
+                (long long)shape_elems(st->ndim, st->shape));
+        return -1;
+      }
+    }
+    return 0;
+  }
+  for (int i = 0; ops[i].name; i++) {
+    if (!tok_is(verb, ops[i].name)) continue;
+    st->kind = CTS_OP;
+    st->sub = ops[i].op;
+    p->c->ops_used |= 1u << ops[i].op;
+    if ((st->a = use_name(p, lt, CTS_SYM_TENSOR)) < 0) return -1;
+    if (ops[i].arity == 2 && (st->b = use_name(p, lt, CTS_SYM_TENSOR)) < 0) return -1;
+    if (st->sub == TSM_OP_RESHAPE && parse_shape(p, lt, &st->ndim, st->shape)) return -1;
+    if (tok_is(peek(lt), "in")) {
+      next(lt);
+      if ((st->out = use_name(p, lt, CTS_SYM_MANAGER)) < 0) return -1;
+    }
+    return 0;
+  }
+  if (verb->kind == T_END)
+    fail_at(p, lt->line, verb->col, "expected a creation or an operation at end of line");
+  else
+    fail_at(p, lt->line, verb->col, "unknown creation or operation '%.*s'", (int)verb->len,
+            verb->s);
+  return -1;
+}
+
+static const struct {
+  const char *name;
+  int code;
+} codes[] = {
+#define CTS__CODE(name, value, text) {#name, value},
+    TSM_ERRNO_MAP(CTS__CODE)
+#undef CTS__CODE
+    {NULL, 0}};
+
+const char *cts_err_name(int code) {
+  if (code == 0) return "OK";
+  for (int i = 0; codes[i].name; i++)
+    if (codes[i].code == code) return codes[i].name + 1; /* without the E */
+  return "?";
+}
+
+static int parse_action(struct parser *p, struct line_toks *lt, struct cts_stmt *st,
+                        int binds);
+
+static int parse_expect(struct parser *p, struct line_toks *lt, struct cts_stmt *st,
+                        struct tok *kw) {
+  struct tok *what = next(lt);
+  if (tok_is(what, "error")) {
+    st->kind = CTS_EXPECT_ERROR;
+    struct tok *code = next(lt);
+    int found = 0;
+    for (int i = 0; codes[i].name; i++) {
+      if (code->kind == T_WORD && code->len == strlen(codes[i].name) - 1 &&
+          memcmp(code->s, codes[i].name + 1, code->len) == 0) {
+        st->err = codes[i].code;
+        found = 1;
+      }
+    }
+    if (!found) {
+      fail_at(p, lt->line, code->col, "unknown error code '%.*s' (see spec/errors.md)",
+              (int)code->len, code->s);
+      return -1;
+    }
+    if (expect_punct(p, lt, ":")) return -1;
+    struct tok *inner_kw = peek(lt);
+    if (tok_is(inner_kw, "expect") || tok_is(inner_kw, "repeat")) {
+      fail_at(p, lt->line, inner_kw->col, "'expect error' takes an action, not '%.*s'",
+              (int)inner_kw->len, inner_kw->s);
+      return -1;
+    }
+    st->inner = cts_xcalloc(1, sizeof *st->inner);
+    st->inner->line = st->line;
+    st->inner->col = inner_kw->col;
+    st->inner->text = cts_xstrdup(st->text);
+    return parse_action(p, lt, st->inner, 0);
+  }
+  (void)kw;
+  if (tok_is(what, "owner") || tok_is(what, "lender")) {
+    st->kind = tok_is(what, "owner") ? CTS_EXPECT_OWNER : CTS_EXPECT_LENDER;
+    if ((st->a = use_name(p, lt, CTS_SYM_TENSOR)) < 0) return -1;
+    if (expect_punct(p, lt, "==")) return -1;
+    if ((st->b = use_name_or_none(p, lt, CTS_SYM_MANAGER)) == -1) return -1;
+    return 0;
+  }
+  if (tok_is(what, "borrowed") || tok_is(what, "not")) {
+    st->kind = CTS_EXPECT_BORROWED;
+    st->flag = 1;
+    if (tok_is(what, "not")) {
+      if (expect_word(p, lt, "borrowed")) return -1;
+      st->flag = 0;
+    }
+    return (st->a = use_name(p, lt, CTS_SYM_TENSOR)) < 0 ? -1 : 0;
+  }
+  if (tok_is(what, "valid") || tok_is(what, "released")) {
+    st->kind = CTS_EXPECT_VALID;
+    st->flag = tok_is(what, "valid");
+    return (st->a = use_name(p, lt, CTS_SYM_TENSOR)) < 0 ? -1 : 0;
+  }
+  if (tok_is(what, "count") || tok_is(what, "children")) {
+    st->kind = tok_is(what, "count") ? CTS_EXPECT_COUNT : CTS_EXPECT_CHILDREN;
+    if ((st->a = use_name(p, lt, CTS_SYM_MANAGER)) < 0) return -1;
+    if (expect_punct(p, lt, "==")) return -1;
+    return parse_int(p, lt, 0, &st->count, "a count");
+  }
+  if (tok_is(what, "state")) {
+    st->kind = CTS_EXPECT_STATE;
+    if ((st->a = use_name(p, lt, CTS_SYM_MANAGER)) < 0) return -1;
+    if (expect_punct(p, lt, "==")) return -1;
+    struct tok *t = next(lt);
+    if (tok_is(t, "open")) {
+      st->flag = CTS_STATE_OPEN;
+    } else if (tok_is(t, "capped")) {
+      st->flag = CTS_STATE_CAPPED;
+    } else if (tok_is(t, "closed")) {
+      st->flag = CTS_STATE_CLOSED;
+    } else {
+      fail_at(p, lt->line, t->col, "expected open, capped or closed");
+      return -1;
+    }
+    return 0;
+  }
+  if (tok_is(what, "parent")) {
+    st->kind = CTS_EXPECT_PARENT;
+    if ((st->a = use_name(p, lt, CTS_SYM_MANAGER)) < 0) return -1;
+    if (expect_punct(p, lt, "==")) return -1;
+    return (st->b = use_name_or_none(p, lt, CTS_SYM_MANAGER)) == -1 ? -1 : 0;
+  }
+  if (tok_is(what, "values") || tok_is(what, "shape")) {
+    int values = tok_is(what, "values");
+    st->kind = values ? CTS_EXPECT_VALUES : CTS_EXPECT_SHAPE;
+    if ((st->a = use_name(p, lt, CTS_SYM_TENSOR)) < 0) return -1;
+    if (expect_punct(p, lt, "==")) return -1;
+    return values ? parse_values(p, lt, &st->vals, &st->nvals)
+                  : parse_shape(p, lt, &st->ndim, st->shape);
+  }
+  if (tok_is(what, "bytes")) {
+    st->kind = CTS_EXPECT_BYTES;
+    if (expect_punct(p, lt, "==")) return -1;
+    return parse_int(p, lt, 0, &st->count, "a byte count");
+  }
+  if (what->kind == T_END)
+    fail_at(p, lt->line, what->col, "expected what to expect at end of line");
+  else
+    fail_at(p, lt->line, what->col, "unknown expectation '%.*s'", (int)what->len, what->s);
+  return -1;
+}
+
+/* Actions: everything but expect and repeat. `binds` is 0 inside `expect error`,
+ * where a failing binding binds nothing. */
+static int parse_action(struct parser *p, struct line_toks *lt, struct cts_stmt *st,
+                        int binds) {
+  struct tok *kw = next(lt);
+  st->dst = st->a = st->b = st->out = -1;
+  if (tok_is(kw, "manager") || tok_is(kw, "tensor")) {
+    int kind = tok_is(kw, "manager") ? CTS_SYM_MANAGER : CTS_SYM_TENSOR;
+    /* Bind after the right-hand side so `tensor x = add x x` uses the old x. */
+    int name_pos = lt->pos;
+    struct tok *name = next(lt);
+    if (!valid_name(name)) {
+      fail_at(p, lt->line, name->col, "expected a name%s",
+              name->kind == T_END ? " at end of line" : "");
+      return -1;
+    }
+    if (expect_punct(p, lt, "=")) return -1;
+    if (kind == CTS_SYM_MANAGER) {
+      struct tok *verb = next(lt);
+      if (tok_is(verb, "sub")) {
+        st->kind = CTS_MGR_SUB;
+        if ((st->a = use_name(p, lt, CTS_SYM_MANAGER)) < 0) return -1;
+      } else if (tok_is(verb, "sub_of")) {
+        st->kind = CTS_MGR_SUB_OF;
+        if ((st->a = use_name(p, lt, CTS_SYM_TENSOR)) < 0) return -1;
+      } else {
+        fail_at(p, lt->line, verb->col, "expected 'sub' or 'sub_of'%s",
+                verb->kind == T_END ? " at end of line" : "");
+        return -1;
+      }
+    } else if (parse_tensor_rhs(p, lt, st)) {
+      return -1;
+    }
+    int end_pos = lt->pos;
+    lt->pos = name_pos;
+    int sym = binds ? bind_name(p, lt, kind) : -1;
+    if (!binds) {
+      /* Inside expect error: the name must not change kind, but is not bound. */
+      int s = sym_find(p->c, name);
+      if (s >= 0 && (s == CTS_SYM_ROOT || s == CTS_SYM_BOGUS || p->c->syms[s].kind != kind)) {
+        fail_at(p, lt->line, name->col, "'%.*s' cannot be bound as a %s here", (int)name->len,
+                name->s, kind == CTS_SYM_MANAGER ? "manager" : "tensor");
+        return -1;
+      }
+      sym = s; /* may be -1: no binding */
+    } else if (sym < 0) {
+      return -1;
+    }
+    st->dst = sym;
+    lt->pos = end_pos;
+    return 0;
+  }
+  if (tok_is(kw, "attach") || tok_is(kw, "borrow") || tok_is(kw, "ret")) {
+    st->kind = tok_is(kw, "attach") ? CTS_ATTACH : tok_is(kw, "borrow") ? CTS_BORROW : CTS_RET;
+    if ((st->a = use_name(p, lt, CTS_SYM_TENSOR)) < 0) return -1;
+    if (expect_word(p, lt, st->kind == CTS_ATTACH ? "to" : st->kind == CTS_BORROW ? "into" : "from"))
+      return -1;
+    return (st->b = use_name(p, lt, CTS_SYM_MANAGER)) < 0 ? -1 : 0;
+  }
+  if (tok_is(kw, "detach") || tok_is(kw, "release")) {
+    st->kind = tok_is(kw, "detach") ? CTS_DETACH : CTS_RELEASE;
+    return (st->a = use_name(p, lt, CTS_SYM_TENSOR)) < 0 ? -1 : 0;
+  }
+  if (tok_is(kw, "close") || tok_is(kw, "cap") || tok_is(kw, "dump")) {
+    st->kind = tok_is(kw, "close") ? CTS_CLOSE : tok_is(kw, "cap") ? CTS_CAP : CTS_DUMP;
+    if (st->kind == CTS_DUMP) p->c->uses_dump = 1;
+    return (st->a = use_name(p, lt, CTS_SYM_MANAGER)) < 0 ? -1 : 0;
+  }
+  if (kw->kind == T_END)
+    fail_at(p, lt->line, kw->col, "expected a statement");
+  else
+    fail_at(p, lt->line, kw->col, "unknown statement '%.*s'", (int)kw->len, kw->s);
+  return -1;
+}
+
+static void trim(const char **s, size_t *len) {
+  while (*len && isspace((unsigned char)(*s)[0])) (*s)++, (*len)--;
+  while (*len && isspace((unsigned char)(*s)[*len - 1])) (*len)--;
+}
+
+/* ---- frontmatter ----------------------------------------------------------- */
+
+struct text_cursor {
+  const char *p;
+  int line;
+};
+
+static int next_line(struct text_cursor *tc, const char **s, size_t *len) {
+  if (!tc->p || !*tc->p) return 0;
+  const char *eol = strchr(tc->p, '\n');
+  *s = tc->p;
+  *len = eol ? (size_t)(eol - tc->p) : strlen(tc->p);
+  if (*len && (*s)[*len - 1] == '\r') (*len)--;
+  tc->p = eol ? eol + 1 : tc->p + strlen(tc->p);
+  tc->line++;
+  return 1;
+}
+
+static int parse_list(struct parser *p, const char *s, size_t len, int line, int col0,
+                      char ***items, size_t *n, int **cols) {
+  size_t cap = 0, capc = 0, nc = 0;
+  size_t i = 0;
+  while (i < len && isspace((unsigned char)s[i])) i++;
+  if (i >= len || s[i] != '[') {
+    fail_at(p, line, col0 + (int)i, "expected a list '[a, b]'");
+    return -1;
+  }
+  i++;
+  for (;;) {
+    while (i < len && isspace((unsigned char)s[i])) i++;
+    if (i < len && s[i] == ']' && *n == 0) {
+      i++;
+      break;
+    }
+    size_t start = i;
+    while (i < len && s[i] != ',' && s[i] != ']') i++;
+    size_t end = i;
+    while (end > start && isspace((unsigned char)s[end - 1])) end--;
+    if (end == start) {
+      fail_at(p, line, col0 + (int)start, "empty list item");
+      return -1;
+    }
+    CTS_PUSH(*items, *n, cap, cts_xstrndup(s + start, end - start));
+    if (cols) CTS_PUSH(*cols, nc, capc, col0 + (int)start);
+    if (i >= len) {
+      fail_at(p, line, col0 + (int)i, "unterminated list: expected ']'");
+      return -1;
+    }
+    if (s[i++] == ']') break;
+  }
+  while (i < len && isspace((unsigned char)s[i])) i++;
+  if (i < len) {
+    fail_at(p, line, col0 + (int)i, "unexpected text after the list");
+    return -1;
+  }
+  return 0;
+}
+
+static int parse_frontmatter(struct parser *p, struct text_cursor *tc) {
+  const char *s;
+  size_t len;
+  struct cts_case *c = p->c;
+  if (!next_line(tc, &s, &len) || len != 3 || memcmp(s, "---", 3) != 0) {
+    fail_at(p, 1, 1, "missing frontmatter: a case starts with a '---' line");
+    return -1;
+  }
+  int have_description = 0, have_clauses = 0;
+  for (;;) {
+    if (!next_line(tc, &s, &len)) {
+      fail_at(p, 1, 1, "unterminated frontmatter: no closing '---' line");
+      return -1;
+    }
+    int line = tc->line;
+    if (len == 3 && memcmp(s, "---", 3) == 0) break;
+    const char *t = s;
+    size_t tl = len;
+    trim(&t, &tl);
+    if (tl == 0 || t[0] == '#') continue;
+    const char *colon = memchr(s, ':', len);
+    int key_col = (int)(t - s) + 1;
+    if (!colon) {
+      fail_at(p, line, key_col, "expected 'key: value'");
+      return -1;
+    }
+    char *key = cts_xstrndup(t, (size_t)(colon - t));
+    const char *v = colon + 1;
+    size_t vl = len - (size_t)(v - s);
+    int vcol = (int)(v - s) + 1;
+    const char *vt = v;
+    size_t vtl = vl;
+    trim(&vt, &vtl);
+    int rc = 0;
+    if (strcmp(key, "description") == 0 || strcmp(key, "origin") == 0) {
+      if (vtl == 0) {
+        fail_at(p, line, vcol + 1, "empty %s", key);
+        rc = -1;
+      } else if (key[0] == 'd') {
+        free(c->description);
+        c->description = cts_xstrndup(vt, vtl);
+        have_description = 1;
+      } else {
+        free(c->origin);
+        c->origin = cts_xstrndup(vt, vtl);
+      }
+    } else if (strcmp(key, "clauses") == 0) {
+      rc = parse_list(p, v, vl, line, vcol, &c->clauses, &c->n_clauses, &c->clause_cols);
+      have_clauses = 1;
+      size_t nl = 0, capl = 0;
+      for (size_t i = 0; rc == 0 && i < c->n_clauses; i++) {
+        CTS_PUSH(c->clause_lines, nl, capl, line);
+        if (!cts_clause_id_valid(c->clauses[i])) {
+          fail_at(p, line, c->clause_cols[i], "malformed clause id '%s' (PREFIX.TOPIC.N)",
+                  c->clauses[i]);
+          rc = -1;
+        } else if (p->spec && !cts_spec_find(p->spec, c->clauses[i])) {
+          fail_at(p, line, c->clause_cols[i], "unknown clause '%s' (not in spec/)",
+                  c->clauses[i]);
+          rc = -1;
+        }
+      }
+      if (rc == 0 && c->n_clauses == 0) {
+        fail_at(p, line, vcol + 1, "a case cites at least one clause");
+        rc = -1;
+      }
+    } else if (strcmp(key, "requires") == 0) {
+      int *cols = NULL;
+      rc = parse_list(p, v, vl, line, vcol, &c->requires, &c->n_requires, &cols);
+      for (size_t i = 0; rc == 0 && i < c->n_requires; i++) {
+        if (!cts_family_cap(c->requires[i])) {
+          fail_at(p, line, cols[i], "unknown family '%s'", c->requires[i]);
+          rc = -1;
+        }
+      }
+      free(cols);
+    } else if (strcmp(key, "devices") == 0) {
+      rc = parse_list(p, v, vl, line, vcol, &c->devices, &c->n_devices, NULL);
+    } else if (strcmp(key, "tags") == 0) {
+      rc = parse_list(p, v, vl, line, vcol, &c->tags, &c->n_tags, NULL);
+    } else if (strcmp(key, "timeout") == 0) {
+      char *end;
+      char *num = cts_xstrndup(vt, vtl);
+      long ms = strtol(num, &end, 10);
+      if (vtl == 0 || *end || ms <= 0 || ms > 3600000) {
+        fail_at(p, line, vcol + 1, "timeout is a positive number of milliseconds");
+        rc = -1;
+      }
+      c->timeout_ms = (int)ms;
+      free(num);
+    } else {
+      fail_at(p, line, key_col, "unknown frontmatter key '%s'", key);
+      rc = -1;
+    }
+    free(key);
+    if (rc) return -1;
+  }
+  if (!have_description) {
+    fail_at(p, tc->line, 1, "frontmatter lacks 'description'");
+    return -1;
+  }
+  if (!have_clauses) {
+    fail_at(p, tc->line, 1, "frontmatter lacks 'clauses'");
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- body ------------------------------------------------------------------ */
+
+#define MAX_DEPTH 16
+
+static int parse_body(struct parser *p, struct text_cursor *tc) {
+  struct cts_block *stack[MAX_DEPTH];
+  struct cts_stmt *open_repeat[MAX_DEPTH];
+  int depth = 0;
+  stack[0] = &p->c->body;
+  struct line_toks *lt = cts_xmalloc(sizeof *lt);
+  const char *s;
+  size_t len;
+  int rc = 0;
+  while (rc == 0 && next_line(tc, &s, &len)) {
+    if (tokenize(p, s, len, tc->line, lt)) {
+      rc = -1;
+      break;
+    }
+    if (lt->n == 0) continue;
+    struct tok *first = peek(lt);
+    if (tok_is(first, "}")) {
+      if (depth == 0) {
+        fail_at(p, lt->line, first->col, "'}' without an open 'repeat'");
+        rc = -1;
+        break;
+      }
+      next(lt);
+      depth--;
+    } else {
+      struct cts_stmt st;
+      memset(&st, 0, sizeof st);
+      st.line = lt->line;
+      st.col = first->col;
+      const char *txt = s;
+      size_t tl = len;
+      trim(&txt, &tl);
+      const char *hash = memchr(txt, '#', tl);
+      if (hash) tl = (size_t)(hash - txt);
+      trim(&txt, &tl);
+      st.text = cts_xstrndup(txt, tl);
+      st.dst = st.a = st.b = st.out = -1;
+      if (tok_is(first, "repeat")) {
+        next(lt);
+        st.kind = CTS_REPEAT;
+        if (parse_int(p, lt, 0, &st.count, "a repeat count") || expect_punct(p, lt, "{")) {
+          free(st.text);
+          rc = -1;
+          break;
+        }
+      } else if (tok_is(first, "expect")) {
+        next(lt);
+        rc = parse_expect(p, lt, &st, first);
+      } else {
+        rc = parse_action(p, lt, &st, 1);
+      }
+      struct cts_block *blk = stack[depth];
+      CTS_PUSH(blk->items, blk->n, blk->cap, st);
+      if (rc) break;
+      if (st.kind == CTS_REPEAT) {
+        if (depth + 1 == MAX_DEPTH) {
+          fail_at(p, lt->line, first->col, "repeat blocks nest at most %d deep", MAX_DEPTH - 1);
+          rc = -1;
+          break;
+        }
+        open_repeat[depth] = &blk->items[blk->n - 1];
+        stack[depth + 1] = &open_repeat[depth]->body;
+        depth++;
+      }
+    }
+    struct tok *rest = peek(lt);
+    if (rest->kind != T_END) {
+      fail_at(p, lt->line, rest->col, "unexpected '%.*s' after the statement", (int)rest->len,
+              rest->s);
+      rc = -1;
+    }
+  }
+  if (rc == 0 && depth > 0) {
+    struct cts_stmt *r = open_repeat[depth - 1];
+    fail_at(p, r->line, r->col, "'repeat' block is not closed with '}'");
+    rc = -1;
+  }
+  free(lt);
+  return rc;
+}
+
+/* ---- API ------------------------------------------------------------------- */
+
+uint32_t cts_family_cap(const char *family) {
+  static const struct {
+    const char *name;
+    uint32_t cap;
+  } families[] = {{"managers", TSM_CAP_MANAGERS},   {"scopes", TSM_CAP_SCOPES},
+                  {"composites", TSM_CAP_COMPOSITES}, {"dlpack-c", TSM_CAP_DLPACK_C},
+                  {"dlpack-py", TSM_CAP_DLPACK_PY}, {"graphs", TSM_CAP_GRAPHS},
+                  {"threads", TSM_CAP_THREADS},     {NULL, 0}};
+  for (int i = 0; families[i].name; i++)
+    if (strcmp(families[i].name, family) == 0) return families[i].cap;
+  return 0;
+}
+
+int cts_case_has_tag(const struct cts_case *c, const char *tag) {
+  for (size_t i = 0; i < c->n_tags; i++)
+    if (strcmp(c->tags[i], tag) == 0) return 1;
+  return 0;
+}
+
+struct cts_case *cts_case_parse(const char *path, const char *text,
+                                const struct cts_spec *spec, struct cts_parse_error *err) {
+  struct cts_case *c = cts_xcalloc(1, sizeof *c);
+  c->path = cts_xstrdup(path);
+  c->name = cts_xstrdup(path);
+  struct cts_symbol root = {cts_xstrdup("root"), CTS_SYM_MANAGER};
+  struct cts_symbol bogus = {cts_xstrdup("bogus"), CTS_SYM_ANY};
+  CTS_PUSH(c->syms, c->n_syms, c->cap_syms, root);
+  CTS_PUSH(c->syms, c->n_syms, c->cap_syms, bogus);
+  struct parser p = {c, spec, err, 0};
+  memset(err, 0, sizeof *err);
+  struct text_cursor tc = {text, 0};
+  if (parse_frontmatter(&p, &tc) || parse_body(&p, &tc)) {
+    cts_case_free(c);
+    return NULL;
+  }
+  if (c->n_requires == 0) {
+    c->requires = cts_xcalloc(1, sizeof(char *));
+    c->requires[0] = cts_xstrdup("managers");
+    c->n_requires = 1;
+  }
+  return c;
+}
+
+struct cts_case *cts_case_load(const char *path, const struct cts_spec *spec,
+                               struct cts_parse_error *err) {
+  char *text = cts_read_file(path, NULL);
+  if (!text) {
+    memset(err, 0, sizeof *err);
+    err->line = 1;
+    err->col = 1;
+    snprintf(err->msg, sizeof err->msg, "cannot read: %s", strerror(errno));
+    return NULL;
+  }
+  struct cts_case *c = cts_case_parse(path, text, spec, err);
+  free(text);
+  return c;
+}
+
+static void free_stmt(struct cts_stmt *st);
+
+static void free_block(struct cts_block *b) {
+  for (size_t i = 0; i < b->n; i++) free_stmt(&b->items[i]);
+  free(b->items);
+}
+
+static void free_stmt(struct cts_stmt *st) {
+  free(st->text);
+  free(st->vals);
+  if (st->inner) {
+    free_stmt(st->inner);
+    free(st->inner);
+  }
+  free_block(&st->body);
+}
+
+static void free_strings(char **v, size_t n) {
+  for (size_t i = 0; i < n; i++) free(v[i]);
+  free(v);
+}
+
+void cts_case_free(struct cts_case *c) {
+  if (!c) return;
+  free(c->path);
+  free(c->name);
+  free(c->description);
+  free(c->origin);
+  free_strings(c->clauses, c->n_clauses);
+  free(c->clause_lines);
+  free(c->clause_cols);
+  free_strings(c->requires, c->n_requires);
+  free_strings(c->devices, c->n_devices);
+  free_strings(c->tags, c->n_tags);
+  for (size_t i = 0; i < c->n_syms; i++) free(c->syms[i].name);
+  free(c->syms);
+  free_block(&c->body);
+  free(c);
+}

@@ -1,0 +1,34 @@
+/*
+ * harness/src/exec.h: running one case on one device of a loaded adapter, statement
+ * by statement, against the model. Runs inside the forked child (runner.c).
+ */
+#ifndef CTS_EXEC_H
+#define CTS_EXEC_H
+
+#include "case.h"
+#include "util.h"
+
+enum cts_status {
+  CTS_PASS,
+  CTS_FAIL,
+  CTS_CRASH,
+  CTS_TIMEOUT,
+  CTS_NOTSUPPORTED,
+  CTS_SKIP,
+  CTS_XFAIL,
+  CTS_XPASS,
+  CTS_ERROR,
+  CTS_N_STATUS
+};
+
+const char *cts_status_name(int status);
+int cts_status_from_name(const char *name); /* -1 if unknown */
+/* Pass, NotSupported, Skip and XFail keep the exit status 0. */
+int cts_status_ok(int status);
+
+/* RETURN enum cts_status; msg receives the diagnostic (statement, expected, observed).
+ * Case output (dumps) goes to stdout. */
+int cts_exec_case(const struct cts_case *c, const struct tsm_adapter *a, int device_index,
+                  struct cts_buf *msg);
+
+#endif

@@ -1,0 +1,582 @@
+/*
+ * harness/src/main.c: the tsm-cts command line: run, lint, coverage, list.
+ * Exit status: 0 when every result is Pass, NotSupported, Skip or XFail (or the
+ * check found nothing wrong); 1 when a result or check fails; 2 on a usage or
+ * harness error. Never 77 or 99, which build systems read as skip and hard error.
+ */
+#include <ctype.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "case.h"
+#include "exec.h"
+#include "report.h"
+#include "runner.h"
+#include "spec_index.h"
+#include "util.h"
+
+#define DEFAULT_TIMEOUT_MS 10000
+
+static void usage(FILE *f) {
+  fputs(
+      "usage: tsm-cts run --adapter SO [options] [SELECTOR...]\n"
+      "       tsm-cts lint [--spec DIR] [PATH...]\n"
+      "       tsm-cts coverage [--spec DIR] [--cases DIR] [--extra DIR]\n"
+      "       tsm-cts list [--spec DIR] [--cases DIR] [SELECTOR...]\n"
+      "\n"
+      "SELECTOR: a case file or folder, a glob over case ids (managers/temp/*), or a\n"
+      "clause id or prefix (MGR.TEMP.4, MGR.TEMP). Default: every case under --cases.\n"
+      "\n"
+      "run options:\n"
+      "  --adapter SO         the implementation under test (required)\n"
+      "  --cases DIR          root of the case library, case ids are relative to it (cases)\n"
+      "  --spec DIR           the spec chapters (spec, $TSM_CTS_SPEC)\n"
+      "  --expectations FILE  known failures (default harness/expectations/<adapter>.txt)\n"
+      "  --json FILE          write the JSON report\n"
+      "  --junit FILE         write the JUnit XML report\n"
+      "  -j N                 run N cases at once (1)\n"
+      "  --timeout MS         per-case limit when the case sets none (10000), scaled by\n"
+      "                       $TSM_CTS_TIMEOUT_MULTIPLIER\n"
+      "  --repeat N           run every case N times\n"
+      "  --seed N             shuffle the order of runs with this seed (0: file order)\n"
+      "  --device NAME        only this device\n"
+      "  --large              also run cases tagged large\n",
+      f);
+}
+
+struct options {
+  const char *adapter, *cases, *spec, *expectations, *json, *junit, *device, *extra;
+  int jobs, timeout_ms, repeat, large;
+  unsigned long long seed;
+  char **selectors;
+  size_t n_selectors, cap_selectors;
+};
+
+static int parse_options(int argc, char **argv, struct options *o) {
+  memset(o, 0, sizeof *o);
+  o->cases = "cases";
+  o->jobs = 1;
+  o->repeat = 1;
+  o->timeout_ms = DEFAULT_TIMEOUT_MS;
+  o->extra = "harness/tests";
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    const char **target = NULL;
+    int *int_target = NULL;
+    if (!strcmp(a, "--adapter")) target = &o->adapter;
+    else if (!strcmp(a, "--cases")) target = &o->cases;
+    else if (!strcmp(a, "--spec")) target = &o->spec;
+    else if (!strcmp(a, "--expectations")) target = &o->expectations;
+    else if (!strcmp(a, "--json")) target = &o->json;
+    else if (!strcmp(a, "--junit")) target = &o->junit;
+    else if (!strcmp(a, "--device")) target = &o->device;
+    else if (!strcmp(a, "--extra")) target = &o->extra;
+    else if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) int_target = &o->jobs;
+    else if (!strcmp(a, "--timeout")) int_target = &o->timeout_ms;
+    else if (!strcmp(a, "--repeat")) int_target = &o->repeat;
+    else if (!strcmp(a, "--large")) {
+      o->large = 1;
+      continue;
+    } else if (!strcmp(a, "--seed")) {
+      if (i + 1 >= argc) goto missing;
+      char *end;
+      o->seed = strtoull(argv[++i], &end, 10);
+      if (*end) goto bad;
+      continue;
+    } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      usage(stdout);
+      exit(0);
+    } else if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "tsm-cts: unknown option '%s'\n", a);
+      return -1;
+    } else {
+      CTS_PUSH(o->selectors, o->n_selectors, o->cap_selectors, argv[i]);
+      continue;
+    }
+    if (i + 1 >= argc) goto missing;
+    if (target) {
+      *target = argv[++i];
+    } else {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end || v < 1 || v > 1000000) goto bad;
+      *int_target = (int)v;
+    }
+    continue;
+  missing:
+    fprintf(stderr, "tsm-cts: option '%s' needs a value\n", a);
+    return -1;
+  bad:
+    fprintf(stderr, "tsm-cts: bad value '%s' for '%s'\n", argv[i], a);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- selecting cases ------------------------------------------------------- */
+
+static int is_clause_selector(const char *s) {
+  const char *dot = strchr(s, '.');
+  if (!dot || dot == s) return 0;
+  for (const char *p = s; *p; p++)
+    if (!(isupper((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '.')) return 0;
+  return 1;
+}
+
+static int cites(const struct cts_case *c, const char *sel) {
+  size_t n = strlen(sel);
+  for (size_t i = 0; i < c->n_clauses; i++)
+    if (!strncmp(c->clauses[i], sel, n) && (c->clauses[i][n] == '\0' || c->clauses[i][n] == '.'))
+      return 1;
+  return 0;
+}
+
+/* The stable id: the path relative to the cases root. */
+static const char *relative_name(const char *path, const char *root) {
+  size_t n = strlen(root);
+  while (n > 1 && root[n - 1] == '/') n--;
+  if (!strncmp(path, root, n) && path[n] == '/') return path + n + 1;
+  if (!strncmp(path, "./", 2)) return path + 2;
+  return path;
+}
+
+struct selection {
+  char **paths;
+  size_t n, cap;
+  /* per path: which clause selector (or NULL) admitted it */
+};
+
+static int add_unique(struct selection *sel, const char *path) {
+  for (size_t i = 0; i < sel->n; i++)
+    if (!strcmp(sel->paths[i], path)) return 0;
+  CTS_PUSH(sel->paths, sel->n, sel->cap, cts_xstrdup(path));
+  return 1;
+}
+
+/* Paths and globs choose files; clause selectors filter after parsing. */
+static int select_files(const struct options *o, struct selection *sel, char ***clause_sel,
+                        size_t *n_clause_sel) {
+  size_t cap_cs = 0;
+  int want_all = o->n_selectors == 0;
+  char **all = NULL;
+  size_t n_all = 0, cap_all = 0;
+  int have_all = cts_collect_files(o->cases, ".tsm", &all, &n_all, &cap_all) == 0;
+  for (size_t i = 0; i < o->n_selectors; i++) {
+    const char *s = o->selectors[i];
+    if (is_clause_selector(s)) {
+      CTS_PUSH(*clause_sel, *n_clause_sel, cap_cs, (char *)s);
+      want_all = 1;
+    } else if (strpbrk(s, "*?[")) {
+      int matched = 0;
+      for (size_t k = 0; k < n_all; k++)
+        if (!fnmatch(s, relative_name(all[k], o->cases), 0) || !fnmatch(s, all[k], 0))
+          matched += add_unique(sel, all[k]);
+      if (!matched) fprintf(stderr, "tsm-cts: warning: '%s' matches no case\n", s);
+    } else {
+      char **found = NULL;
+      size_t nf = 0, capf = 0;
+      if (cts_collect_files(s, ".tsm", &found, &nf, &capf) != 0) {
+        fprintf(stderr, "tsm-cts: no such case or folder: %s\n", s);
+        for (size_t k = 0; k < n_all; k++) free(all[k]);
+        free(all);
+        return -1;
+      }
+      for (size_t k = 0; k < nf; k++) {
+        add_unique(sel, found[k]);
+        free(found[k]);
+      }
+      free(found);
+    }
+  }
+  if (want_all && sel->n == 0) {
+    if (!have_all) {
+      fprintf(stderr, "tsm-cts: no case library at '%s' (use --cases)\n", o->cases);
+      free(all);
+      return -1;
+    }
+    for (size_t k = 0; k < n_all; k++) add_unique(sel, all[k]);
+  }
+  for (size_t k = 0; k < n_all; k++) free(all[k]);
+  free(all);
+  return 0;
+}
+
+/* Parses the selection. RETURN the cases (NULL entries for parse errors, whose
+ * message is in errs[i]); clause selectors drop cases that cite none of them. */
+static size_t load_cases(const struct options *o, const struct cts_spec *spec,
+                         struct selection *sel, char **clause_sel, size_t n_clause_sel,
+                         struct cts_case ***cases, char ***errs) {
+  size_t n = 0;
+  *cases = cts_xcalloc(sel->n ? sel->n : 1, sizeof **cases);
+  *errs = cts_xcalloc(sel->n ? sel->n : 1, sizeof **errs);
+  for (size_t i = 0; i < sel->n; i++) {
+    struct cts_parse_error pe;
+    struct cts_case *c = cts_case_load(sel->paths[i], spec, &pe);
+    int keep = 1;
+    if (c && n_clause_sel) {
+      keep = 0;
+      for (size_t k = 0; k < n_clause_sel; k++) keep |= cites(c, clause_sel[k]);
+    }
+    if (!keep) {
+      cts_case_free(c);
+      free(sel->paths[i]);
+      continue;
+    }
+    sel->paths[n] = sel->paths[i]; /* compact: n <= i */
+    if (c) {
+      free(c->name);
+      c->name = cts_xstrdup(relative_name(sel->paths[n], o->cases));
+    } else {
+      struct cts_buf b = {0};
+      cts_buf_printf(&b, "%s:%d:%d: error: %s", sel->paths[n], pe.line, pe.col, pe.msg);
+      (*errs)[n] = cts_buf_take(&b);
+    }
+    (*cases)[n++] = c;
+  }
+  sel->n = n;
+  return n;
+}
+
+/* ---- run ------------------------------------------------------------------- */
+
+static int device_matches(const struct cts_case *c, const char *device) {
+  for (size_t i = 0; i < c->n_devices; i++)
+    if (!strcmp(c->devices[i], "any") ||
+        !strncmp(device, c->devices[i], strlen(c->devices[i])))
+      return 1;
+  return c->n_devices == 0;
+}
+
+static char *printf_dup(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *printf_dup(const char *fmt, ...) {
+  struct cts_buf b = {0};
+  va_list ap;
+  va_start(ap, fmt);
+  cts_buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  return cts_buf_take(&b);
+}
+
+static int case_timeout(const struct cts_case *c, const struct options *o) {
+  double mult = 1.0;
+  const char *env = getenv("TSM_CTS_TIMEOUT_MULTIPLIER");
+  if (env && atof(env) > 0) mult = atof(env);
+  int base = c && c->timeout_ms ? c->timeout_ms : o->timeout_ms;
+  return (int)(base * mult);
+}
+
+/* Decides what need not run: NotSupported, Skip, Error. Returns -1 to run it. */
+static int pre_status(const struct cts_case *c, const struct cts_adapter_facts *f,
+                      const struct options *o, int device, char **msg) {
+  for (size_t i = 0; i < c->n_requires; i++) {
+    if (!(f->caps & cts_family_cap(c->requires[i]))) {
+      *msg = printf_dup("adapter '%s' does not offer the %s family", f->name, c->requires[i]);
+      return CTS_NOTSUPPORTED;
+    }
+  }
+  if (cts_case_has_tag(c, "large") && !o->large) {
+    *msg = printf_dup("tagged large (run with --large)");
+    return CTS_SKIP;
+  }
+  if (device >= 0 && !f->available[device]) {
+    *msg = printf_dup("device %s is not available: %s", f->device[device], f->reason[device]);
+    return CTS_NOTSUPPORTED;
+  }
+  uint32_t missing = c->ops_used & ~f->ops;
+  for (int op = 0; op < 32; op++) {
+    if (missing & (1u << op)) {
+      *msg = printf_dup("adapter '%s' does not offer the %s op", f->name, cts_op_name(op));
+      return CTS_NOTSUPPORTED;
+    }
+  }
+  if (c->uses_dump && !f->has_dump) {
+    *msg = printf_dup("adapter '%s' offers no mgr_dump (MGR.COUNT.3 is a SHOULD)", f->name);
+    return CTS_NOTSUPPORTED;
+  }
+  return -1;
+}
+
+static void add_job(struct cts_job **jobs, size_t *n, size_t *cap, struct cts_case *c,
+                    const char *name, const char *path, int device, const char *device_name,
+                    int repeat, int status, char *message, int timeout) {
+  struct cts_job j;
+  memset(&j, 0, sizeof j);
+  j.c = c;
+  j.name = cts_xstrdup(name);
+  j.path = cts_xstrdup(path);
+  j.device = device;
+  j.device_name = device_name;
+  j.repeat = repeat;
+  j.status = status;
+  j.message = message;
+  j.timeout_ms = timeout;
+  CTS_PUSH(*jobs, *n, *cap, j);
+}
+
+static int cmd_run(const struct options *o) {
+  if (!o->adapter) {
+    fprintf(stderr, "tsm-cts: run needs --adapter SO\n");
+    return 2;
+  }
+  struct cts_spec spec = {0};
+  const char *spec_dir = cts_spec_dir(o->spec);
+  if (cts_spec_load(&spec, spec_dir) != 0 || spec.n == 0) {
+    fprintf(stderr, "tsm-cts: no spec clauses found in '%s' (use --spec)\n", spec_dir);
+    return 2;
+  }
+  struct selection sel = {0};
+  char **clause_sel = NULL;
+  size_t n_clause_sel = 0;
+  if (select_files(o, &sel, &clause_sel, &n_clause_sel) != 0) return 2;
+  struct cts_case **cases;
+  char **errs;
+  size_t n_cases = load_cases(o, &spec, &sel, clause_sel, n_clause_sel, &cases, &errs);
+
+  struct cts_adapter_facts f;
+  cts_probe_adapter(o->adapter, &f);
+  if (o->expectations) {
+    if (cts_expectations_load(o->expectations, 0) != 0) return 2;
+  } else if (f.loaded) {
+    char path[512];
+    snprintf(path, sizeof path, "harness/expectations/%s.txt", f.name);
+    if (cts_expectations_load(path, 1) != 0) return 2;
+  }
+
+  struct cts_job *jobs = NULL;
+  size_t n_jobs = 0, cap_jobs = 0;
+  for (size_t i = 0; i < n_cases; i++) {
+    struct cts_case *c = cases[i];
+    const char *name = c ? c->name : relative_name(sel.paths[i], o->cases);
+    int timeout = case_timeout(c, o);
+    for (int rep = 0; rep < o->repeat; rep++) {
+      if (!c) {
+        add_job(&jobs, &n_jobs, &cap_jobs, NULL, name, sel.paths[i], -1, "-", rep, CTS_ERROR,
+                cts_xstrdup(errs[i]), timeout);
+        continue;
+      }
+      if (!f.loaded) {
+        add_job(&jobs, &n_jobs, &cap_jobs, c, name, c->path, -1, "-", rep, CTS_ERROR,
+                printf_dup("adapter %s: %s", o->adapter, f.why), timeout);
+        continue;
+      }
+      int any = 0;
+      for (int d = 0; d < f.n_devices; d++) {
+        if (o->device && strcmp(o->device, f.device[d])) continue;
+        if (!device_matches(c, f.device[d])) continue;
+        any = 1;
+        char *msg = NULL;
+        int st = pre_status(c, &f, o, d, &msg);
+        add_job(&jobs, &n_jobs, &cap_jobs, c, name, c->path, d, f.device[d], rep, st, msg,
+                timeout);
+      }
+      if (!any)
+        add_job(&jobs, &n_jobs, &cap_jobs, c, name, c->path, -1, "-", rep, CTS_NOTSUPPORTED,
+                printf_dup("no device of adapter '%s' matches the case's devices%s%s", f.name,
+                           o->device ? " and --device " : "", o->device ? o->device : ""),
+                timeout);
+    }
+  }
+  if (f.loaded) {
+    printf("# tsm-cts: adapter %s %s (%s), seed %llu, devices:", f.name, f.version, o->adapter,
+           o->seed);
+    for (int d = 0; d < f.n_devices; d++)
+      printf(" %s%s", f.device[d], f.available[d] ? "" : " (unavailable)");
+    printf("\n");
+  }
+  struct cts_run_opts ro = {o->adapter, o->jobs, o->timeout_ms, o->seed};
+  cts_run_jobs(jobs, n_jobs, &ro);
+  int bad = cts_tap_end(jobs, n_jobs);
+  int rc = bad ? 1 : 0;
+  if (o->json && cts_write_json(o->json, jobs, n_jobs, &f, o->adapter, o->seed) != 0) {
+    fprintf(stderr, "tsm-cts: cannot write %s\n", o->json);
+    rc = 2;
+  }
+  if (o->junit && cts_write_junit(o->junit, jobs, n_jobs, &f, o->seed) != 0) {
+    fprintf(stderr, "tsm-cts: cannot write %s\n", o->junit);
+    rc = 2;
+  }
+  for (size_t i = 0; i < n_jobs; i++) {
+    free(jobs[i].name);
+    free(jobs[i].path);
+    free(jobs[i].message);
+    free(jobs[i].output);
+    free(jobs[i].expected_reason);
+  }
+  free(jobs);
+  for (size_t i = 0; i < n_cases; i++) {
+    cts_case_free(cases[i]);
+    free(errs[i]);
+    free(sel.paths[i]);
+  }
+  free(cases);
+  free(errs);
+  free(sel.paths);
+  free(clause_sel);
+  cts_expectations_free();
+  cts_spec_free(&spec);
+  return rc;
+}
+
+/* ---- lint, list, coverage -------------------------------------------------- */
+
+static int cmd_lint(const struct options *o, int list_only) {
+  struct cts_spec spec = {0};
+  const char *spec_dir = cts_spec_dir(o->spec);
+  if (cts_spec_load(&spec, spec_dir) != 0 || spec.n == 0) {
+    fprintf(stderr, "tsm-cts: no spec clauses found in '%s' (use --spec)\n", spec_dir);
+    return 2;
+  }
+  struct selection sel = {0};
+  char **clause_sel = NULL;
+  size_t n_clause_sel = 0;
+  if (select_files(o, &sel, &clause_sel, &n_clause_sel) != 0) return 2;
+  struct cts_case **cases;
+  char **errs;
+  size_t n = load_cases(o, &spec, &sel, clause_sel, n_clause_sel, &cases, &errs);
+  int bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!cases[i]) {
+      printf("%s\n", errs[i]);
+      bad++;
+    } else if (list_only) {
+      printf("%s\t", cases[i]->name);
+      for (size_t k = 0; k < cases[i]->n_clauses; k++)
+        printf("%s%s", k ? "," : "", cases[i]->clauses[k]);
+      printf("\t%s\n", cases[i]->description);
+    }
+    cts_case_free(cases[i]);
+    free(errs[i]);
+    free(sel.paths[i]);
+  }
+  if (!list_only) fprintf(stderr, "tsm-cts lint: %zu case files, %d with errors\n", n, bad);
+  free(cases);
+  free(errs);
+  free(sel.paths);
+  free(clause_sel);
+  cts_spec_free(&spec);
+  return bad ? 1 : 0;
+}
+
+/* Harness self-tests name the clauses they check in a `clauses: [...]` comment. */
+static void scan_extra_citations(struct cts_spec *spec, const char *dir, int *unknown) {
+  char **files = NULL;
+  size_t n = 0, cap = 0;
+  if (cts_collect_files(dir, "", &files, &n, &cap) != 0) return;
+  for (size_t i = 0; i < n; i++) {
+    size_t len = strlen(files[i]);
+    int is_case = len > 4 && !strcmp(files[i] + len - 4, ".tsm");
+    char *text = is_case ? NULL : cts_read_file(files[i], NULL);
+    for (char *p = text; p && (p = strstr(p, "clauses: [")) != NULL;) {
+      p += strlen("clauses: [");
+      char *end = strchr(p, ']');
+      if (!end) break;
+      char *list = cts_xstrndup(p, (size_t)(end - p));
+      char *save = NULL;
+      for (char *id = strtok_r(list, ", ", &save); id; id = strtok_r(NULL, ", ", &save)) {
+        struct cts_clause *cl = cts_spec_find(spec, id);
+        if (cl) {
+          cl->citations++;
+        } else {
+          printf("%s: cites unknown clause %s\n", files[i], id);
+          (*unknown)++;
+        }
+      }
+      free(list);
+      p = end;
+    }
+    free(text);
+    free(files[i]);
+  }
+  free(files);
+}
+
+static int cmd_coverage(const struct options *o) {
+  struct cts_spec spec = {0};
+  const char *spec_dir = cts_spec_dir(o->spec);
+  if (cts_spec_load(&spec, spec_dir) != 0 || spec.n == 0) {
+    fprintf(stderr, "tsm-cts: no spec clauses found in '%s' (use --spec)\n", spec_dir);
+    return 2;
+  }
+  char **files = NULL;
+  size_t n = 0, cap = 0;
+  if (cts_collect_files(o->cases, ".tsm", &files, &n, &cap) != 0) {
+    fprintf(stderr, "tsm-cts: no case library at '%s'\n", o->cases);
+    return 2;
+  }
+  int errors = 0;
+  for (size_t i = 0; i < n; i++) {
+    struct cts_parse_error pe;
+    /* Parse without the spec so that every unknown citation is listed, not only the first. */
+    struct cts_case *c = cts_case_load(files[i], NULL, &pe);
+    if (!c) {
+      printf("%s:%d:%d: error: %s\n", files[i], pe.line, pe.col, pe.msg);
+      errors++;
+    }
+    for (size_t k = 0; c && k < c->n_clauses; k++) {
+      struct cts_clause *cl = cts_spec_find(&spec, c->clauses[k]);
+      if (cl) {
+        cl->citations++;
+      } else {
+        printf("%s:%d:%d: error: unknown clause '%s'\n", files[i], c->clause_lines[k],
+               c->clause_cols[k], c->clauses[k]);
+        errors++;
+      }
+    }
+    cts_case_free(c);
+    free(files[i]);
+  }
+  free(files);
+  if (o->extra) scan_extra_citations(&spec, o->extra, &errors);
+  size_t uncovered = 0;
+  const char *chapter = NULL;
+  size_t ch_total = 0, ch_cov = 0;
+  printf("clause coverage (%s, %s):\n", spec_dir, o->cases);
+  for (size_t i = 0; i <= spec.n; i++) {
+    if (i == spec.n || (chapter && strcmp(chapter, spec.clauses[i].file))) {
+      printf("  %-14s %3zu/%zu clauses cited\n", chapter, ch_cov, ch_total);
+      ch_total = ch_cov = 0;
+    }
+    if (i == spec.n) break;
+    chapter = spec.clauses[i].file;
+    ch_total++;
+    ch_cov += spec.clauses[i].citations > 0;
+  }
+  for (size_t i = 0; i < spec.n; i++) {
+    if (spec.clauses[i].citations == 0) {
+      printf("uncovered: %s (%s:%d)\n", spec.clauses[i].id, spec.clauses[i].file,
+             spec.clauses[i].line);
+      uncovered++;
+    }
+  }
+  printf("%zu clauses, %zu uncovered, %d errors\n", spec.n, uncovered, errors);
+  cts_spec_free(&spec);
+  return uncovered || errors ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  struct options o;
+  if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+    usage(stdout);
+    return 0;
+  }
+  if (parse_options(argc - 2, argv + 2, &o) != 0) return 2;
+  int rc;
+  if (!strcmp(argv[1], "run")) rc = cmd_run(&o);
+  else if (!strcmp(argv[1], "lint")) rc = cmd_lint(&o, 0);
+  else if (!strcmp(argv[1], "list")) rc = cmd_lint(&o, 1);
+  else if (!strcmp(argv[1], "coverage")) rc = cmd_coverage(&o);
+  else {
+    fprintf(stderr, "tsm-cts: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    rc = 2;
+  }
+  free(o.selectors);
+  return rc;
+}

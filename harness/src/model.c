@@ -1,0 +1,436 @@
+/*
+ * harness/src/model.c: the executable model of spec/managers.md and spec/errors.md.
+ * Each function checks in the order of ERR.ORDER.1 before it changes anything
+ * (ERR.ATOMIC.1), then applies the clause it names.
+ */
+#include "model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static void ids_add(struct cts_ids *ids, int id) { CTS_PUSH(ids->v, ids->n, ids->cap, id); }
+
+static void ids_remove(struct cts_ids *ids, int id) {
+  for (size_t i = 0; i < ids->n; i++) {
+    if (ids->v[i] == id) {
+      memmove(&ids->v[i], &ids->v[i + 1], (ids->n - i - 1) * sizeof(int));
+      ids->n--;
+      return;
+    }
+  }
+}
+
+static int new_mgr(struct cts_model *m, int parent) {
+  struct cts_mmgr g;
+  memset(&g, 0, sizeof g);
+  g.state = CTS_M_OPEN;
+  g.parent = parent;
+  g.dirty = 1;
+  CTS_PUSH(m->mgrs, m->n_mgrs, m->cap_mgrs, g);
+  int id = (int)m->n_mgrs - 1;
+  if (parent != CTS_NONE) {
+    ids_add(&m->mgrs[parent].children, id);
+    m->mgrs[parent].dirty = 1;
+  }
+  return id;
+}
+
+void cts_model_init(struct cts_model *m) {
+  memset(m, 0, sizeof *m);
+  new_mgr(m, CTS_NONE); /* MGR.ROOT.1 */
+}
+
+void cts_model_free(struct cts_model *m) {
+  for (size_t i = 0; i < m->n_mgrs; i++) {
+    free(m->mgrs[i].held.v);
+    free(m->mgrs[i].children.v);
+  }
+  for (size_t i = 0; i < m->n_res; i++) free(m->res[i].borrows);
+  for (size_t i = 0; i < m->n_st; i++) free(m->st[i].vals);
+  free(m->mgrs);
+  free(m->res);
+  free(m->st);
+  memset(m, 0, sizeof *m);
+}
+
+void cts_model_clear_dirty(struct cts_model *m) {
+  for (size_t i = 0; i < m->n_mgrs; i++) m->mgrs[i].dirty = 0;
+  for (size_t i = 0; i < m->n_res; i++) m->res[i].dirty = 0;
+}
+
+/* ---- argument checks (ERR.HANDLE.1, MGR.REL.3) ------------------------------ */
+
+static int check_res(const struct cts_model *m, int r) {
+  if (r == CTS_BOGUS || r < 0 || (size_t)r >= m->n_res) return TSM_EINVAL;
+  return m->res[r].valid ? 0 : TSM_ERELEASED;
+}
+
+static int check_mgr(const struct cts_model *m, int g) {
+  return (g == CTS_BOGUS || g < 0 || (size_t)g >= m->n_mgrs) ? TSM_EINVAL : 0;
+}
+
+/* ERR.ORDER.1 across several arguments: any EINVAL before any ERELEASED. */
+static int first_error(int x, int y) {
+  if (x == TSM_EINVAL || y == TSM_EINVAL) return TSM_EINVAL;
+  return x ? x : y;
+}
+
+static int is_open(const struct cts_model *m, int g) { return m->mgrs[g].state != CTS_M_CLOSED; }
+
+/* ---- holder bookkeeping ---------------------------------------------------- */
+
+static void set_holder(struct cts_model *m, int r, int g) {
+  struct cts_mres *res = &m->res[r];
+  if (res->holder != CTS_NONE) {
+    ids_remove(&m->mgrs[res->holder].held, r);
+    m->mgrs[res->holder].dirty = 1;
+  }
+  res->holder = g;
+  if (g != CTS_NONE) {
+    ids_add(&m->mgrs[g].held, r);
+    m->mgrs[g].dirty = 1;
+  }
+  res->dirty = 1;
+}
+
+static void storage_unref(struct cts_model *m, int s) {
+  if (--m->st[s].refs == 0) m->live_bytes -= m->st[s].bytes;
+}
+
+static void release(struct cts_model *m, int r) {
+  set_holder(m, r, CTS_NONE);
+  m->res[r].n_borrows = 0;
+  m->res[r].valid = 0;
+  storage_unref(m, m->res[r].storage);
+}
+
+int cts_model_lender(const struct cts_model *m, int r) {
+  const struct cts_mres *res = &m->res[r];
+  return res->n_borrows ? res->borrows[res->n_borrows - 1].lender : CTS_NONE;
+}
+
+/* ---- managers -------------------------------------------------------------- */
+
+int cts_model_new_sub(struct cts_model *m, int parent, int *out) {
+  int rc = check_mgr(m, parent);
+  if (rc) return rc;
+  if (!is_open(m, parent)) return TSM_ECLOSED; /* MGR.SUB.2; a cap does not refuse (SUB.3) */
+  *out = new_mgr(m, parent);                   /* MGR.SUB.1 */
+  return 0;
+}
+
+int cts_model_sub_of(struct cts_model *m, int r, int *out) {
+  int rc = check_res(m, r);
+  if (rc) return rc;
+  int holder = m->res[r].holder;
+  return cts_model_new_sub(m, holder == CTS_NONE ? 0 : holder, out); /* MGR.SUB.4 */
+}
+
+int cts_model_cap(struct cts_model *m, int g) {
+  int rc = check_mgr(m, g);
+  if (rc) return rc;
+  if (!is_open(m, g)) return TSM_ECLOSED; /* MGR.CAP.4 */
+  m->mgrs[g].capped = 1;                  /* MGR.CAP.3: idempotent, this manager alone */
+  m->mgrs[g].dirty = 1;
+  return 0;
+}
+
+/* MGR.TEMP.4: the borrower gives r back to the lender of its innermost borrow. */
+static void give_back(struct cts_model *m, int r) {
+  struct cts_mres *res = &m->res[r];
+  int lender = res->borrows[--res->n_borrows].lender;
+  if (lender == CTS_NONE) {
+    res->n_borrows = 0;
+    set_holder(m, r, CTS_NONE);
+  } else if (m->mgrs[lender].state == CTS_M_CLOSED) {
+    release(m, r);
+  } else {
+    set_holder(m, r, lender); /* open or closing (MGR.CLOSE.4); no cap check */
+  }
+}
+
+static void close_mgr(struct cts_model *m, int g) {
+  struct cts_mmgr *mg = &m->mgrs[g];
+  mg->state = CTS_M_CLOSING; /* MGR.CLOSE.3: refuses additions from now on */
+  mg->dirty = 1;
+  while (m->mgrs[g].children.n) close_mgr(m, m->mgrs[g].children.v[0]);
+  /* Owned first, then borrowed; iterate over a copy since both change the list. */
+  struct cts_ids held = {0};
+  for (size_t i = 0; i < m->mgrs[g].held.n; i++) ids_add(&held, m->mgrs[g].held.v[i]);
+  for (size_t i = 0; i < held.n; i++)
+    if (m->res[held.v[i]].n_borrows == 0) release(m, held.v[i]);
+  for (size_t i = 0; i < held.n; i++) {
+    int r = held.v[i];
+    if (m->res[r].valid && m->res[r].holder == g) give_back(m, r);
+  }
+  free(held.v);
+  int parent = m->mgrs[g].parent;
+  if (parent != CTS_NONE) {
+    ids_remove(&m->mgrs[parent].children, g);
+    m->mgrs[parent].dirty = 1;
+  }
+  m->mgrs[g].parent = CTS_NONE;
+  m->mgrs[g].state = CTS_M_CLOSED;
+}
+
+int cts_model_close(struct cts_model *m, int g) {
+  int rc = check_mgr(m, g);
+  if (rc) return rc;
+  if (g == 0) return TSM_EROOT;         /* MGR.ROOT.2 */
+  if (!is_open(m, g)) return 0;         /* MGR.CLOSE.2 */
+  close_mgr(m, g);                      /* MGR.CLOSE.1 */
+  return 0;
+}
+
+/* ---- tensors and operations ------------------------------------------------ */
+
+static int64_t elems_of(int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  return n;
+}
+
+int64_t cts_model_elems(const struct cts_mres *r) { return elems_of(r->ndim, r->shape); }
+
+const double *cts_model_values(const struct cts_model *m, int r) {
+  return m->st[m->res[r].storage].vals;
+}
+
+int cts_model_approx(const struct cts_model *m, int r) { return m->st[m->res[r].storage].approx; }
+
+/* Rounds to what the dtype can hold, so the model computes in the dtype's arithmetic. */
+static double to_dtype(int dtype, double v) {
+  if (dtype == TSM_F32) return (double)(float)v;
+  return (double)(int32_t)(uint32_t)(int64_t)v;
+}
+
+static int new_storage(struct cts_model *m, int dtype, int64_t n, double *vals) {
+  struct cts_mstorage s = {(uint64_t)n * 4u, 1, vals, n, 0};
+  (void)dtype;
+  CTS_PUSH(m->st, m->n_st, m->cap_st, s);
+  m->live_bytes += s.bytes;
+  return (int)m->n_st - 1;
+}
+
+static int new_res(struct cts_model *m, int holder, int storage, int dtype, int ndim,
+                   const int64_t *shape) {
+  struct cts_mres r;
+  memset(&r, 0, sizeof r);
+  r.valid = 1;
+  r.holder = CTS_NONE;
+  r.storage = storage;
+  r.dtype = dtype;
+  r.ndim = ndim;
+  memcpy(r.shape, shape, (size_t)ndim * sizeof(int64_t));
+  CTS_PUSH(m->res, m->n_res, m->cap_res, r);
+  int id = (int)m->n_res - 1;
+  set_holder(m, id, holder);
+  return id;
+}
+
+/* MGR.CREATE.2, MGR.OP.4, MGR.CAP.1: may `g` take a new resource? */
+static int check_addition(const struct cts_model *m, int g) {
+  if (!is_open(m, g) || m->mgrs[g].state == CTS_M_CLOSING) return TSM_ECLOSED;
+  if (m->mgrs[g].capped) return TSM_ECAPPED;
+  return 0;
+}
+
+static int check_desc(int dtype, int ndim, const int64_t *shape) {
+  if (dtype != TSM_F32 && dtype != TSM_I32) return TSM_EINVAL;
+  if (ndim < 0 || ndim > TSM_MAX_DIMS) return TSM_EINVAL;
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] < 0) return TSM_EINVAL;
+  return 0;
+}
+
+int cts_model_create(struct cts_model *m, int g, int dtype, int ndim, const int64_t *shape,
+                     const double *vals, int *out) {
+  int rc = check_mgr(m, g);
+  if (!rc) rc = check_desc(dtype, ndim, shape); /* MGR.CREATE.4 */
+  if (!rc) rc = check_addition(m, g);
+  if (rc) return rc;
+  int64_t n = elems_of(ndim, shape);
+  double *v = cts_xcalloc((size_t)n, sizeof(double));
+  for (int64_t i = 0; vals && i < n; i++) v[i] = to_dtype(dtype, vals[i]);
+  *out = new_res(m, g, new_storage(m, dtype, n, v), dtype, ndim, shape); /* MGR.CREATE.1 */
+  return 0;
+}
+
+static int same_shape(const struct cts_mres *a, const struct cts_mres *b) {
+  if (a->ndim != b->ndim) return 0;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i]) return 0;
+  return 1;
+}
+
+/* MGR.OP.8: the operation's own checks, after the ownership ones. */
+static int check_op(const struct cts_model *m, int op, const struct cts_mres *a,
+                    const struct cts_mres *b, int ndim, const int64_t *shape) {
+  switch (op) {
+    case TSM_OP_ADD:
+    case TSM_OP_SUB:
+    case TSM_OP_MUL:
+      if (!same_shape(a, b)) return TSM_ESHAPE;
+      return a->dtype == b->dtype ? 0 : TSM_EDTYPE;
+    case TSM_OP_SUM:
+      return 0;
+    case TSM_OP_GATHER: {
+      if (a->ndim != 2 || b->ndim != 1) return TSM_ESHAPE;
+      if (b->dtype != TSM_I32) return TSM_EDTYPE;
+      const double *idx = m->st[b->storage].vals;
+      for (int64_t i = 0; i < b->shape[0]; i++)
+        if (idx[i] < 0 || idx[i] >= (double)a->shape[0]) return TSM_ERANGE;
+      return 0;
+    }
+    case TSM_OP_RESHAPE:
+      return elems_of(ndim, shape) == cts_model_elems(a) ? 0 : TSM_ESHAPE;
+    case TSM_OP_MATMUL:
+      if (a->ndim != 2 || b->ndim != 2 || a->shape[1] != b->shape[0]) return TSM_ESHAPE;
+      return a->dtype == TSM_F32 && b->dtype == TSM_F32 ? 0 : TSM_EDTYPE;
+    default:
+      return TSM_EINVAL;
+  }
+}
+
+/* MGR.OP.7: the values; sums and products in double, then rounded to the dtype. */
+static double *compute(const struct cts_model *m, int op, const struct cts_mres *a,
+                       const struct cts_mres *b, int *ndim, int64_t *shape) {
+  const double *x = m->st[a->storage].vals;
+  const double *y = b ? m->st[b->storage].vals : NULL;
+  int64_t n = cts_model_elems(a);
+  double *v;
+  switch (op) {
+    case TSM_OP_ADD:
+    case TSM_OP_SUB:
+    case TSM_OP_MUL:
+      *ndim = a->ndim;
+      memcpy(shape, a->shape, sizeof a->shape);
+      v = cts_xcalloc((size_t)n, sizeof(double));
+      for (int64_t i = 0; i < n; i++) {
+        double r = op == TSM_OP_ADD ? x[i] + y[i] : op == TSM_OP_SUB ? x[i] - y[i] : x[i] * y[i];
+        v[i] = to_dtype(a->dtype, r);
+      }
+      return v;
+    case TSM_OP_SUM: {
+      *ndim = 0;
+      double s = 0;
+      for (int64_t i = 0; i < n; i++) s += x[i];
+      v = cts_xcalloc(1, sizeof(double));
+      v[0] = to_dtype(a->dtype, s);
+      return v;
+    }
+    case TSM_OP_GATHER: {
+      int64_t rows = b->shape[0], cols = a->shape[1];
+      *ndim = 2;
+      shape[0] = rows;
+      shape[1] = cols;
+      v = cts_xcalloc((size_t)(rows * cols), sizeof(double));
+      for (int64_t i = 0; i < rows; i++)
+        memcpy(&v[i * cols], &x[(int64_t)y[i] * cols], (size_t)cols * sizeof(double));
+      return v;
+    }
+    case TSM_OP_MATMUL: {
+      int64_t rows = a->shape[0], k = a->shape[1], cols = b->shape[1];
+      *ndim = 2;
+      shape[0] = rows;
+      shape[1] = cols;
+      v = cts_xcalloc((size_t)(rows * cols), sizeof(double));
+      for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++) {
+          double s = 0;
+          for (int64_t t = 0; t < k; t++) s += x[i * k + t] * y[t * cols + j];
+          v[i * cols + j] = to_dtype(TSM_F32, s);
+        }
+      return v;
+    }
+    default:
+      return NULL;
+  }
+}
+
+int cts_model_op(struct cts_model *m, int op, int a, int b, int ndim, const int64_t *shape,
+                 int out_mgr, int *out) {
+  int rc = check_res(m, a);
+  if (b != CTS_NONE) rc = first_error(rc, check_res(m, b));
+  if (out_mgr != CTS_NONE) rc = first_error(rc, check_mgr(m, out_mgr));
+  if (rc) return rc;
+  if (op == TSM_OP_RESHAPE && check_desc(TSM_F32, ndim, shape)) return TSM_EINVAL;
+  int target = out_mgr;                                          /* MGR.OP.3 */
+  if (target == CTS_NONE) target = m->res[a].holder;             /* MGR.OP.1 */
+  if (target == CTS_NONE) target = 0;                            /* MGR.OP.2 */
+  if ((rc = check_addition(m, target))) return rc;               /* MGR.OP.4 */
+  const struct cts_mres *ra = &m->res[a];
+  const struct cts_mres *rb = b != CTS_NONE ? &m->res[b] : NULL;
+  if ((rc = check_op(m, op, ra, rb, ndim, shape))) return rc;    /* MGR.OP.8 */
+  if (op == TSM_OP_RESHAPE) {                                    /* MGR.OP.9 */
+    int s = ra->storage;
+    m->st[s].refs++;
+    *out = new_res(m, target, s, ra->dtype, ndim, shape);
+    return 0;
+  }
+  int out_ndim = 0;
+  int64_t out_shape[TSM_MAX_DIMS] = {0};
+  double *v = compute(m, op, ra, rb, &out_ndim, out_shape);
+  int dtype = ra->dtype;
+  int s = new_storage(m, dtype, elems_of(out_ndim, out_shape), v);
+  m->st[s].approx = dtype == TSM_F32 && (op == TSM_OP_SUM || op == TSM_OP_MATMUL);
+  *out = new_res(m, target, s, dtype, out_ndim, out_shape);
+  return 0;
+}
+
+/* ---- moving resources ------------------------------------------------------ */
+
+int cts_model_attach(struct cts_model *m, int r, int g) {
+  int rc = first_error(check_res(m, r), check_mgr(m, g));
+  if (rc) return rc;
+  if (m->res[r].holder == g) return 0;                 /* MGR.ATTACH.3 */
+  if ((rc = check_addition(m, g))) return rc;          /* MGR.ATTACH.2 */
+  m->res[r].n_borrows = 0;                             /* MGR.ATTACH.4 */
+  set_holder(m, r, g);                                 /* MGR.ATTACH.1 */
+  return 0;
+}
+
+int cts_model_detach(struct cts_model *m, int r) {
+  int rc = check_res(m, r);
+  if (rc) return rc;                                   /* MGR.DETACH.3 */
+  m->res[r].n_borrows = 0;                             /* MGR.DETACH.2 */
+  set_holder(m, r, CTS_NONE);                          /* MGR.DETACH.1 */
+  return 0;
+}
+
+int cts_model_borrow(struct cts_model *m, int r, int g) {
+  int rc = first_error(check_res(m, r), check_mgr(m, g));
+  if (rc) return rc;
+  if (g == 0) return TSM_EROOT;                        /* MGR.ROOT.4 */
+  if (!is_open(m, g)) return TSM_ECLOSED;              /* MGR.TEMP.3; no cap check (TEMP.2) */
+  struct cts_mres *res = &m->res[r];
+  if (res->holder == g) return 0;                      /* MGR.TEMP.8 */
+  struct cts_borrow step = {g, res->holder};           /* MGR.TEMP.1: lender read first */
+  CTS_PUSH(res->borrows, res->n_borrows, res->cap_borrows, step);
+  set_holder(m, r, g);
+  return 0;
+}
+
+int cts_model_ret(struct cts_model *m, int r, int g) {
+  int rc = first_error(check_res(m, r), check_mgr(m, g));
+  if (rc) return rc;
+  if (g == 0) return TSM_EROOT;                        /* MGR.ROOT.5 */
+  if (!is_open(m, g)) return TSM_ECLOSED;              /* MGR.RET.2 */
+  if (m->res[r].holder != g) return TSM_EINVAL;
+  int parent = m->mgrs[g].parent;
+  if ((rc = check_addition(m, parent))) return rc;     /* MGR.RET.1 */
+  m->res[r].n_borrows = 0;
+  set_holder(m, r, parent);
+  return 0;
+}
+
+int cts_model_release(struct cts_model *m, int r) {
+  int rc = check_res(m, r);
+  if (rc == TSM_ERELEASED) return 0;                   /* MGR.REL.2 */
+  if (rc) return rc;
+  release(m, r);                                       /* MGR.REL.1 */
+  return 0;
+}

@@ -1,0 +1,57 @@
+/*
+ * harness/src/runner.h: running jobs (one case on one device, one repetition) in
+ * forked children with timeouts and -j parallelism, and the reports they feed.
+ */
+#ifndef CTS_RUNNER_H
+#define CTS_RUNNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "case.h"
+
+#define CTS_MAX_DEVICES 16
+
+/* What the probe child learned about the adapter. */
+struct cts_adapter_facts {
+  int loaded;
+  char why[512];   /* when !loaded */
+  char name[128];
+  char version[128];
+  uint32_t caps, ops;
+  int has_dump;
+  int n_devices;
+  char device[CTS_MAX_DEVICES][64];
+  int available[CTS_MAX_DEVICES];
+  char reason[CTS_MAX_DEVICES][256];
+};
+
+/* One result row. Owns its strings. */
+struct cts_job {
+  struct cts_case *c;   /* NULL when the file did not parse; owned by the runner's caller */
+  char *name;           /* case id, relative to the cases root */
+  char *path;
+  int device;           /* index into the facts, or -1 */
+  const char *device_name;
+  int repeat;
+  int timeout_ms;
+  int status;           /* enum cts_status; -1 while to be run */
+  char *message;
+  char *output;         /* what the child printed (dumps, adapter noise, sanitizer reports) */
+  char *expected_reason; /* from the expectations file, when listed */
+  double ms;
+};
+
+struct cts_run_opts {
+  const char *adapter;
+  int jobs;
+  int timeout_ms;     /* default per case */
+  uint64_t seed;      /* 0: run in order */
+};
+
+void cts_probe_adapter(const char *path, struct cts_adapter_facts *f);
+/* Runs every job whose status is -1; prints TAP lines to stdout as results arrive
+ * (the plan first, so `n` must be final). Jobs decided beforehand are printed too. */
+void cts_run_jobs(struct cts_job *jobs, size_t n, const struct cts_run_opts *opts);
+
+#endif

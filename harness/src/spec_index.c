@@ -1,0 +1,107 @@
+/*
+ * harness/src/spec_index.c: reading clause ids from the spec chapters.
+ */
+#include "spec_index.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int cts_clause_id_valid(const char *id) {
+  const char *p = id;
+  for (int part = 0; part < 3; part++) {
+    const char *start = p;
+    if (part < 2) {
+      while (isupper((unsigned char)*p)) p++;
+    } else {
+      while (isdigit((unsigned char)*p)) p++;
+    }
+    if (p == start) return 0;
+    if (part < 2) {
+      if (*p != '.') return 0;
+      p++;
+    }
+  }
+  return *p == '\0';
+}
+
+static void scan_chapter(struct cts_spec *spec, const char *path, const char *file) {
+  char *text = cts_read_file(path, NULL);
+  if (!text) return;
+  int line = 1;
+  for (char *p = text; *p;) {
+    char *eol = strchr(p, '\n');
+    size_t len = eol ? (size_t)(eol - p) : strlen(p);
+    if (len > 4 && p[0] == '*' && p[1] == '*') {
+      char *end = strstr(p + 2, "**");
+      if (end && end < p + len) {
+        char *id = cts_xstrndup(p + 2, (size_t)(end - p - 2));
+        if (cts_clause_id_valid(id)) {
+          struct cts_clause c = {id, cts_xstrdup(file), line, 0};
+          CTS_PUSH(spec->clauses, spec->n, spec->cap, c);
+        } else {
+          free(id);
+        }
+      }
+    }
+    line++;
+    if (!eol) break;
+    p = eol + 1;
+  }
+  free(text);
+}
+
+int cts_spec_load(struct cts_spec *spec, const char *dir) {
+  char **files = NULL;
+  size_t n = 0, cap = 0;
+  if (cts_collect_files(dir, ".md", &files, &n, &cap) != 0) return -1;
+  for (size_t i = 0; i < n; i++) {
+    const char *slash = strrchr(files[i], '/');
+    scan_chapter(spec, files[i], slash ? slash + 1 : files[i]);
+    free(files[i]);
+  }
+  free(files);
+  return 0;
+}
+
+struct cts_clause *cts_spec_find(const struct cts_spec *spec, const char *id) {
+  for (size_t i = 0; i < spec->n; i++)
+    if (strcmp(spec->clauses[i].id, id) == 0) return &spec->clauses[i];
+  return NULL;
+}
+
+void cts_spec_free(struct cts_spec *spec) {
+  for (size_t i = 0; i < spec->n; i++) {
+    free(spec->clauses[i].id);
+    free(spec->clauses[i].file);
+  }
+  free(spec->clauses);
+  memset(spec, 0, sizeof *spec);
+}
+
+static int is_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *cts_spec_dir(const char *explicit_dir) {
+  static char exe_relative[4096];
+  if (explicit_dir) return explicit_dir;
+  const char *env = getenv("TSM_CTS_SPEC");
+  if (env && *env) return env;
+  if (is_dir("spec")) return "spec";
+  ssize_t n = readlink("/proc/self/exe", exe_relative, sizeof exe_relative - 64);
+  if (n > 0) {
+    exe_relative[n] = '\0';
+    char *slash = strrchr(exe_relative, '/');
+    if (slash) {
+      strcpy(slash, "/../share/tsm-cts/spec");
+      if (is_dir(exe_relative)) return exe_relative;
+    }
+  }
+  return "spec";
+}

@@ -1,0 +1,196 @@
+/*
+ * harness/src/util.c: the helpers of util.h.
+ */
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+static void out_of_memory(void) {
+  fputs("tsm-cts: out of memory\n", stderr);
+  exit(2);
+}
+
+void *cts_xmalloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p) out_of_memory();
+  return p;
+}
+
+void *cts_xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size ? size : 1);
+  if (!p) out_of_memory();
+  return p;
+}
+
+void *cts_xrealloc(void *p, size_t n) {
+  void *q = realloc(p, n ? n : 1);
+  if (!q) out_of_memory();
+  return q;
+}
+
+char *cts_xstrdup(const char *s) { return cts_xstrndup(s, strlen(s)); }
+
+char *cts_xstrndup(const char *s, size_t n) {
+  char *p = cts_xmalloc(n + 1);
+  memcpy(p, s, n);
+  p[n] = '\0';
+  return p;
+}
+
+void cts_grow(void **items, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return;
+  size_t c = *cap ? *cap : 8;
+  while (c < need) c *= 2;
+  *items = cts_xrealloc(*items, c * elem);
+  memset((char *)*items + *cap * elem, 0, (c - *cap) * elem);
+  *cap = c;
+}
+
+void cts_buf_vprintf(struct cts_buf *b, const char *fmt, va_list ap) {
+  va_list copy;
+  va_copy(copy, ap);
+  int n = vsnprintf(NULL, 0, fmt, copy);
+  va_end(copy);
+  if (n < 0) return;
+  cts_grow((void **)&b->buf, &b->cap, b->len + (size_t)n + 1, 1);
+  vsnprintf(b->buf + b->len, (size_t)n + 1, fmt, ap);
+  b->len += (size_t)n;
+}
+
+void cts_buf_printf(struct cts_buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  cts_buf_vprintf(b, fmt, ap);
+  va_end(ap);
+}
+
+void cts_buf_append(struct cts_buf *b, const char *s, size_t n) {
+  cts_grow((void **)&b->buf, &b->cap, b->len + n + 1, 1);
+  memcpy(b->buf + b->len, s, n);
+  b->len += n;
+  b->buf[b->len] = '\0';
+}
+
+void cts_buf_free(struct cts_buf *b) {
+  free(b->buf);
+  b->buf = NULL;
+  b->len = b->cap = 0;
+}
+
+char *cts_buf_take(struct cts_buf *b) {
+  char *s = b->buf ? b->buf : cts_xstrdup("");
+  b->buf = NULL;
+  b->len = b->cap = 0;
+  return s;
+}
+
+void cts_json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    switch (*p) {
+      case '"': fputs("\\\"", f); break;
+      case '\\': fputs("\\\\", f); break;
+      case '\n': fputs("\\n", f); break;
+      case '\r': fputs("\\r", f); break;
+      case '\t': fputs("\\t", f); break;
+      default:
+        if (*p < 0x20)
+          fprintf(f, "\\u%04x", *p);
+        else
+          fputc(*p, f);
+    }
+  }
+  fputc('"', f);
+}
+
+void cts_xml_escaped(FILE *f, const char *s) {
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    switch (*p) {
+      case '<': fputs("&lt;", f); break;
+      case '>': fputs("&gt;", f); break;
+      case '&': fputs("&amp;", f); break;
+      case '"': fputs("&quot;", f); break;
+      case '\n': fputs("&#10;", f); break;
+      default:
+        /* XML 1.0 forbids most control characters even as references. */
+        if (*p < 0x20 && *p != '\t')
+          fputc('?', f);
+        else
+          fputc(*p, f);
+    }
+  }
+}
+
+char *cts_read_file(const char *path, size_t *len_out) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  struct cts_buf b = {0};
+  char chunk[8192];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) cts_buf_append(&b, chunk, n);
+  int err = ferror(f);
+  fclose(f);
+  if (err) {
+    cts_buf_free(&b);
+    errno = EIO;
+    return NULL;
+  }
+  if (len_out) *len_out = b.len;
+  return cts_buf_take(&b);
+}
+
+static int compare_strings(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+static void walk(const char *path, const char *suffix, char ***paths, size_t *n,
+                 size_t *cap) {
+  struct stat st;
+  if (stat(path, &st) != 0) return;
+  if (S_ISREG(st.st_mode)) {
+    if (ends_with(path, suffix)) CTS_PUSH(*paths, *n, *cap, cts_xstrdup(path));
+    return;
+  }
+  if (!S_ISDIR(st.st_mode)) return;
+  DIR *d = opendir(path);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    struct cts_buf child = {0};
+    cts_buf_printf(&child, "%s/%s", path, e->d_name);
+    walk(child.buf, suffix, paths, n, cap);
+    cts_buf_free(&child);
+  }
+  closedir(d);
+}
+
+int cts_collect_files(const char *path, const char *suffix, char ***paths, size_t *n,
+                      size_t *cap) {
+  struct stat st;
+  if (stat(path, &st) != 0) return -1;
+  size_t first = *n;
+  if (S_ISREG(st.st_mode)) {
+    CTS_PUSH(*paths, *n, *cap, cts_xstrdup(path));
+    return 0;
+  }
+  walk(path, suffix, paths, n, cap);
+  qsort(*paths + first, *n - first, sizeof(char *), compare_strings);
+  return 0;
+}
+
+double cts_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}

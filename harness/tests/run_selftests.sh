@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# harness/tests/run_selftests.sh: self-tests of the judge (tsm-cts) itself.
+#
+#   bash harness/tests/run_selftests.sh BUILD_DIR
+#
+# (a) lint: every harness/tests/parse/bad-*.tsm fails with exit 1 and its first line
+#     starts with FILE:LINE:COL: from the sibling .pos; good-*.tsm and the self-test
+#     cases lint clean.
+# (b) broken adapters (harness/tests/broken, built by `make` as BUILD/lib/broken_*.so):
+#     each run completes, exits 1, and reports every case with the right status and,
+#     when the adapter cannot load, a message naming the problem.
+# (c) the example adapter passes harness/tests/cases (Pass or NotSupported), exit 0.
+# (d) the TAP output starts with `TAP version 14` and has a plan; the JUnit file parses.
+#
+# Prints one line per check (ok / not ok) and closes with `N passed, M failed`; exits 1
+# if any check failed.
+set -euo pipefail
+
+if [ $# -ne 1 ] || [ ! -d "$1" ]; then
+  echo "usage: bash harness/tests/run_selftests.sh BUILD_DIR" >&2
+  exit 2
+fi
+BUILD=$(cd "$1" && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT"
+
+CTS="$BUILD/bin/tsm-cts"
+TESTS=harness/tests
+CASES=$TESTS/cases
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# A judge that hangs must not hang the self-tests.
+LIMIT=()
+if command -v timeout >/dev/null 2>&1; then LIMIT=(timeout 300); fi
+
+passed=0
+failed=0
+ok() {
+  passed=$((passed + 1))
+  echo "ok - $*"
+}
+not_ok() {
+  failed=$((failed + 1))
+  echo "not ok - $*"
+}
+# Indents captured output under a failing check.
+show() { sed -e 's/^/    # /' | head -n 20; }
+
+if [ ! -x "$CTS" ]; then
+  not_ok "judge exists: $CTS (run make first)"
+  echo "$passed passed, $failed failed"
+  exit 1
+fi
+
+# ---- (a) lint -----------------------------------------------------------------------
+
+for f in "$TESTS"/parse/bad-*.tsm; do
+  pos=$(tr -d ' \r\n' <"${f%.tsm}.pos")
+  rc=0
+  out=$("${LIMIT[@]}" "$CTS" lint "$f" 2>&1) || rc=$?
+  first=$(printf '%s\n' "$out" | head -n 1)
+  if [ "$rc" -ne 1 ]; then
+    not_ok "lint $f: exit $rc, expected 1"
+    printf '%s\n' "$out" | show
+  elif [[ "$first" != "$f:$pos:"* ]]; then
+    not_ok "lint $f: first line should start with '$f:$pos:'"
+    printf '%s\n' "$out" | show
+  else
+    ok "lint $f -> $pos"
+  fi
+done
+
+for f in "$TESTS"/parse/good-*.tsm "$CASES"; do
+  rc=0
+  out=$("${LIMIT[@]}" "$CTS" lint "$f" 2>&1) || rc=$?
+  if [ "$rc" -eq 0 ]; then
+    ok "lint $f is clean"
+  else
+    not_ok "lint $f: exit $rc, expected 0"
+    printf '%s\n' "$out" | show
+  fi
+done
+
+# ---- the JSON checker -----------------------------------------------------------------
+
+# check_json FILE EXPECT [REGEX]: EXPECT is a status every runnable case must get (the
+# cases of UNSUPPORTED must be NotSupported), or `load` when the adapter cannot load:
+# then every case is Error on device "-" with a message matching REGEX (ignoring case).
+# Every case of $CASES must appear exactly once.
+UNSUPPORTED="matmul.tsm graphs.tsm" # matmul is not offered; graphs is not a cap
+CASE_NAMES=$(cd "$CASES" && ls ./*.tsm | sed 's|^\./||' | tr '\n' ' ')
+check_json() {
+  python3 - "$1" "$2" "${3:-}" "$CASE_NAMES" "$UNSUPPORTED" <<'EOF'
+import json, re, sys
+
+path, expect, regex, names, unsupported = sys.argv[1:6]
+names, unsupported = set(names.split()), set(unsupported.split())
+problems = []
+try:
+    with open(path) as f:
+        doc = json.load(f)
+except Exception as e:  # the run did not complete, or wrote bad JSON
+    print(f"cannot read {path}: {e}")
+    sys.exit(1)
+if doc.get("tsm_cts") != "1.0":
+    problems.append(f"tsm_cts is {doc.get('tsm_cts')!r}, expected '1.0'")
+results = doc.get("results", [])
+seen = {}
+for r in results:
+    seen[r.get("case")] = seen.get(r.get("case"), 0) + 1
+for n in sorted(names):
+    if seen.get(n, 0) != 1:
+        problems.append(f"{n}: reported {seen.get(n, 0)} times, expected once")
+for n in sorted(set(seen) - names):
+    problems.append(f"{n}: reported but not a case")
+for r in results:
+    case, status, msg = r.get("case"), r.get("status"), r.get("message", "")
+    if expect == "load":
+        if status != "Error":
+            problems.append(f"{case}: {status}, expected Error")
+        elif r.get("device") != "-":
+            problems.append(f"{case}: device {r.get('device')!r}, expected '-'")
+        elif not re.search(regex, msg or "", re.I):
+            problems.append(f"{case}: message {msg!r} does not match /{regex}/")
+    else:
+        want = "NotSupported" if case in unsupported else expect
+        if status != want:
+            problems.append(f"{case}: {status} ({msg}), expected {want}")
+summary = doc.get("summary", {})
+counts = {}
+for r in results:
+    counts[r.get("status")] = counts.get(r.get("status"), 0) + 1
+if {k: v for k, v in summary.items() if v} != counts:
+    problems.append(f"summary {summary} does not match the results {counts}")
+for p in problems:
+    print(p)
+sys.exit(1 if problems else 0)
+EOF
+}
+
+# ---- (b) broken adapters ------------------------------------------------------------
+
+# name:expected status, or name:load:REGEX for adapters the judge must refuse to load.
+BROKEN=(
+  "segv:Crash"
+  "abort:Crash"
+  "hang:Timeout"
+  "exit0:Error"
+  "liar:Fail"
+  "abi_major:load:abi_major"
+  "small_struct:load:struct_size"
+  "no_entry:load:tsm_adapter_entry"
+  "null_entry:load:NULL"
+  "bad_device:load:no devices?|0 devices|device_list"
+)
+for spec in "${BROKEN[@]}"; do
+  name=${spec%%:*}
+  rest=${spec#*:}
+  expect=${rest%%:*}
+  regex=
+  [ "$expect" = load ] && regex=${rest#load:}
+  so="$BUILD/lib/broken_$name.so"
+  json="$TMP/broken_$name.json"
+  if [ ! -f "$so" ]; then
+    not_ok "broken_$name: $so is missing"
+    continue
+  fi
+  rc=0
+  "${LIMIT[@]}" "$CTS" run --adapter "$so" --json "$json" "$CASES" --cases "$CASES" \
+    --timeout 2000 >"$TMP/broken_$name.tap" 2>"$TMP/broken_$name.err" || rc=$?
+  if [ "$rc" -ne 1 ]; then
+    not_ok "broken_$name: tsm-cts exit $rc, expected 1"
+    show <"$TMP/broken_$name.err"
+  else
+    ok "broken_$name: tsm-cts exit 1"
+  fi
+  if out=$(check_json "$json" "$expect" "$regex" 2>&1); then
+    if [ "$expect" = load ]; then
+      ok "broken_$name: every case Error, message matches /$regex/"
+    else
+      ok "broken_$name: every runnable case $expect"
+    fi
+  else
+    not_ok "broken_$name: wrong results"
+    printf '%s\n' "$out" | show
+  fi
+done
+
+# ---- (c) the example adapter -----------------------------------------------------------
+
+so="$BUILD/lib/example_adapter.so"
+json="$TMP/example.json"
+junit="$TMP/example.xml"
+tap="$TMP/example.tap"
+rc=0
+"${LIMIT[@]}" "$CTS" run --adapter "$so" --json "$json" --junit "$junit" "$CASES" \
+  --cases "$CASES" --timeout 2000 >"$tap" 2>"$TMP/example.err" || rc=$?
+if [ "$rc" -eq 0 ]; then
+  ok "example adapter: tsm-cts exit 0"
+else
+  not_ok "example adapter: tsm-cts exit $rc, expected 0"
+  { grep -v '^ok ' "$tap" || true; cat "$TMP/example.err"; } | show
+fi
+if out=$(check_json "$json" Pass 2>&1); then
+  ok "example adapter: Pass, or NotSupported for $UNSUPPORTED"
+else
+  not_ok "example adapter: wrong results"
+  printf '%s\n' "$out" | show
+fi
+
+# ---- (d) TAP and JUnit ---------------------------------------------------------------------
+
+if [ "$(head -n 1 "$tap")" = "TAP version 14" ]; then
+  ok "TAP starts with 'TAP version 14'"
+else
+  not_ok "TAP first line is '$(head -n 1 "$tap")'"
+fi
+if grep -Eq '^1\.\.[0-9]+$' "$tap"; then
+  ok "TAP has a plan line ($(grep -E '^1\.\.[0-9]+$' "$tap" | head -n 1))"
+else
+  not_ok "TAP has no plan line 1..N"
+fi
+if out=$(python3 - "$junit" <<'EOF' 2>&1
+import sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+if root.tag != "testsuites":
+    sys.exit(f"root element is <{root.tag}>, expected <testsuites>")
+EOF
+); then
+  ok "JUnit parses with a <testsuites> root"
+else
+  not_ok "JUnit: $out"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,103 @@
+/*
+ * impl/cpu/cpu_backend.c: the CPU backend: host memory through the library's
+ * allocation hook and plain C kernels. Clauses: MGR.OP.7 (values: i32 exact with
+ * two's-complement wrap, f32 sum and matmul accumulated in double), DEV.VAL.1.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+static int tsmr_cpu_alloc(size_t n, void **out) {
+  void *p = tsmr__alloc(n);
+  if (!p) return TSMR_ENOMEM;
+  *out = p;
+  return 0;
+}
+
+static void tsmr_cpu_free(void *p) { tsmr__free(p); }
+
+static int tsmr_cpu_copy(void *dst, const void *src, size_t n) {
+  memcpy(dst, src, n);
+  return 0;
+}
+
+static int tsmr_cpu_fill32(void *dst, int64_t count, uint32_t value) {
+  uint32_t *d = dst;
+  for (int64_t i = 0; i < count; i++) d[i] = value;
+  return 0;
+}
+
+/* i32 arithmetic goes through uint32_t so overflow wraps instead of being UB. */
+#define TSMR_CPU_BINARY(NAME, EXPR_F, EXPR_U)                                    \
+  static int tsmr_cpu_##NAME(int dtype, void *out, const void *a, const void *b,  \
+                             int64_t n) {                                         \
+    if (dtype == TSMR_F32) {                                                      \
+      float *o = out;                                                             \
+      const float *x = a, *y = b;                                                 \
+      for (int64_t i = 0; i < n; i++) o[i] = EXPR_F;                              \
+    } else {                                                                      \
+      int32_t *o = out;                                                           \
+      const int32_t *x = a, *y = b;                                               \
+      for (int64_t i = 0; i < n; i++)                                             \
+        o[i] = (int32_t)(EXPR_U);                                                 \
+    }                                                                             \
+    return 0;                                                                     \
+  }
+
+TSMR_CPU_BINARY(add, x[i] + y[i], (uint32_t)x[i] + (uint32_t)y[i])
+TSMR_CPU_BINARY(sub, x[i] - y[i], (uint32_t)x[i] - (uint32_t)y[i])
+TSMR_CPU_BINARY(mul, x[i] * y[i], (uint32_t)x[i] * (uint32_t)y[i])
+
+static int tsmr_cpu_sum(int dtype, void *out, const void *a, int64_t n) {
+  if (dtype == TSMR_F32) {
+    const float *x = a;
+    double acc = 0.0;
+    for (int64_t i = 0; i < n; i++) acc += x[i];
+    *(float *)out = (float)acc;
+  } else {
+    const int32_t *x = a;
+    uint32_t acc = 0;
+    for (int64_t i = 0; i < n; i++) acc += (uint32_t)x[i];
+    *(int32_t *)out = (int32_t)acc;
+  }
+  return 0;
+}
+
+static int tsmr_cpu_gather(void *out, const void *table, const int32_t *idx,
+                           int64_t n_idx, size_t row_bytes) {
+  unsigned char *o = out;
+  const unsigned char *t = table;
+  for (int64_t r = 0; r < n_idx; r++)
+    memcpy(o + (size_t)r * row_bytes, t + (size_t)idx[r] * row_bytes, row_bytes);
+  return 0;
+}
+
+static int tsmr_cpu_matmul(float *out, const float *a, const float *b, int64_t m,
+                           int64_t k, int64_t n) {
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double acc = 0.0;
+      for (int64_t p = 0; p < k; p++) acc += (double)a[i * k + p] * (double)b[p * n + j];
+      out[i * n + j] = (float)acc;
+    }
+  return 0;
+}
+
+const struct tsmr__backend tsmr__cpu_backend = {
+    /* .api_version = */ TSMR__BACKEND_API_VERSION,
+    /* .name        = */ "cpu",
+    /* .host_memory = */ 1,
+    /* .probe       = */ NULL, /* always usable */
+    /* .alloc       = */ tsmr_cpu_alloc,
+    /* .free_mem    = */ tsmr_cpu_free,
+    /* .copy_h2d    = */ tsmr_cpu_copy,
+    /* .copy_d2h    = */ tsmr_cpu_copy,
+    /* .copy_d2d    = */ tsmr_cpu_copy,
+    /* .fill32      = */ tsmr_cpu_fill32,
+    /* .add         = */ tsmr_cpu_add,
+    /* .sub         = */ tsmr_cpu_sub,
+    /* .mul         = */ tsmr_cpu_mul,
+    /* .sum         = */ tsmr_cpu_sum,
+    /* .gather      = */ tsmr_cpu_gather,
+    /* .matmul      = */ tsmr_cpu_matmul,
+};

@@ -1,0 +1,78 @@
+/*
+ * impl/cuda/cuda_backend.cu: the CUDA backend vtable, device probe, memory and copies.
+ * Built into libtsmref_cuda.so (cudart linked statically) and found by
+ * impl/src/device.c through its one exported symbol, tsmr_cuda_backend_entry.
+ * Clauses: DEV.AVAIL.1 (probe gives the reason), DEV.BYTES.1, DEV.RUN.1.
+ */
+#include "tsmr_cuda.cuh"
+
+static int tsmr_cuda_probe(char *reason, size_t cap) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    snprintf(reason, cap, "cudaGetDeviceCount: %s", cudaGetErrorString(e));
+    return TSMR_EDEVICE;
+  }
+  if (n <= 0) {
+    snprintf(reason, cap, "cudaGetDeviceCount: no CUDA-capable device is detected");
+    return TSMR_EDEVICE;
+  }
+  e = cudaSetDevice(0);
+  if (e != cudaSuccess) {
+    snprintf(reason, cap, "cudaSetDevice(0): %s", cudaGetErrorString(e));
+    return TSMR_EDEVICE;
+  }
+  return 0;
+}
+
+static int tsmr_cuda_alloc(size_t n, void **out) {
+  void *p = NULL;
+  CUDA_CHECK(cudaMalloc(&p, n));
+  *out = p;
+  return 0;
+}
+
+static void tsmr_cuda_free(void *p) {
+  cudaError_t e = cudaFree(p);
+  if (e != cudaSuccess)
+    fprintf(stderr, "%s:%d: cudaFree: %s\n", __FILE__, __LINE__, cudaGetErrorString(e));
+}
+
+static int tsmr_cuda_h2d(void *dst, const void *src, size_t n) {
+  CUDA_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice));
+  return 0;
+}
+
+static int tsmr_cuda_d2h(void *dst, const void *src, size_t n) {
+  CUDA_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost));
+  return 0;
+}
+
+static int tsmr_cuda_d2d(void *dst, const void *src, size_t n) {
+  CUDA_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToDevice));
+  return 0;
+}
+
+static const struct tsmr__backend tsmr_cuda_backend = {
+    /* .api_version = */ TSMR__BACKEND_API_VERSION,
+    /* .name        = */ "cuda",
+    /* .host_memory = */ 0,
+    /* .probe       = */ tsmr_cuda_probe,
+    /* .alloc       = */ tsmr_cuda_alloc,
+    /* .free_mem    = */ tsmr_cuda_free,
+    /* .copy_h2d    = */ tsmr_cuda_h2d,
+    /* .copy_d2h    = */ tsmr_cuda_d2h,
+    /* .copy_d2d    = */ tsmr_cuda_d2d,
+    /* .fill32      = */ tsmr_cuda_fill32,
+    /* .add         = */ tsmr_cuda_add,
+    /* .sub         = */ tsmr_cuda_sub,
+    /* .mul         = */ tsmr_cuda_mul,
+    /* .sum         = */ tsmr_cuda_sum,
+    /* .gather      = */ tsmr_cuda_gather,
+    /* .matmul      = */ tsmr_cuda_matmul,
+};
+
+extern "C" __attribute__((visibility("default"))) const struct tsmr__backend *
+tsmr_cuda_backend_entry(void) {
+  return &tsmr_cuda_backend;
+}

@@ -1,0 +1,15 @@
+/*
+ * impl/cuda/mul.cu: elementwise a * b for f32 and i32 (i32 wraps), MGR.OP.7.
+ */
+#include "tsmr_cuda.cuh"
+
+struct tsmr_cuda_mul_f {
+  __device__ float operator()(float x, float y) const { return __fmul_rn(x, y); }
+};
+struct tsmr_cuda_mul_u {
+  __device__ uint32_t operator()(uint32_t x, uint32_t y) const { return x * y; }
+};
+
+int tsmr_cuda_mul(int dtype, void *out, const void *a, const void *b, int64_t n) {
+  return tsmr_cuda_binary<tsmr_cuda_mul_f, tsmr_cuda_mul_u>(dtype, out, a, b, n);
+}

@@ -1,0 +1,67 @@
+/*
+ * impl/cuda/tsmr_cuda.cuh: shared declarations of the CUDA backend: CUDA_CHECK, the
+ * launch geometry, and one entry per kernel file. Clauses: DEV.RUN.1, DEV.VAL.1.
+ */
+#ifndef TSMR_CUDA_CUH
+#define TSMR_CUDA_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tsmref.h"
+#include "backend.h"
+
+/* Checks a CUDA runtime call; on failure prints file:line and returns a TSMR code
+ * (ENOMEM for an allocation failure, else EDEVICE). */
+#define CUDA_CHECK(call)                                                          \
+  do {                                                                            \
+    cudaError_t tsmr_err_ = (call);                                               \
+    if (tsmr_err_ != cudaSuccess) {                                               \
+      if (tsmr_err_ == cudaErrorMemoryAllocation) return TSMR_ENOMEM;             \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,               \
+              cudaGetErrorString(tsmr_err_));                                     \
+      return TSMR_EDEVICE;                                                        \
+    }                                                                             \
+  } while (0)
+
+#define TSMR_CUDA_THREADS 256
+
+static inline unsigned tsmr_cuda_blocks(int64_t n) {
+  int64_t b = (n + TSMR_CUDA_THREADS - 1) / TSMR_CUDA_THREADS;
+  return (unsigned)(b < 1 ? 1 : (b > 65535 ? 65535 : b));
+}
+
+/* Grid-stride elementwise kernel; Op is a functor. */
+template <typename T, typename Op>
+__global__ void tsmr_cuda_binary_kernel(T *o, const T *a, const T *b, int64_t n, Op op) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)blockDim.x * gridDim.x)
+    o[i] = op(a[i], b[i]);
+}
+
+template <typename OpF, typename OpI>
+static int tsmr_cuda_binary(int dtype, void *out, const void *a, const void *b,
+                            int64_t n) {
+  if (dtype == TSMR_F32)
+    tsmr_cuda_binary_kernel<<<tsmr_cuda_blocks(n), TSMR_CUDA_THREADS>>>(
+        (float *)out, (const float *)a, (const float *)b, n, OpF());
+  else
+    tsmr_cuda_binary_kernel<<<tsmr_cuda_blocks(n), TSMR_CUDA_THREADS>>>(
+        (uint32_t *)out, (const uint32_t *)a, (const uint32_t *)b, n, OpI());
+  CUDA_CHECK(cudaGetLastError());
+  return 0;
+}
+
+/* One per .cu file; the vtable lives in cuda_backend.cu. */
+int tsmr_cuda_fill32(void *dst, int64_t count, uint32_t value);
+int tsmr_cuda_add(int dtype, void *out, const void *a, const void *b, int64_t n);
+int tsmr_cuda_sub(int dtype, void *out, const void *a, const void *b, int64_t n);
+int tsmr_cuda_mul(int dtype, void *out, const void *a, const void *b, int64_t n);
+int tsmr_cuda_sum(int dtype, void *out, const void *a, int64_t n);
+int tsmr_cuda_gather(void *out, const void *table, const int32_t *idx, int64_t n_idx,
+                     size_t row_bytes);
+int tsmr_cuda_matmul(float *out, const float *a, const float *b, int64_t m, int64_t k,
+                     int64_t n);
+
+#endif /* TSMR_CUDA_CUH */

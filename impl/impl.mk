@@ -1,0 +1,90 @@
+# impl/impl.mk: builds libtsmref (the reference implementation), its tsm-cts adapter
+# and, when $(NVCC) is set, the CUDA backend library libtsmref_cuda.so.
+# Included by the top-level Makefile, which provides B, CC, CFLAGS_ALL, LDFLAGS_ALL,
+# NVCC and PREFIX, and collects ALL_TARGETS and DEPS.
+#
+#   $(TSMREF_LIB)      $(B)/lib/libtsmref.so   shared library (public API: tsmref.h)
+#   $(TSMREF_STATIC)   $(B)/lib/libtsmref.a    static library
+#   $(TSMREF_ADAPTER)  $(B)/lib/tsmref_adapter.so  adapter, libtsmref linked in
+#   $(TSMREF_CUDA)     $(B)/lib/libtsmref_cuda.so  CUDA backend (only with NVCC)
+#   install-impl       libraries, tsmref.h and tsmref.pc under $(PREFIX)
+
+TSMREF_SRCS := $(wildcard impl/src/*.c) $(wildcard impl/cpu/*.c)
+TSMREF_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(TSMREF_SRCS))
+TSMREF_ADAPTER_OBJ := $(B)/obj/impl/adapter/tsmref_adapter.o
+TSMREF_LIB := $(B)/lib/libtsmref.so
+TSMREF_STATIC := $(B)/lib/libtsmref.a
+TSMREF_ADAPTER := $(B)/lib/tsmref_adapter.so
+TSMREF_PC := $(B)/lib/pkgconfig/tsmref.pc
+TSMREF_CFLAGS := -Iimpl/include -Iimpl/src $(if $(NVCC),-DTSMREF_HAVE_CUDA=1)
+TSMREF_LDLIBS := -ldl
+# Internal (tsmr__) symbols stay hidden; only TSMR_API functions are exported.
+TSMREF_VIS := -fvisibility=hidden -fno-semantic-interposition
+
+ifneq ($(strip $(NVCC)),)
+TSMREF_CUDA := $(B)/lib/libtsmref_cuda.so
+TSMREF_CU_SRCS := $(wildcard impl/cuda/*.cu)
+TSMREF_CU_OBJS := $(patsubst %.cu,$(B)/obj/%.o,$(TSMREF_CU_SRCS))
+NVCC_ARCH ?= -gencode arch=compute_75,code=sm_75 -gencode arch=compute_90,code=sm_90 \
+  -gencode arch=compute_90,code=compute_90
+NVCCFLAGS ?= -O2 -std=c++17 $(NVCC_ARCH) -Xcompiler -fPIC,-Wall,-Wextra \
+  --Werror all-warnings
+else
+TSMREF_CUDA :=
+endif
+
+ALL_TARGETS += $(TSMREF_LIB) $(TSMREF_STATIC) $(TSMREF_ADAPTER) $(TSMREF_CUDA) \
+  $(TSMREF_PC)
+DEPS += $(TSMREF_OBJS:.o=.d) $(TSMREF_ADAPTER_OBJ:.o=.d)
+
+$(B)/obj/impl/%.o: impl/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(TSMREF_CFLAGS) $(TSMREF_VIS) -c $< -o $@
+
+$(TSMREF_ADAPTER_OBJ): impl/adapter/tsmref_adapter.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Iharness/include -Iimpl/include -c $< -o $@
+
+$(TSMREF_STATIC): $(TSMREF_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(TSMREF_LIB): $(TSMREF_OBJS)
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libtsmref.so -o $@ $^ $(LDFLAGS_ALL) $(TSMREF_LDLIBS)
+
+# libtsmref is linked in statically, so the adapter loads from any cwd by path; the
+# CUDA backend is then looked up next to the adapter (same $(B)/lib).
+$(TSMREF_ADAPTER): $(TSMREF_ADAPTER_OBJ) $(TSMREF_STATIC)
+	@mkdir -p $(@D)
+	$(CC) -shared -o $@ $(TSMREF_ADAPTER_OBJ) $(TSMREF_STATIC) $(LDFLAGS_ALL) \
+	  $(TSMREF_LDLIBS)
+
+$(B)/obj/impl/cuda/%.o: impl/cuda/%.cu impl/cuda/tsmr_cuda.cuh impl/src/backend.h \
+  impl/include/tsmref.h
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -Iimpl/include -Iimpl/src -c $< -o $@
+
+ifneq ($(strip $(NVCC)),)
+$(TSMREF_CUDA): $(TSMREF_CU_OBJS)
+	@mkdir -p $(@D)
+	$(NVCC) -shared -cudart static $(NVCC_ARCH) -Xcompiler -fPIC -o $@ $^
+endif
+
+$(TSMREF_PC): impl/impl.mk
+	@mkdir -p $(@D)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' \
+	  'includedir=$${prefix}/include' '' 'Name: tsmref' \
+	  'Description: tsm-cts reference implementation of scoped tensor memory' \
+	  'Version: 1.0.0' 'Libs: -L$${libdir} -ltsmref' 'Libs.private: -ldl' \
+	  'Cflags: -I$${includedir}' > $@
+
+.PHONY: install-impl
+install-impl: $(TSMREF_LIB) $(TSMREF_STATIC) $(TSMREF_ADAPTER) $(TSMREF_CUDA) $(TSMREF_PC)
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 0755 $(TSMREF_LIB) $(TSMREF_ADAPTER) $(TSMREF_CUDA) $(DESTDIR)$(PREFIX)/lib/
+	install -m 0644 $(TSMREF_STATIC) $(DESTDIR)$(PREFIX)/lib/
+	install -m 0644 impl/include/tsmref.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 $(TSMREF_PC) $(DESTDIR)$(PREFIX)/lib/pkgconfig/

@@ -1,0 +1,201 @@
+/*
+ * impl/include/tsmref.h: public C API of libtsmref, the tsm-cts reference
+ * implementation of scoped tensor memory (spec/managers.md, spec/errors.md,
+ * spec/devices.md).
+ *
+ * Usable as a plain C library: this header needs nothing but the C11 standard headers.
+ *
+ * Model. A context (tsmr_ctx) is one session on one device ("cpu" or "cuda:0"). It owns
+ * a root manager; managers nest; tensors are resources held by exactly one manager or
+ * detached. Every object is named by a 64-bit handle (tsmr_handle, 0 = none) that keeps
+ * its meaning for the context's life: a released tensor's handle answers
+ * TSMR_ERELEASED forever, a closed manager's handle reports a closed manager.
+ *
+ * Errors. Every function returning int returns 0 (TSMR_OK) or one negative code from
+ * TSMR_ERRNO_MAP (same names and values as spec/errors.md). A call that fails leaves its
+ * OUT parameters untouched and changes nothing (ERR.ATOMIC.1). No caller error aborts.
+ *
+ * Threads. NOT thread-safe: one context must be used by one thread at a time, and the
+ * device list is initialised lazily by the first call of tsmr_device_count,
+ * tsmr_device_get or tsmr_ctx_open, which must not race with another such call.
+ */
+#ifndef TSMREF_H
+#define TSMREF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Marks the exported API; the library is built with hidden visibility otherwise. */
+#if defined(__GNUC__) && !defined(TSMREF_STATIC_BUILD)
+#define TSMR_API __attribute__((visibility("default")))
+#else
+#define TSMR_API
+#endif
+
+#define TSMREF_VERSION_MAJOR 1
+#define TSMREF_VERSION_MINOR 0
+#define TSMREF_VERSION_STRING "1.0.0"
+
+/* The error codes of spec/errors.md, same names and values. */
+#define TSMR_ERRNO_MAP(XX)                                                 \
+  XX(EINVAL, -1, "invalid argument")                                       \
+  XX(ENOTSUP, -2, "not supported by this implementation")                  \
+  XX(ENOMEM, -3, "out of memory")                                          \
+  XX(ECLOSED, -4, "manager is closed")                                     \
+  XX(ECAPPED, -5, "manager is capped for addition of resources")           \
+  XX(ERELEASED, -6, "resource has been released")                          \
+  XX(EROOT, -7, "operation not allowed on the root manager")               \
+  XX(ESHAPE, -8, "shape mismatch")                                         \
+  XX(EDTYPE, -9, "dtype mismatch")                                         \
+  XX(EDEVICE, -10, "device mismatch or device unavailable")                \
+  XX(ERANGE, -11, "index out of range")
+
+enum tsmr_errno {
+  TSMR_OK = 0,
+#define TSMR__ERRNO_ENUM(name, value, text) TSMR_##name = value,
+  TSMR_ERRNO_MAP(TSMR__ERRNO_ENUM)
+#undef TSMR__ERRNO_ENUM
+  TSMR_ERRNO_MIN = -11
+};
+
+/* RETURN: static text for code (never NULL, not owned by the caller); unknown codes
+ * give "unknown error". */
+TSMR_API const char *tsmr_strerror(int code);
+/* RETURN: static name such as "ECAPPED", "OK", or "UNKNOWN"; not owned by the caller. */
+TSMR_API const char *tsmr_err_name(int code);
+
+typedef uint64_t tsmr_handle;
+#define TSMR_NONE ((tsmr_handle)0)
+
+/* One session on one device; opaque. Made by tsmr_ctx_open, freed by tsmr_ctx_close. */
+typedef struct tsmr_ctx tsmr_ctx;
+
+enum tsmr_dtype { TSMR_F32 = 1, TSMR_I32 = 2 };
+
+/* Operations of tsmr_op (same values as the adapter ABI's tsm_op). */
+enum tsmr_op {
+  TSMR_OP_ADD = 1,     /* a + b, equal shapes and dtypes */
+  TSMR_OP_SUB = 2,     /* a - b */
+  TSMR_OP_MUL = 3,     /* a * b, elementwise */
+  TSMR_OP_SUM = 4,     /* sum of all elements, 0-d result of a's dtype */
+  TSMR_OP_GATHER = 5,  /* rows of 2-d table a at 1-d i32 indices b: [n, cols] */
+  TSMR_OP_RESHAPE = 6, /* view of a in the shape given by params; shares storage */
+  TSMR_OP_MATMUL = 7   /* [m,k] x [k,n] -> [m,n], f32 only */
+};
+
+#define TSMR_MAX_DIMS 8
+
+/* Manager state bits of tsmr_mgr_info.state. A closed manager that was capped before
+ * closing reports both bits (cap is permanent, MGR.CAP.3). */
+enum tsmr_mgr_state { TSMR_MGR_CLOSED = 1u << 0, TSMR_MGR_CAPPED = 1u << 1 };
+
+struct tsmr_mgr_info {
+  uint32_t state;      /* TSMR_MGR_* bits; 0 = open and uncapped */
+  int is_root;         /* 1 for the context's root manager */
+  tsmr_handle parent;  /* TSMR_NONE for the root and for a closed manager */
+  uint64_t live;       /* resources held now, owned or borrowed (MGR.COUNT.1) */
+  uint64_t children;   /* open child managers (MGR.COUNT.2) */
+};
+
+struct tsmr_res_info {
+  int valid;           /* 0 once released; the other fields are then 0 */
+  int borrowed;        /* 1 while held through a temporary attach */
+  tsmr_handle owner;   /* the holder; TSMR_NONE when detached */
+  tsmr_handle lender;  /* where a borrowed resource goes back; TSMR_NONE when none */
+  uint64_t nbytes;     /* bytes of its elements */
+};
+
+struct tsmr_tensor_desc {
+  int dtype;                      /* enum tsmr_dtype */
+  int ndim;                       /* 0..TSMR_MAX_DIMS; 0 is a scalar */
+  int64_t shape[TSMR_MAX_DIMS];   /* extents >= 0; entries past ndim are ignored */
+};
+
+/* ---- Devices (DEV.*) ---------------------------------------------------------- */
+
+/* RETURN: number of listed devices (>= 1). Index 0 is "cpu". "cuda:0" is listed when
+ * the library was built with the CUDA backend (libtsmref_cuda.so); it is available
+ * only if that library loads and reports at least one device. */
+TSMR_API int tsmr_device_count(void);
+/* Describes device i. name, available, reason: OUT (each may be NULL); the strings are
+ * static, owned by the library, valid until process exit. reason is "" when available.
+ * Returns TSMR_EINVAL for i out of range. */
+TSMR_API int tsmr_device_get(int i, const char **name, int *available,
+                             const char **reason);
+
+/* ---- Contexts (ABI.SESSION.1) --------------------------------------------------- */
+
+/* device: IN, "cpu" or "cuda:0", not retained. out: OUT, the new context, freed by
+ * tsmr_ctx_close. Unknown name: TSMR_EINVAL; listed but unavailable: TSMR_EDEVICE. */
+TSMR_API int tsmr_ctx_open(const char *device, tsmr_ctx **out);
+/* Releases every resource and manager of ctx and frees ctx. ctx: IN, freed here; NULL
+ * is a no-op. */
+TSMR_API void tsmr_ctx_close(tsmr_ctx *ctx);
+/* name: RETURN the context's device name, static, not owned by the caller. */
+TSMR_API const char *tsmr_ctx_device(const tsmr_ctx *ctx);
+/* out: OUT, bytes of live storage on the context's device (MGR.COUNT.4, DEV.BYTES.1). */
+TSMR_API int tsmr_live_bytes(tsmr_ctx *ctx, uint64_t *out);
+
+/* ---- Managers (MGR.ROOT, SUB, CAP, CLOSE, COUNT) -------------------------------- */
+
+/* out: OUT, the root manager's handle. */
+TSMR_API int tsmr_mgr_root(tsmr_ctx *ctx, tsmr_handle *out);
+/* out: OUT, a new open, uncapped sub-manager of parent (MGR.SUB.1-3). */
+TSMR_API int tsmr_mgr_new_sub(tsmr_ctx *ctx, tsmr_handle parent, tsmr_handle *out);
+/* out: OUT, a new sub-manager of resource r's holder, or of the root when r is
+ * detached (MGR.SUB.4). */
+TSMR_API int tsmr_mgr_sub_of(tsmr_ctx *ctx, tsmr_handle r, tsmr_handle *out);
+/* Closes m and its subtree (MGR.CLOSE.1-6); closing a closed manager is a no-op. */
+TSMR_API int tsmr_mgr_close(tsmr_ctx *ctx, tsmr_handle m);
+/* Caps m: it refuses additions from now on (MGR.CAP.1-4). Idempotent. */
+TSMR_API int tsmr_mgr_cap(tsmr_ctx *ctx, tsmr_handle m);
+/* out: OUT, m's state; succeeds for every manager handle ever issued (ABI.INFO.1). */
+TSMR_API int tsmr_mgr_info(tsmr_ctx *ctx, tsmr_handle m, struct tsmr_mgr_info *out);
+/* Writes a text tree of m's subtree with live counts (MGR.COUNT.3) into buf: OUT,
+ * caller-owned, cap bytes, always NUL-terminated when cap > 0, truncated to fit. */
+TSMR_API int tsmr_mgr_dump(tsmr_ctx *ctx, tsmr_handle m, char *buf, size_t cap);
+
+/* ---- Tensors (MGR.CREATE, MGR.OP) ----------------------------------------------- */
+
+/* desc: IN, not retained. data: IN, host memory holding desc's element count of
+ * elements, row-major, or NULL for zeros; not retained. out: OUT, a new tensor owned
+ * by m (MGR.CREATE.1-4). */
+TSMR_API int tsmr_tensor_new(tsmr_ctx *ctx, tsmr_handle m,
+                             const struct tsmr_tensor_desc *desc, const void *data,
+                             tsmr_handle *out);
+/* out: OUT, t's dtype and shape. */
+TSMR_API int tsmr_tensor_desc(tsmr_ctx *ctx, tsmr_handle t, struct tsmr_tensor_desc *out);
+/* Copies t's elements, row-major, to dst: OUT, caller-owned host memory of cap bytes;
+ * cap smaller than t's size is TSMR_EINVAL. */
+TSMR_API int tsmr_tensor_read(tsmr_ctx *ctx, tsmr_handle t, void *dst, size_t cap);
+/* Runs op (enum tsmr_op). inputs: IN, n handles (2 for add/sub/mul/gather/matmul, 1 for
+ * sum/reshape), not retained. params: IN, the target shape for RESHAPE (n_params
+ * extents), else NULL/0; not retained. out_mgr: TSMR_NONE for the default holder rule
+ * (MGR.OP.1/2), else the explicit holder (MGR.OP.3). out: OUT, the result tensor. */
+TSMR_API int tsmr_op(tsmr_ctx *ctx, int op, const tsmr_handle *inputs, int n,
+                     const int64_t *params, int n_params, tsmr_handle out_mgr,
+                     tsmr_handle *out);
+
+/* ---- Resources (MGR.ATTACH, DETACH, TEMP, RET, REL) ----------------------------- */
+
+/* r: moves to m (MGR.ATTACH.1-4). */
+TSMR_API int tsmr_res_attach(tsmr_ctx *ctx, tsmr_handle r, tsmr_handle m);
+/* r: becomes detached (MGR.DETACH.1-3). */
+TSMR_API int tsmr_res_detach(tsmr_ctx *ctx, tsmr_handle r);
+/* r: borrowed into m; the previous holder becomes the lender (MGR.TEMP.1-9). */
+TSMR_API int tsmr_res_temp_attach(tsmr_ctx *ctx, tsmr_handle r, tsmr_handle m);
+/* r: held by m, moves to m's parent (MGR.RET.1-2). */
+TSMR_API int tsmr_res_ret(tsmr_ctx *ctx, tsmr_handle m, tsmr_handle r);
+/* r: released; releasing a released resource succeeds (MGR.REL.1-2). */
+TSMR_API int tsmr_res_release(tsmr_ctx *ctx, tsmr_handle r);
+/* out: OUT, r's state; a released r reports valid = 0 and succeeds (ABI.INFO.1). */
+TSMR_API int tsmr_res_info(tsmr_ctx *ctx, tsmr_handle r, struct tsmr_res_info *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TSMREF_H */

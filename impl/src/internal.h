@@ -1,0 +1,302 @@
+/*
+ * impl/src/internal.h: libtsmref's internal types and cross-file (tsmr__) functions:
+ * the always-on assertion, the intrusive list, the handle encoding, and the context,
+ * manager, tensor, storage and borrow-record structs. Clause ids: MGR.OWN.1-3,
+ * ABI.HANDLE.1, ERR.HANDLE.1, MGR.COUNT.1-2, MGR.COUNT.4.
+ *
+ * Ownership invariant (rule 10): every live tensor sits on exactly one list: its
+ * holder's `owned` list (held, not borrowed), its holder's `borrowed` list (held
+ * through a temporary attach; the borrow stack is non-empty) or the context's
+ * `detached` list. Every open manager except the root sits on its parent's `children`
+ * list. Counters next to each list are kept incrementally.
+ */
+#ifndef TSMR_INTERNAL_H
+#define TSMR_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tsmref.h"
+#include "backend.h"
+
+/* Internal invariants only; never used for caller errors (ERR.NOABORT.1). */
+#define TSMR_ASSERT(x)                                                         \
+  do {                                                                         \
+    if (!(x)) {                                                                \
+      fprintf(stderr, "%s:%d: libtsmref assertion failed: %s\n", __FILE__,     \
+              __LINE__, #x);                                                   \
+      abort();                                                                 \
+    }                                                                          \
+  } while (0)
+
+#define tsmr__container_of(ptr, type, member)                                  \
+  ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/* ---- allocation hook (alloc.c): every host allocation of the library ---------- */
+void *tsmr__alloc(size_t n);   /* RETURN: owned by the caller, free with tsmr__free */
+void *tsmr__realloc(void *p, size_t n); /* like realloc; NULL leaves p intact */
+void tsmr__free(void *p);      /* p: IN, freed; NULL is a no-op */
+/* Fault injection for tests: the k-th allocation from now fails (k >= 1); 0 = off. */
+void tsmr__alloc_fail_nth(uint64_t k);
+
+/* ---- intrusive doubly-linked list (Linux/libuv style) ---------------------- */
+typedef struct tsmr__list {
+  struct tsmr__list *next, *prev;
+} tsmr__list;
+
+#define TSMR__POISON1 ((tsmr__list *)(uintptr_t)0xdead000000000100ull)
+#define TSMR__POISON2 ((tsmr__list *)(uintptr_t)0xdead000000000200ull)
+
+static inline void tsmr__list_init(tsmr__list *h) { h->next = h->prev = h; }
+static inline int tsmr__list_empty(const tsmr__list *h) { return h->next == h; }
+static inline void tsmr__list_add(tsmr__list *h, tsmr__list *n) {
+  n->next = h->next;
+  n->prev = h;
+  h->next->prev = n;
+  h->next = n;
+}
+static inline void tsmr__list_del(tsmr__list *n) {
+  TSMR_ASSERT(n->next != TSMR__POISON1 && "double unlink");
+  n->prev->next = n->next;
+  n->next->prev = n->prev;
+  n->next = TSMR__POISON1;
+  n->prev = TSMR__POISON2;
+}
+
+/* ---- handles: kind:4 | slot:28 | generation:32 --------------------------------- */
+enum { TSMR__KIND_MGR = 1, TSMR__KIND_TENSOR = 2 };
+#define TSMR__SLOT_MAX ((1u << 28) - 1u)
+static inline tsmr_handle tsmr__mkhandle(unsigned kind, uint32_t slot, uint32_t gen) {
+  return ((uint64_t)kind << 60) | ((uint64_t)slot << 32) | gen;
+}
+static inline unsigned tsmr__h_kind(tsmr_handle h) { return (unsigned)(h >> 60); }
+static inline uint32_t tsmr__h_slot(tsmr_handle h) {
+  return (uint32_t)(h >> 32) & TSMR__SLOT_MAX;
+}
+static inline uint32_t tsmr__h_gen(tsmr_handle h) { return (uint32_t)h; }
+
+/* A slot of a handle table. Tensor slots: obj is the live tensor or NULL when free;
+ * gen is the generation of the current (or next) occupant; a handle with a smaller
+ * generation names a released tensor. Manager slots are never reused: obj is NULL
+ * once the manager closed, and flags keeps its last state bits. */
+struct tsmr__slot {
+  void *obj;
+  uint32_t gen;
+  uint32_t aux; /* tensor slots: next free index + 1 (0 = end); manager slots: flags */
+};
+
+struct tsmr__table {
+  struct tsmr__slot *slots;
+  uint32_t len, cap;  /* slots [0, len) were handed out at least once */
+  uint32_t free_head; /* free tensor slot index + 1, 0 = none */
+};
+
+/* ---- objects ------------------------------------------------------------------- */
+enum { TSMR__OPEN = 0, TSMR__CLOSING = 1 }; /* a finished manager has no struct */
+
+struct tsmr__mgr {
+  tsmr__list sib;       /* in parent's children list (not for the root) */
+  tsmr__list children;  /* open child managers */
+  tsmr__list owned;     /* tensors held and not borrowed */
+  tsmr__list borrowed;  /* tensors held through a temporary attach */
+  struct tsmr__mgr *parent;
+  uint64_t n_owned, n_borrowed, n_children;
+  tsmr_handle handle;
+  int state;            /* TSMR__OPEN or TSMR__CLOSING (closing refuses additions) */
+  int capped;
+  int is_root;
+};
+
+struct tsmr__storage {
+  uint64_t refs;        /* live tensors sharing it */
+  size_t nbytes;
+  void *data;           /* device pointer; == small for small host storage */
+  struct tsmr__storage *next_free;
+  union {
+    unsigned char bytes[64];
+    long double align_ld;
+    void *align_p;
+    uint64_t align_u;
+  } small;              /* inline buffer for small host tensors */
+};
+
+/* One record per temporary attach; the stack's top is the latest borrow. */
+struct tsmr__borrow {
+  tsmr_handle lender;   /* previous holder, TSMR_NONE when it was detached */
+  struct tsmr__borrow *below;
+};
+
+struct tsmr__tensor {
+  tsmr__list node;          /* see the ownership invariant above */
+  struct tsmr__mgr *holder; /* NULL when detached */
+  struct tsmr__borrow *borrows; /* top of the borrow stack, NULL when not borrowed */
+  struct tsmr__storage *st;
+  tsmr_handle handle;
+  int dtype, ndim;
+  int64_t shape[TSMR_MAX_DIMS];
+  int64_t numel;
+  struct tsmr__tensor *next_free;
+};
+
+struct tsmr_ctx {
+  const struct tsmr__backend *be;
+  const char *device_name;
+  struct tsmr__table mgrs, tensors;
+  struct tsmr__mgr *root;
+  tsmr__list detached;          /* live tensors with no holder */
+  uint64_t n_detached;
+  uint64_t live_bytes;          /* sum of live storages' bytes (MGR.COUNT.4) */
+  struct tsmr__tensor *free_tensors;   /* recycled structs */
+  struct tsmr__storage *free_storages;
+  struct tsmr__borrow *free_borrows;   /* recycled records, chained through below */
+};
+
+/* handle.c */
+void tsmr__table_free(struct tsmr__table *t);
+int tsmr__table_reserve(struct tsmr__table *t);  /* room for one more new slot */
+uint32_t tsmr__mslot_alloc(struct tsmr__table *t, void *obj); /* after reserve */
+
+#define TSMR__MGR_GEN 1u
+
+/* Tensor slots, inline for the create/release fast path. tslot_ready makes room for
+ * one more slot; tslot_alloc then cannot fail and RETURNs the slot index. unalloc
+ * gives back a slot whose handle was never issued; release bumps the generation.
+ * Lookups: EINVAL for a handle never issued or of the wrong kind; a released tensor
+ * gives 0 with *out = NULL; a closed manager gives 0 with *out = NULL. */
+static inline int tsmr__tslot_ready(struct tsmr__table *t) {
+  return t->free_head ? 0 : tsmr__table_reserve(t);
+}
+
+static inline uint32_t tsmr__tslot_alloc(struct tsmr__table *t, void *obj) {
+  uint32_t idx;
+  if (t->free_head) {
+    idx = t->free_head - 1;
+    t->free_head = t->slots[idx].aux;
+  } else {
+    TSMR_ASSERT(t->len < t->cap && "tsmr__tslot_ready not called");
+    idx = t->len++;
+    t->slots[idx].gen = 1;
+  }
+  t->slots[idx].obj = obj;
+  t->slots[idx].aux = 0;
+  return idx;
+}
+
+static inline void tsmr__tslot_push(struct tsmr__table *t, uint32_t idx) {
+  t->slots[idx].obj = NULL;
+  t->slots[idx].aux = t->free_head;
+  t->free_head = idx + 1;
+}
+
+static inline void tsmr__tslot_unalloc(struct tsmr__table *t, uint32_t idx) {
+  tsmr__tslot_push(t, idx);
+}
+
+static inline void tsmr__tslot_release(struct tsmr__table *t, uint32_t idx) {
+  struct tsmr__slot *s = &t->slots[idx];
+  if (++s->gen == UINT32_MAX) { /* retire: the generation space is used up */
+    s->obj = NULL;
+    return;
+  }
+  tsmr__tslot_push(t, idx);
+}
+
+static inline int tsmr__tensor_get(tsmr_ctx *ctx, tsmr_handle h,
+                                   struct tsmr__tensor **out) {
+  if (tsmr__h_kind(h) != TSMR__KIND_TENSOR) return TSMR_EINVAL;
+  uint32_t idx = tsmr__h_slot(h), gen = tsmr__h_gen(h);
+  if (idx >= ctx->tensors.len || gen == 0) return TSMR_EINVAL;
+  const struct tsmr__slot *s = &ctx->tensors.slots[idx];
+  if (gen < s->gen) {
+    *out = NULL; /* released */
+    return 0;
+  }
+  if (gen != s->gen || !s->obj) return TSMR_EINVAL;
+  *out = s->obj;
+  return 0;
+}
+
+static inline int tsmr__mgr_get(tsmr_ctx *ctx, tsmr_handle h, struct tsmr__mgr **out,
+                                uint32_t *closed_flags) {
+  if (tsmr__h_kind(h) != TSMR__KIND_MGR) return TSMR_EINVAL;
+  uint32_t idx = tsmr__h_slot(h);
+  if (idx >= ctx->mgrs.len || tsmr__h_gen(h) != TSMR__MGR_GEN) return TSMR_EINVAL;
+  const struct tsmr__slot *s = &ctx->mgrs.slots[idx];
+  *out = s->obj;
+  if (closed_flags) *closed_flags = s->aux;
+  return 0;
+}
+
+/* manager.c */
+int tsmr__mgr_create(tsmr_ctx *ctx, struct tsmr__mgr *parent, struct tsmr__mgr **out);
+void tsmr__mgr_close(tsmr_ctx *ctx, struct tsmr__mgr *m); /* also the root */
+/* Returns 0 when m may receive an addition, else TSMR_ECLOSED / TSMR_ECAPPED. */
+int tsmr__mgr_accepts(const struct tsmr__mgr *m);
+
+/* tensor.c */
+/* Creates a tensor held by m (not NULL, already checked) with numel elements (shape
+ * already checked by tsmr__shape_check). st: IN, shared storage
+ * (refs taken here) or NULL to allocate nbytes of fresh storage, zero-filled when
+ * zero != 0. Leaves nothing behind on failure (ENOMEM). */
+int tsmr__tensor_create(tsmr_ctx *ctx, struct tsmr__mgr *m, int dtype, int ndim,
+                        const int64_t *shape, int64_t numel, struct tsmr__storage *st,
+                        int zero, struct tsmr__tensor **out);
+void tsmr__tensor_release(tsmr_ctx *ctx, struct tsmr__tensor *t);
+/* Validates dtype/ndim/extents; numel/nbytes: OUT. EINVAL or ENOMEM (overflow). */
+int tsmr__shape_check(int dtype, int ndim, const int64_t *shape, int64_t *numel,
+                      size_t *nbytes);
+static inline size_t tsmr__dtype_size(int dtype) {
+  return (dtype == TSMR_F32 || dtype == TSMR_I32) ? 4 : 0;
+}
+
+/* Links t into m's owned (or borrowed, when its stack is non-empty) list, or into
+ * the detached list when m is NULL. */
+static inline void tsmr__tensor_link(tsmr_ctx *ctx, struct tsmr__tensor *t,
+                                     struct tsmr__mgr *m) {
+  t->holder = m;
+  if (!m) {
+    TSMR_ASSERT(!t->borrows && "a detached tensor is never borrowed");
+    tsmr__list_add(&ctx->detached, &t->node);
+    ctx->n_detached++;
+  } else if (t->borrows) {
+    tsmr__list_add(&m->borrowed, &t->node);
+    m->n_borrowed++;
+  } else {
+    tsmr__list_add(&m->owned, &t->node);
+    m->n_owned++;
+  }
+}
+
+/* Unlinks t from whatever list it is on (holder owned/borrowed or detached). */
+static inline void tsmr__tensor_unlink(tsmr_ctx *ctx, struct tsmr__tensor *t) {
+  struct tsmr__mgr *m = t->holder;
+  tsmr__list_del(&t->node);
+  if (!m) {
+    TSMR_ASSERT(ctx->n_detached > 0);
+    ctx->n_detached--;
+  } else if (t->borrows) {
+    TSMR_ASSERT(m->n_borrowed > 0);
+    m->n_borrowed--;
+  } else {
+    TSMR_ASSERT(m->n_owned > 0);
+    m->n_owned--;
+  }
+  t->holder = NULL;
+}
+
+/* borrow.c */
+void tsmr__borrow_clear(tsmr_ctx *ctx, struct tsmr__tensor *t); /* frees the stack */
+/* A borrower finished closing: t goes back to its lender (MGR.TEMP.4). */
+void tsmr__borrow_return(tsmr_ctx *ctx, struct tsmr__tensor *t);
+void tsmr__borrow_freelist(tsmr_ctx *ctx);
+
+/* device.c */
+/* be: OUT, the backend of device name (static, not owned). EINVAL for an unknown
+ * name, EDEVICE for a listed but unavailable one. device_name: OUT, static copy. */
+int tsmr__device_backend(const char *name, const struct tsmr__backend **be,
+                         const char **device_name);
+extern const struct tsmr__backend tsmr__cpu_backend;
+
+#endif /* TSMR_INTERNAL_H */

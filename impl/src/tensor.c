@@ -1,0 +1,197 @@
+/*
+ * impl/src/tensor.c: tensors and their refcounted storage: creation, release, the
+ * holder lists, introspection and reads. Clauses: MGR.CREATE.1-4, MGR.REL.1-5,
+ * MGR.OP.9 (views share storage), MGR.COUNT.1, MGR.COUNT.4, DEV.BYTES.1,
+ * ABI.INFO.1, ERR.ATOMIC.1.
+ *
+ * Tensor structs, storage structs and slots are recycled through per-context free
+ * lists, and storages of at most 64 bytes on a host backend use an inline buffer, so
+ * a scoped create + release costs about as much as one malloc + free.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+int tsmr__shape_check(int dtype, int ndim, const int64_t *shape, int64_t *numel,
+                      size_t *nbytes) {
+  if (!tsmr__dtype_size(dtype) || ndim < 0 || ndim > TSMR_MAX_DIMS) return TSMR_EINVAL;
+  if (ndim > 0 && !shape) return TSMR_EINVAL;
+  int64_t n = 1;
+  int overflow = 0, empty = 0;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] < 0) return TSMR_EINVAL;
+    empty |= shape[i] == 0;
+    overflow |= __builtin_mul_overflow(n, shape[i], &n);
+  }
+  if (empty) n = 0;
+  else if (overflow || n > (int64_t)(SIZE_MAX / 8)) return TSMR_ENOMEM;
+  if (numel) *numel = n;
+  if (nbytes) *nbytes = (size_t)n * 4;
+  return 0;
+}
+
+static void tsmr_storage_put(tsmr_ctx *ctx, struct tsmr__storage *s) {
+  TSMR_ASSERT(s->refs > 0 && "storage refcount UAF");
+  if (--s->refs) return;
+  TSMR_ASSERT(ctx->live_bytes >= s->nbytes && "live bytes underflow");
+  ctx->live_bytes -= s->nbytes;
+  if (s->data && s->data != (void *)s->small.bytes) ctx->be->free_mem(s->data);
+  s->data = NULL;
+  s->next_free = ctx->free_storages;
+  ctx->free_storages = s;
+}
+
+static int tsmr_storage_new(tsmr_ctx *ctx, size_t nbytes, int64_t numel, int zero,
+                            struct tsmr__storage **out) {
+  struct tsmr__storage *s = ctx->free_storages;
+  if (s) ctx->free_storages = s->next_free;
+  else if (!(s = tsmr__alloc(sizeof *s))) return TSMR_ENOMEM;
+  s->nbytes = nbytes;
+  s->data = NULL;
+  if (nbytes == 0) {
+    /* empty tensor: no device memory */
+  } else if (ctx->be->host_memory && nbytes <= sizeof s->small.bytes) {
+    s->data = s->small.bytes;
+    if (zero) memset(s->data, 0, nbytes);
+  } else {
+    int rc = ctx->be->alloc(nbytes, &s->data);
+    if (rc == 0 && zero) {
+      rc = ctx->be->fill32(s->data, numel, 0);
+      if (rc) ctx->be->free_mem(s->data);
+    }
+    if (rc) {
+      s->data = NULL;
+      s->next_free = ctx->free_storages;
+      ctx->free_storages = s;
+      return rc;
+    }
+  }
+  s->refs = 1;
+  ctx->live_bytes += nbytes;
+  *out = s;
+  return 0;
+}
+
+int tsmr__tensor_create(tsmr_ctx *ctx, struct tsmr__mgr *m, int dtype, int ndim,
+                        const int64_t *shape, int64_t numel, struct tsmr__storage *st,
+                        int zero, struct tsmr__tensor **out) {
+  size_t nbytes = (size_t)numel * tsmr__dtype_size(dtype);
+  int rc;
+  if ((rc = tsmr__tslot_ready(&ctx->tensors))) return rc;
+  struct tsmr__tensor *t = ctx->free_tensors;
+  if (t) ctx->free_tensors = t->next_free;
+  else if (!(t = tsmr__alloc(sizeof *t))) return TSMR_ENOMEM;
+  if (st) {
+    st->refs++;
+  } else if ((rc = tsmr_storage_new(ctx, nbytes, numel, zero, &st))) {
+    t->next_free = ctx->free_tensors;
+    ctx->free_tensors = t;
+    return rc;
+  }
+  t->st = st;
+  t->borrows = NULL;
+  t->dtype = dtype;
+  t->ndim = ndim;
+  for (int i = 0; i < ndim; i++) t->shape[i] = shape[i];
+  t->numel = numel;
+  uint32_t idx = tsmr__tslot_alloc(&ctx->tensors, t);
+  t->handle = tsmr__mkhandle(TSMR__KIND_TENSOR, idx, ctx->tensors.slots[idx].gen);
+  tsmr__tensor_link(ctx, t, m);
+  *out = t;
+  return 0;
+}
+
+void tsmr__tensor_release(tsmr_ctx *ctx, struct tsmr__tensor *t) {
+  tsmr__tensor_unlink(ctx, t);
+  tsmr__borrow_clear(ctx, t);
+  tsmr_storage_put(ctx, t->st);
+  t->st = NULL;
+  tsmr__tslot_release(&ctx->tensors, tsmr__h_slot(t->handle));
+  t->handle = TSMR_NONE;
+  t->next_free = ctx->free_tensors;
+  ctx->free_tensors = t;
+}
+
+/* ---- public ------------------------------------------------------------------ */
+
+int tsmr_tensor_new(tsmr_ctx *ctx, tsmr_handle mh, const struct tsmr_tensor_desc *desc,
+                    const void *data, tsmr_handle *out) {
+  struct tsmr__mgr *m;
+  struct tsmr__tensor *t;
+  int64_t numel;
+  size_t nbytes;
+  int rc;
+  if (!ctx || !desc || !out) return TSMR_EINVAL;
+  if ((rc = tsmr__mgr_get(ctx, mh, &m, NULL))) return rc;
+  int shape_rc = tsmr__shape_check(desc->dtype, desc->ndim, desc->shape, &numel, &nbytes);
+  if (shape_rc == TSMR_EINVAL) return shape_rc; /* EINVAL first (ERR.ORDER.1) */
+  if (!m) return TSMR_ECLOSED;
+  if ((rc = tsmr__mgr_accepts(m))) return rc;
+  if (shape_rc) return shape_rc; /* too large to allocate: ENOMEM */
+  rc = tsmr__tensor_create(ctx, m, desc->dtype, desc->ndim, desc->shape, numel, NULL,
+                           !data, &t);
+  if (rc) return rc;
+  if (data && nbytes) {
+    if (ctx->be->host_memory) {
+      memcpy(t->st->data, data, nbytes);
+    } else if ((rc = ctx->be->copy_h2d(t->st->data, data, nbytes))) {
+      tsmr__tensor_release(ctx, t);
+      return rc;
+    }
+  }
+  *out = t->handle;
+  return 0;
+}
+
+int tsmr_tensor_desc(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_tensor_desc *out) {
+  struct tsmr__tensor *t;
+  int rc;
+  if (!ctx || !out) return TSMR_EINVAL;
+  if ((rc = tsmr__tensor_get(ctx, th, &t))) return rc;
+  if (!t) return TSMR_ERELEASED;
+  memset(out, 0, sizeof *out);
+  out->dtype = t->dtype;
+  out->ndim = t->ndim;
+  for (int i = 0; i < t->ndim; i++) out->shape[i] = t->shape[i];
+  return 0;
+}
+
+int tsmr_tensor_read(tsmr_ctx *ctx, tsmr_handle th, void *dst, size_t cap) {
+  struct tsmr__tensor *t;
+  int rc;
+  if (!ctx || (!dst && cap)) return TSMR_EINVAL;
+  if ((rc = tsmr__tensor_get(ctx, th, &t))) return rc;
+  if (!t) return TSMR_ERELEASED;
+  size_t n = (size_t)t->numel * tsmr__dtype_size(t->dtype);
+  if (cap < n) return TSMR_EINVAL;
+  if (n == 0) return 0;
+  if (ctx->be->host_memory) {
+    memcpy(dst, t->st->data, n);
+    return 0;
+  }
+  return ctx->be->copy_d2h(dst, t->st->data, n);
+}
+
+int tsmr_res_release(tsmr_ctx *ctx, tsmr_handle th) {
+  struct tsmr__tensor *t;
+  int rc;
+  if (!ctx) return TSMR_EINVAL;
+  if ((rc = tsmr__tensor_get(ctx, th, &t))) return rc;
+  if (t) tsmr__tensor_release(ctx, t); /* releasing a released tensor: MGR.REL.2 */
+  return 0;
+}
+
+int tsmr_res_info(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_res_info *out) {
+  struct tsmr__tensor *t;
+  int rc;
+  if (!ctx || !out) return TSMR_EINVAL;
+  if ((rc = tsmr__tensor_get(ctx, th, &t))) return rc;
+  memset(out, 0, sizeof *out);
+  if (!t) return 0;
+  out->valid = 1;
+  out->borrowed = t->borrows != NULL;
+  out->owner = t->holder ? t->holder->handle : TSMR_NONE;
+  out->lender = t->borrows ? t->borrows->lender : TSMR_NONE;
+  out->nbytes = (uint64_t)t->numel * tsmr__dtype_size(t->dtype);
+  return 0;
+}
