@@ -15,3 +15,17 @@ $(B)/obj/harness/src/%.o: harness/src/%.c
 $(TSM_CTS): $(HARNESS_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) $^ -o $@ -ldl -lm
+
+# The model's own unit tests link the judge's sources but its main.
+TEST_MODEL := $(B)/bin/test-model
+TEST_MODEL_OBJ := $(B)/obj/harness/tests/test_model.o
+ALL_TARGETS += $(TEST_MODEL)
+DEPS += $(TEST_MODEL_OBJ:.o=.d)
+
+$(TEST_MODEL_OBJ): harness/tests/test_model.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Iharness/include -Iharness/src -c $< -o $@
+
+$(TEST_MODEL): $(TEST_MODEL_OBJ) $(filter-out %/main.o,$(HARNESS_OBJ))
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) $^ -o $@ -ldl -lm

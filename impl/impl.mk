@@ -72,19 +72,22 @@ $(TSMREF_CUDA): $(TSMREF_CU_OBJS)
 	$(NVCC) -shared -cudart static $(NVCC_ARCH) -Xcompiler -fPIC -o $@ $^
 endif
 
+# tsmref.pc for a given prefix: $(call tsmref_pc,prefix,output file)
+tsmref_pc = printf '%s\n' 'prefix=$(1)' 'libdir=$${prefix}/lib' \
+  'includedir=$${prefix}/include' '' 'Name: tsmref' \
+  'Description: tsm-cts reference implementation of scoped tensor memory' \
+  'Version: 1.0.0' 'Libs: -L$${libdir} -ltsmref' 'Libs.private: -ldl' \
+  'Cflags: -I$${includedir}' > $(2)
+
 $(TSMREF_PC): impl/impl.mk
 	@mkdir -p $(@D)
-	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' \
-	  'includedir=$${prefix}/include' '' 'Name: tsmref' \
-	  'Description: tsm-cts reference implementation of scoped tensor memory' \
-	  'Version: 1.0.0' 'Libs: -L$${libdir} -ltsmref' 'Libs.private: -ldl' \
-	  'Cflags: -I$${includedir}' > $@
+	$(call tsmref_pc,$(PREFIX),$@)
 
 .PHONY: install-impl
-install-impl: $(TSMREF_LIB) $(TSMREF_STATIC) $(TSMREF_ADAPTER) $(TSMREF_CUDA) $(TSMREF_PC)
+install-impl: $(TSMREF_LIB) $(TSMREF_STATIC) $(TSMREF_ADAPTER) $(TSMREF_CUDA)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
 	  $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 0755 $(TSMREF_LIB) $(TSMREF_ADAPTER) $(TSMREF_CUDA) $(DESTDIR)$(PREFIX)/lib/
 	install -m 0644 $(TSMREF_STATIC) $(DESTDIR)$(PREFIX)/lib/
 	install -m 0644 impl/include/tsmref.h $(DESTDIR)$(PREFIX)/include/
-	install -m 0644 $(TSMREF_PC) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	$(call tsmref_pc,$(PREFIX),$(DESTDIR)$(PREFIX)/lib/pkgconfig/tsmref.pc)

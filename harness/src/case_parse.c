@@ -120,7 +120,7 @@ static int tokenize(struct parser *p, const char *line, size_t len, int lineno,
   lt->t[lt->n].s = "";
   lt->t[lt->n].len = 0;
   /* Missing tokens are reported just after the last one. */
-  lt->t[lt->n].col = lt->n ? lt->t[lt->n - 1].col + (int)lt->t[lt->n - 1].len + 1 : 1;
+  lt->t[lt->n].col = lt->n ? lt->t[lt->n - 1].col + (int)lt->t[lt->n - 1].len : 1;
   return 0;
 }
 

@@ -24,7 +24,7 @@ static void usage(FILE *f) {
   fputs(
       "usage: tsm-cts run --adapter SO [options] [SELECTOR...]\n"
       "       tsm-cts lint [--spec DIR] [PATH...]\n"
-      "       tsm-cts coverage [--spec DIR] [--cases DIR] [--extra DIR]\n"
+      "       tsm-cts coverage [--spec DIR] [--cases DIR] [--extra DIR,DIR...]\n"
       "       tsm-cts list [--spec DIR] [--cases DIR] [SELECTOR...]\n"
       "\n"
       "SELECTOR: a case file or folder, a glob over case ids (managers/temp/*), or a\n"
@@ -61,7 +61,7 @@ static int parse_options(int argc, char **argv, struct options *o) {
   o->jobs = 1;
   o->repeat = 1;
   o->timeout_ms = DEFAULT_TIMEOUT_MS;
-  o->extra = "harness/tests";
+  o->extra = "harness/tests/broken,harness/tests/cases";
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     const char **target = NULL;
@@ -271,6 +271,10 @@ static int case_timeout(const struct cts_case *c, const struct options *o) {
 /* Decides what need not run: NotSupported, Skip, Error. Returns -1 to run it. */
 static int pre_status(const struct cts_case *c, const struct cts_adapter_facts *f,
                       const struct options *o, int device, char **msg) {
+  if (device >= 0 && !f->available[device]) {
+    *msg = printf_dup("device %s is not available: %s", f->device[device], f->reason[device]);
+    return CTS_NOTSUPPORTED;
+  }
   for (size_t i = 0; i < c->n_requires; i++) {
     if (!(f->caps & cts_family_cap(c->requires[i]))) {
       *msg = printf_dup("adapter '%s' does not offer the %s family", f->name, c->requires[i]);
@@ -280,10 +284,6 @@ static int pre_status(const struct cts_case *c, const struct cts_adapter_facts *
   if (cts_case_has_tag(c, "large") && !o->large) {
     *msg = printf_dup("tagged large (run with --large)");
     return CTS_SKIP;
-  }
-  if (device >= 0 && !f->available[device]) {
-    *msg = printf_dup("device %s is not available: %s", f->device[device], f->reason[device]);
-    return CTS_NOTSUPPORTED;
   }
   uint32_t missing = c->ops_used & ~f->ops;
   for (int op = 0; op < 32; op++) {
@@ -379,6 +379,7 @@ static int cmd_run(const struct options *o) {
                 timeout);
     }
   }
+  cts_tap_begin(n_jobs);
   if (f.loaded) {
     printf("# tsm-cts: adapter %s %s (%s), seed %llu, devices:", f.name, f.version, o->adapter,
            o->seed);
@@ -466,9 +467,7 @@ static void scan_extra_citations(struct cts_spec *spec, const char *dir, int *un
   size_t n = 0, cap = 0;
   if (cts_collect_files(dir, "", &files, &n, &cap) != 0) return;
   for (size_t i = 0; i < n; i++) {
-    size_t len = strlen(files[i]);
-    int is_case = len > 4 && !strcmp(files[i] + len - 4, ".tsm");
-    char *text = is_case ? NULL : cts_read_file(files[i], NULL);
+    char *text = cts_read_file(files[i], NULL);
     for (char *p = text; p && (p = strstr(p, "clauses: [")) != NULL;) {
       p += strlen("clauses: [");
       char *end = strchr(p, ']');
@@ -529,7 +528,11 @@ static int cmd_coverage(const struct options *o) {
     free(files[i]);
   }
   free(files);
-  if (o->extra) scan_extra_citations(&spec, o->extra, &errors);
+  char *extra = cts_xstrdup(o->extra ? o->extra : "");
+  char *save = NULL;
+  for (char *dir = strtok_r(extra, ",", &save); dir; dir = strtok_r(NULL, ",", &save))
+    scan_extra_citations(&spec, dir, &errors);
+  free(extra);
   size_t uncovered = 0;
   const char *chapter = NULL;
   size_t ch_total = 0, ch_cov = 0;

@@ -292,7 +292,6 @@ void cts_run_jobs(struct cts_job *jobs, size_t n, const struct cts_run_opts *opt
   size_t *order = cts_xmalloc((n ? n : 1) * sizeof(size_t));
   size_t n_order = 0;
   int number = 0;
-  cts_tap_begin(n);
   for (size_t i = 0; i < n; i++) {
     if (jobs[i].status >= 0) {
       cts_apply_expectation(&jobs[i]);

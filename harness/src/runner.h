@@ -50,8 +50,8 @@ struct cts_run_opts {
 };
 
 void cts_probe_adapter(const char *path, struct cts_adapter_facts *f);
-/* Runs every job whose status is -1; prints TAP lines to stdout as results arrive
- * (the plan first, so `n` must be final). Jobs decided beforehand are printed too. */
+/* Runs every job whose status is -1; prints TAP lines to stdout as results arrive,
+ * after the caller's cts_tap_begin. Jobs decided beforehand are printed first. */
 void cts_run_jobs(struct cts_job *jobs, size_t n, const struct cts_run_opts *opts);
 
 #endif

@@ -58,14 +58,14 @@ fi
 for f in "$TESTS"/parse/bad-*.tsm; do
   pos=$(tr -d ' \r\n' <"${f%.tsm}.pos")
   rc=0
-  out=$("${LIMIT[@]}" "$CTS" lint "$f" 2>&1) || rc=$?
+  # The diagnostics are on stdout (a summary may follow on stderr).
+  out=$("${LIMIT[@]}" "$CTS" lint "$f" 2>"$TMP/lint.err") || rc=$?
   first=$(printf '%s\n' "$out" | head -n 1)
   if [ "$rc" -ne 1 ]; then
     not_ok "lint $f: exit $rc, expected 1"
-    printf '%s\n' "$out" | show
+    { printf '%s\n' "$out"; cat "$TMP/lint.err"; } | show
   elif [[ "$first" != "$f:$pos:"* ]]; then
-    not_ok "lint $f: first line should start with '$f:$pos:'"
-    printf '%s\n' "$out" | show
+    not_ok "lint $f: first line should start with '$f:$pos:', got: $first"
   else
     ok "lint $f -> $pos"
   fi
@@ -207,6 +207,40 @@ if out=$(check_json "$json" Pass 2>&1); then
 else
   not_ok "example adapter: wrong results"
   printf '%s\n' "$out" | show
+fi
+
+# ---- (c2) a device listed as unavailable (DEV.AVAIL.1) ---------------------------------
+
+so="$BUILD/lib/broken_offline_device.so"
+json="$TMP/offline.json"
+rc=0
+"${LIMIT[@]}" "$CTS" run --adapter "$so" --json "$json" "$CASES" --cases "$CASES" \
+  --timeout 2000 >"$TMP/offline.tap" 2>"$TMP/offline.err" || rc=$?
+if [ "$rc" -eq 0 ]; then
+  ok "offline device: tsm-cts exit 0"
+else
+  not_ok "offline device: tsm-cts exit $rc, expected 0"
+fi
+if out=$(python3 - "$json" <<'EOF' 2>&1
+import json, sys
+doc = json.load(open(sys.argv[1]))
+bad = []
+on_gpu = [r for r in doc["results"] if r["device"] == "gpu:0"]
+if not on_gpu:
+    bad.append("no result on the offline device gpu:0")
+for r in on_gpu:
+    if r["status"] != "NotSupported" or "offline for this self-test" not in r["message"]:
+        bad.append(f"{r['case']} on gpu:0: {r['status']}: {r['message']}")
+for r in doc["results"]:
+    if r["device"] == "cpu" and r["status"] not in ("Pass", "NotSupported"):
+        bad.append(f"{r['case']} on cpu: {r['status']}")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+EOF
+); then
+  ok "offline device: NotSupported with the adapter's reason, cpu cases run"
+else
+  not_ok "offline device: $out"
 fi
 
 # ---- (d) TAP and JUnit ---------------------------------------------------------------------

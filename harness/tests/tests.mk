@@ -2,7 +2,8 @@
 # $(BROKEN_ADAPTERS) = $(B)/lib/broken_<name>.so, each the example adapter with one slot
 # or field spoiled; `make selftest` runs harness/tests/run_selftests.sh against them.
 
-BROKEN_NAMES := segv abort hang exit0 abi_major small_struct no_entry null_entry liar bad_device
+BROKEN_NAMES := segv abort hang exit0 abi_major small_struct no_entry null_entry liar bad_device \
+  offline_device
 BROKEN_ADAPTERS := $(patsubst %,$(B)/lib/broken_%.so,$(BROKEN_NAMES))
 BROKEN_OBJ_DIR := $(B)/obj/harness/tests/broken
 # The example adapter once more, its entry renamed so that each broken file can wrap it.

@@ -379,6 +379,7 @@ static int ex_op(void *s, int op, const tsm_handle *inputs, int n, const int64_t
   struct ex_session *S = s;
   struct ex_res *a, *b;
   struct ex_mgr *dst;
+  struct tsm_tensor_desc desc;
   tsm_handle dst_h;
   void *o;
   size_t i, numel;
@@ -398,9 +399,10 @@ static int ex_op(void *s, int op, const tsm_handle *inputs, int n, const int64_t
       memcmp(a->desc.shape, b->desc.shape, (size_t)a->desc.ndim * sizeof a->desc.shape[0]))
     return TSM_ESHAPE; /* MGR.OP.8 */
   if (a->desc.dtype != b->desc.dtype) return TSM_EDTYPE;
-  rc = ex_new_res(S, dst_h, &a->desc, NULL, out);
+  desc = a->desc; /* a copy: ex_new_res may move the array that a points into */
+  rc = ex_new_res(S, dst_h, &desc, NULL, out);
   if (rc) return rc;
-  a = ex_res(S, inputs[0]); /* ex_new_res may have moved the array */
+  a = ex_res(S, inputs[0]); /* re-read after the possible move */
   b = ex_res(S, inputs[1]);
   o = S->res[S->nres - 1].data;
   numel = ex_numel(&a->desc);

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# ci/check.sh: the lanes of `make check`. Every lane runs even when an earlier one
+# failed, so one run shows everything that is wrong; the exit status is 0 only when
+# every lane passed. Lane times are printed so the budget (well under 30 minutes on
+# 2 cores) can be watched.
+set -u
+cd "$(dirname "$0")/.."
+
+CC=${CC:-cc}
+JOBS=${JOBS:-$(nproc)}
+primary=build/check-$(basename "$CC")
+passed=0
+failed=0
+failed_lanes=()
+
+lane() {
+  local name=$1
+  shift
+  local start=$SECONDS
+  echo "=== lane $name: $*"
+  if "$@"; then
+    passed=$((passed + 1))
+    echo "=== lane $name: ok ($((SECONDS - start)) s)"
+  else
+    failed=$((failed + 1))
+    failed_lanes+=("$name")
+    echo "=== lane $name: FAILED ($((SECONDS - start)) s)"
+  fi
+}
+
+need() {
+  command -v "$1" >/dev/null 2>&1 && return 0
+  echo "missing tool '$1': install the Debian package '$2' (apt-get install $2)" >&2
+  return 1
+}
+
+tools() {
+  local ok=0
+  need gcc gcc || ok=1
+  need clang clang || ok=1
+  need python3 python3 || ok=1
+  need make make || ok=1
+  need pkg-config pkg-config || ok=1
+  return $ok
+}
+
+build() { make --no-print-directory -j"$JOBS" BUILD="$1" CC="$2" all; }
+
+cts() { "$primary/bin/tsm-cts" "$@"; }
+
+reference() {
+  mkdir -p "$primary/report"
+  cts run --adapter "$primary/lib/tsmref_adapter.so" -j "$JOBS" \
+    --json "$primary/report/results.json" --junit "$primary/report/junit.xml" cases \
+    >"$primary/report/reference.tap"
+  local rc=$?
+  tail -n 1 "$primary/report/reference.tap"
+  grep -A12 '^not ok' "$primary/report/reference.tap" | head -n 60
+  return $rc
+}
+
+# The same cases on the other compiler's build: the reference must not depend on it.
+reference_other() {
+  local other=$1
+  "$other/bin/tsm-cts" run --adapter "$other/lib/tsmref_adapter.so" -j "$JOBS" cases \
+    >"$other/reference.tap"
+  local rc=$?
+  tail -n 1 "$other/reference.tap"
+  grep -A12 '^not ok' "$other/reference.tap" | head -n 40
+  return $rc
+}
+
+example() {
+  cts run --adapter "$primary/lib/example_adapter.so" -j "$JOBS" cases >"$primary/example.tap"
+  local rc=$?
+  tail -n 1 "$primary/example.tap"
+  grep -A12 '^not ok' "$primary/example.tap" | head -n 40
+  return $rc
+}
+
+# make install into a scratch prefix, then build and run a program against it
+# through pkg-config, as a user of the library would.
+install_lane() {
+  local prefix
+  prefix=$(mktemp -d)
+  make --no-print-directory BUILD="$primary" CC="$CC" PREFIX="$prefix" install >/dev/null || return 1
+  cat >"$prefix/use.c" <<'C'
+#include <stdio.h>
+#include <tsmref.h>
+int main(void) {
+  tsmr_ctx *ctx = NULL;
+  if (tsmr_ctx_open("cpu", &ctx) != 0) return 1;
+  tsmr_ctx_close(ctx);
+  puts("tsmref from the installed prefix: ok");
+  return 0;
+}
+C
+  local flags
+  flags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs tsmref) || return 1
+  "$CC" -std=c11 -Wall -Wextra -Werror "$prefix/use.c" $flags -Wl,-rpath,"$prefix/lib" \
+    -o "$prefix/use" && "$prefix/use" && test -x "$prefix/bin/tsm-cts" &&
+    test -f "$prefix/include/tsm/adapter.h"
+  local rc=$?
+  rm -rf "$prefix"
+  return $rc
+}
+
+other=build/check-clang
+[ "$(basename "$CC")" = clang ] && other=build/check-gcc
+other_cc=clang
+[ "$(basename "$CC")" = clang ] && other_cc=gcc
+
+lane tools tools
+lane build-$(basename "$CC") build "$primary" "$CC"
+lane build-$other_cc build "$other" "$other_cc"
+lane model-tests "$primary/bin/test-model"
+lane lint cts lint cases
+lane coverage cts coverage
+lane reference reference
+lane reference-$other_cc reference_other "$other"
+lane example-adapter example
+lane selftests bash harness/tests/run_selftests.sh "$primary"
+lane install install_lane
+
+echo
+if [ "$failed" -ne 0 ]; then
+  echo "failed lanes: ${failed_lanes[*]}"
+fi
+echo "make check: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
