@@ -116,6 +116,17 @@ static int parse_options(int argc, char **argv, struct options *o) {
   return 0;
 }
 
+/* RETURN the spec folder read into *spec, or NULL (with a message) if it has no clause. */
+static const char *load_spec(const struct options *o, struct cts_spec *spec) {
+  const char *dir = cts_spec_dir(o->spec);
+  if (cts_spec_load(spec, dir) != 0 || spec->n == 0) {
+    fprintf(stderr, "tsm-cts: no spec clauses found in '%s' (use --spec)\n", dir);
+    cts_spec_free(spec);
+    return NULL;
+  }
+  return dir;
+}
+
 /* ---- selecting cases ------------------------------------------------------- */
 
 static int is_clause_selector(const char *s) {
@@ -322,11 +333,8 @@ static int cmd_run(const struct options *o) {
     return 2;
   }
   struct cts_spec spec = {0};
-  const char *spec_dir = cts_spec_dir(o->spec);
-  if (cts_spec_load(&spec, spec_dir) != 0 || spec.n == 0) {
-    fprintf(stderr, "tsm-cts: no spec clauses found in '%s' (use --spec)\n", spec_dir);
-    return 2;
-  }
+  const char *spec_dir = load_spec(o, &spec);
+  if (!spec_dir) return 2;
   struct selection sel = {0};
   char **clause_sel = NULL;
   size_t n_clause_sel = 0;
@@ -425,11 +433,8 @@ static int cmd_run(const struct options *o) {
 
 static int cmd_lint(const struct options *o, int list_only) {
   struct cts_spec spec = {0};
-  const char *spec_dir = cts_spec_dir(o->spec);
-  if (cts_spec_load(&spec, spec_dir) != 0 || spec.n == 0) {
-    fprintf(stderr, "tsm-cts: no spec clauses found in '%s' (use --spec)\n", spec_dir);
-    return 2;
-  }
+  const char *spec_dir = load_spec(o, &spec);
+  if (!spec_dir) return 2;
   struct selection sel = {0};
   char **clause_sel = NULL;
   size_t n_clause_sel = 0;
@@ -494,11 +499,8 @@ static void scan_extra_citations(struct cts_spec *spec, const char *dir, int *un
 
 static int cmd_coverage(const struct options *o) {
   struct cts_spec spec = {0};
-  const char *spec_dir = cts_spec_dir(o->spec);
-  if (cts_spec_load(&spec, spec_dir) != 0 || spec.n == 0) {
-    fprintf(stderr, "tsm-cts: no spec clauses found in '%s' (use --spec)\n", spec_dir);
-    return 2;
-  }
+  const char *spec_dir = load_spec(o, &spec);
+  if (!spec_dir) return 2;
   char **files = NULL;
   size_t n = 0, cap = 0;
   if (cts_collect_files(o->cases, ".tsm", &files, &n, &cap) != 0) {
