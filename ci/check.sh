@@ -69,6 +69,23 @@ example() {
   return $rc
 }
 
+# The thread cases (every case citing SCOPE.THREAD) on a ThreadSanitizer build of the
+# judge and the reference (clang). A race report ends the case process with status 66,
+# which the judge reports as Fail.
+tsan() {
+  local build=build/check-tsan
+  make --no-print-directory -j"$JOBS" BUILD=$build CC=clang SAN=-fsanitize=thread \
+    OPT="-O1 -g" $build/bin/tsm-cts $build/lib/tsmref_adapter.so || return 1
+  TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+    $build/bin/tsm-cts run --adapter $build/lib/tsmref_adapter.so -j "$JOBS" \
+    --timeout 60000 SCOPE.THREAD >$build/tsan.tap
+  local rc=$?
+  tail -n 1 $build/tsan.tap
+  grep -c '^ok' $build/tsan.tap | sed 's/^/cases passed under TSan: /'
+  grep -A20 '^not ok' $build/tsan.tap | head -n 60
+  return $rc
+}
+
 # make install into a scratch prefix, then build and run a program against it
 # through pkg-config, as a user of the library would.
 install_lane() {
@@ -110,6 +127,7 @@ lane coverage cts coverage
 lane reference reference "$primary"
 lane reference-$other_cc reference "$other"
 lane example-adapter example
+lane tsan tsan
 lane selftests bash harness/tests/run_selftests.sh "$primary"
 lane install install_lane
 

@@ -10,11 +10,11 @@ DEPS += $(HARNESS_OBJ:.o=.d)
 
 $(B)/obj/harness/src/%.o: harness/src/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Iharness/include -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -pthread -Iharness/include -c $< -o $@
 
 $(TSM_CTS): $(HARNESS_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) $^ -o $@ -ldl -lm
+	$(CC) $(LDFLAGS_ALL) -pthread $^ -o $@ -ldl -lm
 
 # The model's own unit tests link the judge's sources but its main.
 TEST_MODEL := $(B)/bin/test-model
@@ -28,4 +28,4 @@ $(TEST_MODEL_OBJ): harness/tests/test_model.c
 
 $(TEST_MODEL): $(TEST_MODEL_OBJ) $(filter-out %/main.o,$(HARNESS_OBJ))
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) $^ -o $@ -ldl -lm
+	$(CC) $(LDFLAGS_ALL) -pthread $^ -o $@ -ldl -lm

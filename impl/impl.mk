@@ -17,7 +17,9 @@ TSMREF_STATIC := $(B)/lib/libtsmref.a
 TSMREF_ADAPTER := $(B)/lib/tsmref_adapter.so
 TSMREF_PC := $(B)/lib/pkgconfig/tsmref.pc
 TSMREF_CFLAGS := -Iimpl/include -Iimpl/src $(if $(NVCC),-DTSMREF_HAVE_CUDA=1)
-TSMREF_LDLIBS := -ldl
+# -pthread: each context has a mutex (SCOPE.THREAD.3). The harness links only -ldl -lm
+# and dlopen()s the adapter, so the adapter .so carries -pthread itself.
+TSMREF_LDLIBS := -ldl -pthread
 # Internal (tsmr__) symbols stay hidden; only TSMR_API functions are exported.
 TSMREF_VIS := -fvisibility=hidden -fno-semantic-interposition
 
@@ -39,11 +41,11 @@ DEPS += $(TSMREF_OBJS:.o=.d) $(TSMREF_ADAPTER_OBJ:.o=.d)
 
 $(B)/obj/impl/%.o: impl/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) $(TSMREF_CFLAGS) $(TSMREF_VIS) -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -pthread $(TSMREF_CFLAGS) $(TSMREF_VIS) -c $< -o $@
 
 $(TSMREF_ADAPTER_OBJ): impl/adapter/tsmref_adapter.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Iharness/include -Iimpl/include -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -pthread -Iharness/include -Iimpl/include -c $< -o $@
 
 $(TSMREF_STATIC): $(TSMREF_OBJS)
 	@mkdir -p $(@D)
@@ -76,8 +78,8 @@ endif
 tsmref_pc = printf '%s\n' 'prefix=$(1)' 'libdir=$${prefix}/lib' \
   'includedir=$${prefix}/include' '' 'Name: tsmref' \
   'Description: tsm-cts reference implementation of scoped tensor memory' \
-  'Version: 1.0.0' 'Libs: -L$${libdir} -ltsmref' 'Libs.private: -ldl' \
-  'Cflags: -I$${includedir}' > $(2)
+  'Version: 1.1.0' 'Libs: -L$${libdir} -ltsmref' 'Libs.private: -ldl -pthread' \
+  'Cflags: -I$${includedir} -pthread' > $(2)
 
 $(TSMREF_PC): impl/impl.mk
 	@mkdir -p $(@D)

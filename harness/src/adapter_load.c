@@ -52,7 +52,7 @@ const struct tsm_adapter *cts_adapter_load(const char *path, char *why, size_t w
   return a;
 }
 
-const char *cts_adapter_missing_slot(const struct tsm_adapter *a) {
+const char *cts_adapter_missing_slot(const struct tsm_adapter *a, uint32_t families) {
 #define CTS__REQUIRE(slot) \
   if (!CTS_HAS_SLOT(a, slot)) return #slot;
   CTS__REQUIRE(mgr_root)
@@ -72,6 +72,28 @@ const char *cts_adapter_missing_slot(const struct tsm_adapter *a) {
   CTS__REQUIRE(res_release)
   CTS__REQUIRE(res_info)
   CTS__REQUIRE(live_bytes)
+  if (families & (TSM_CAP_SCOPES | TSM_CAP_COMPOSITES)) {
+    CTS__REQUIRE(res_links)
+  }
+  if (families & TSM_CAP_SCOPES) {
+    CTS__REQUIRE(scope_open)
+    CTS__REQUIRE(scope_dispose)
+    CTS__REQUIRE(scope_move_to_outer)
+    CTS__REQUIRE(scope_move_to_other)
+    CTS__REQUIRE(scope_detach)
+    CTS__REQUIRE(scope_attach)
+    CTS__REQUIRE(scope_dispose_all)
+    CTS__REQUIRE(scope_handover)
+    CTS__REQUIRE(scope_wrapped)
+    CTS__REQUIRE(scope_current)
+    CTS__REQUIRE(scope_info)
+    CTS__REQUIRE(thread_stats)
+  }
+  if (families & TSM_CAP_COMPOSITES) {
+    CTS__REQUIRE(composite_pack)
+    CTS__REQUIRE(composite_list)
+    CTS__REQUIRE(composite_component)
+  }
 #undef CTS__REQUIRE
   return NULL;
 }

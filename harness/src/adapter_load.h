@@ -7,6 +7,7 @@
 #define CTS_ADAPTER_LOAD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tsm/adapter.h"
 
@@ -23,7 +24,8 @@
  * life of the process. */
 const struct tsm_adapter *cts_adapter_load(const char *path, char *why, size_t why_len);
 
-/* The first required manager-family slot the adapter leaves NULL, or NULL. */
-const char *cts_adapter_missing_slot(const struct tsm_adapter *a);
+/* The first slot that the families (enum tsm_cap bits) need and the adapter leaves
+ * NULL, or NULL. */
+const char *cts_adapter_missing_slot(const struct tsm_adapter *a, uint32_t families);
 
 #endif

@@ -28,6 +28,24 @@ enum cts_stmt_kind {
   CTS_CAP,           /* cap a */
   CTS_DUMP,          /* dump a */
   CTS_REPEAT,        /* repeat count { body } */
+  /* scopes (spec/scopes.md) */
+  CTS_SCOPE_OPEN,        /* scope dst = open */
+  CTS_SCOPE_DISPOSE,     /* dispose a */
+  CTS_SCOPE_MOVE_OUTER,  /* move a out of b */
+  CTS_SCOPE_MOVE_OTHER,  /* move a from b to out (-2: none) */
+  CTS_SCOPE_DETACH,      /* detach a from b */
+  CTS_SCOPE_ATTACH,      /* attach a to b (b a scope) */
+  CTS_SCOPE_DISPOSE_ALL, /* dispose everything in a [but list] */
+  CTS_SCOPE_HANDOVER,    /* handover a */
+  CTS_WRAPPED,           /* wrapped dst { body; result x } */
+  CTS_RESULT,            /* result a: the last statement of a wrapped body */
+  /* composites */
+  CTS_PACK,              /* composite dst = pack [list] sorted|unsorted (flag: 1 sorted) */
+  CTS_LIST,              /* composite dst = list [list] */
+  CTS_COMPONENT,         /* tensor dst = component a count */
+  /* threads */
+  CTS_THREAD,            /* thread flag { body }: flag is the thread number, 1.. */
+  CTS_PARALLEL,          /* parallel { thread blocks } */
   /* expectations */
   CTS_EXPECT_OWNER,    /* a's holder == b (b < 0: none) */
   CTS_EXPECT_LENDER,   /* a's lender == b (b < 0: none) */
@@ -40,13 +58,40 @@ enum cts_stmt_kind {
   CTS_EXPECT_VALUES,
   CTS_EXPECT_SHAPE,
   CTS_EXPECT_BYTES,
-  CTS_EXPECT_ERROR     /* inner fails with err */
+  CTS_EXPECT_ERROR,    /* inner fails with err */
+  CTS_EXPECT_SCOPE,    /* a's owning scope == b (-2: none) */
+  CTS_EXPECT_CURRENT,  /* this thread's current scope == b (-2: none) */
+  CTS_EXPECT_MEMBERS,  /* a's member count == count */
+  CTS_EXPECT_OUTER,    /* a's outer scope == b (-2: none) */
+  CTS_EXPECT_COMPOSITE,/* a's composite == b (-2: none) */
+  CTS_EXPECT_ABSENT,   /* component count of a is absent */
+  CTS_EXPECT_STATS     /* flag: enum tsm_kind; stats[] under stats_mask */
+};
+
+#define CTS_FIRST_EXPECT CTS_EXPECT_OWNER
+
+enum cts_stat {
+  CTS_STAT_CREATED_IN,
+  CTS_STAT_CREATED_OUTSIDE,
+  CTS_STAT_DISPOSED_IN,
+  CTS_STAT_DISPOSED_OUTSIDE,
+  CTS_STAT_ATTACHED,
+  CTS_STAT_DETACHED,
+  CTS_STAT_LIVE,
+  CTS_N_STATS
 };
 
 enum cts_create_kind { CTS_ZEROS, CTS_ONES, CTS_FULL, CTS_ARANGE, CTS_VALUES };
-enum cts_state_name { CTS_STATE_OPEN, CTS_STATE_CAPPED, CTS_STATE_CLOSED };
+enum cts_state_name { CTS_STATE_OPEN, CTS_STATE_CAPPED, CTS_STATE_CLOSED, CTS_STATE_DISPOSED };
 
-enum cts_sym_kind { CTS_SYM_MANAGER = 1, CTS_SYM_TENSOR = 2, CTS_SYM_ANY = 3 };
+enum cts_sym_kind {
+  CTS_SYM_MANAGER = 1,
+  CTS_SYM_TENSOR = 2,
+  CTS_SYM_SCOPE = 4,
+  CTS_SYM_COMPOSITE = 8,
+  CTS_SYM_RESOURCE = CTS_SYM_TENSOR | CTS_SYM_COMPOSITE,
+  CTS_SYM_ANY = 15
+};
 
 /* Symbols 0 and 1 are predefined. */
 #define CTS_SYM_ROOT 0
@@ -80,7 +125,11 @@ struct cts_stmt {
   int flag;       /* see the kinds above */
   int err;        /* CTS_EXPECT_ERROR: the expected negative code */
   struct cts_stmt *inner; /* CTS_EXPECT_ERROR */
-  struct cts_block body;  /* CTS_REPEAT */
+  struct cts_block body;  /* CTS_REPEAT, CTS_WRAPPED, CTS_THREAD, CTS_PARALLEL */
+  int *list;              /* symbols: keep list, pack sequences, list items */
+  size_t n_list;
+  int64_t stats[CTS_N_STATS]; /* CTS_EXPECT_STATS */
+  unsigned stats_mask;        /* 1u << enum cts_stat for each counter given */
 };
 
 struct cts_case {
@@ -99,6 +148,9 @@ struct cts_case {
   size_t n_tags;
   int timeout_ms;    /* 0: default */
   uint32_t ops_used; /* 1u << enum tsm_op */
+  uint32_t families; /* enum tsm_cap bits of requires: and of the statements used */
+  char **threads;    /* thread names; thread 0 is the main thread, named "main" */
+  size_t n_threads, cap_threads;
   int uses_dump;
   struct cts_symbol *syms;
   size_t n_syms, cap_syms;

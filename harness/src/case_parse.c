@@ -156,6 +156,18 @@ static int expect_word(struct parser *p, struct line_toks *lt, const char *s) {
 
 /* ---- symbols --------------------------------------------------------------- */
 
+static const char *kind_name(int kind) {
+  switch (kind) {
+    case CTS_SYM_MANAGER: return "manager";
+    case CTS_SYM_TENSOR: return "tensor";
+    case CTS_SYM_SCOPE: return "scope";
+    case CTS_SYM_COMPOSITE: return "composite";
+    case CTS_SYM_RESOURCE: return "tensor or composite";
+    case CTS_SYM_MANAGER | CTS_SYM_SCOPE: return "manager or scope";
+    default: return "name";
+  }
+}
+
 static const char *const reserved[] = {"none", "in", "to", "into", "from", "not", NULL};
 
 static int sym_find(struct cts_case *c, const struct tok *t) {
@@ -189,8 +201,7 @@ static int bind_name(struct parser *p, struct line_toks *lt, int kind) {
   if (s >= 0) {
     if (p->c->syms[s].kind != kind) {
       fail_at(p, lt->line, t->col, "'%.*s' is a %s and cannot be rebound as a %s", (int)t->len,
-              t->s, p->c->syms[s].kind == CTS_SYM_MANAGER ? "manager" : "tensor",
-              kind == CTS_SYM_MANAGER ? "manager" : "tensor");
+              t->s, kind_name(p->c->syms[s].kind), kind_name(kind));
       return -1;
     }
     return s;
@@ -204,13 +215,12 @@ static int bind_name(struct parser *p, struct line_toks *lt, int kind) {
 static int use_name(struct parser *p, struct line_toks *lt, int kind) {
   struct tok *t = next(lt);
   if (t->kind == T_END) {
-    fail_at(p, lt->line, t->col, "expected a %s name at end of line",
-            kind == CTS_SYM_MANAGER ? "manager" : "tensor");
+    fail_at(p, lt->line, t->col, "expected a %s name at end of line", kind_name(kind));
     return -1;
   }
   if (!valid_name(t)) {
-    fail_at(p, lt->line, t->col, "expected a %s name, found '%.*s'",
-            kind == CTS_SYM_MANAGER ? "manager" : "tensor", (int)t->len, t->s);
+    fail_at(p, lt->line, t->col, "expected a %s name, found '%.*s'", kind_name(kind),
+            (int)t->len, t->s);
     return -1;
   }
   int s = sym_find(p->c, t);
@@ -221,11 +231,32 @@ static int use_name(struct parser *p, struct line_toks *lt, int kind) {
   }
   if (!(p->c->syms[s].kind & kind)) {
     fail_at(p, lt->line, t->col, "'%.*s' is a %s, expected a %s", (int)t->len, t->s,
-            p->c->syms[s].kind == CTS_SYM_MANAGER ? "manager" : "tensor",
-            kind == CTS_SYM_MANAGER ? "manager" : "tensor");
+            kind_name(p->c->syms[s].kind), kind_name(kind));
     return -1;
   }
   return s;
+}
+
+/* `[A, B, ...]` of names of the kind; `[]` parses, so that cases can check its refusal. */
+static int use_name_list(struct parser *p, struct line_toks *lt, int kind, int **list,
+                         size_t *n) {
+  size_t cap = 0;
+  if (expect_punct(p, lt, "[")) return -1;
+  if (tok_is(peek(lt), "]")) {
+    next(lt);
+    return 0;
+  }
+  for (;;) {
+    int sym = use_name(p, lt, kind);
+    if (sym < 0) return -1;
+    CTS_PUSH(*list, *n, cap, sym);
+    struct tok *t = next(lt);
+    if (tok_is(t, "]")) return 0;
+    if (!tok_is(t, ",")) {
+      fail_at(p, lt->line, t->col, "expected ',' or ']' in name list");
+      return -1;
+    }
+  }
 }
 
 /* Either `none` (returns -2) or a name of the kind. */
@@ -422,6 +453,76 @@ const char *cts_err_name(int code) {
 static int parse_action(struct parser *p, struct line_toks *lt, struct cts_stmt *st,
                         int binds);
 
+static const char *const component_names[] = {"data", "batch_sizes", "sorted_indices",
+                                              "unsorted_indices", NULL};
+
+/* A component: a packed sequence's name, or a list position. */
+static int parse_component_index(struct parser *p, struct line_toks *lt, int64_t *out) {
+  struct tok *t = peek(lt);
+  for (int i = 0; component_names[i]; i++) {
+    if (tok_is(t, component_names[i])) {
+      next(lt);
+      *out = i;
+      return 0;
+    }
+  }
+  return parse_int(p, lt, 0, out, "a component name or position");
+}
+
+static int parse_binding_rhs(struct parser *p, struct line_toks *lt, struct cts_stmt *st,
+                             int kind) {
+  struct tok *verb = peek(lt);
+  switch (kind) {
+    case CTS_SYM_MANAGER:
+      next(lt);
+      if (tok_is(verb, "sub")) {
+        st->kind = CTS_MGR_SUB;
+        return (st->a = use_name(p, lt, CTS_SYM_MANAGER)) < 0 ? -1 : 0;
+      }
+      if (tok_is(verb, "sub_of")) {
+        st->kind = CTS_MGR_SUB_OF;
+        return (st->a = use_name(p, lt, CTS_SYM_RESOURCE)) < 0 ? -1 : 0;
+      }
+      fail_at(p, lt->line, verb->col, "expected 'sub' or 'sub_of'%s",
+              verb->kind == T_END ? " at end of line" : "");
+      return -1;
+    case CTS_SYM_SCOPE:
+      p->c->families |= TSM_CAP_SCOPES;
+      st->kind = CTS_SCOPE_OPEN;
+      return expect_word(p, lt, "open");
+    case CTS_SYM_COMPOSITE:
+      next(lt);
+      p->c->families |= TSM_CAP_COMPOSITES;
+      if (tok_is(verb, "pack")) {
+        st->kind = CTS_PACK;
+        if (use_name_list(p, lt, CTS_SYM_RESOURCE, &st->list, &st->n_list)) return -1;
+        struct tok *order = next(lt);
+        if (!tok_is(order, "sorted") && !tok_is(order, "unsorted")) {
+          fail_at(p, lt->line, order->col, "expected 'sorted' or 'unsorted'");
+          return -1;
+        }
+        st->flag = tok_is(order, "sorted");
+        return 0;
+      }
+      if (tok_is(verb, "list")) {
+        st->kind = CTS_LIST;
+        return use_name_list(p, lt, CTS_SYM_RESOURCE, &st->list, &st->n_list);
+      }
+      fail_at(p, lt->line, verb->col, "expected 'pack' or 'list'%s",
+              verb->kind == T_END ? " at end of line" : "");
+      return -1;
+    default:
+      if (tok_is(verb, "component")) {
+        next(lt);
+        p->c->families |= TSM_CAP_COMPOSITES;
+        st->kind = CTS_COMPONENT;
+        if ((st->a = use_name(p, lt, CTS_SYM_COMPOSITE)) < 0) return -1;
+        return parse_component_index(p, lt, &st->count);
+      }
+      return parse_tensor_rhs(p, lt, st);
+  }
+}
+
 static int parse_expect(struct parser *p, struct line_toks *lt, struct cts_stmt *st,
                         struct tok *kw) {
   struct tok *what = next(lt);
@@ -457,7 +558,7 @@ static int parse_expect(struct parser *p, struct line_toks *lt, struct cts_stmt 
   (void)kw;
   if (tok_is(what, "owner") || tok_is(what, "lender")) {
     st->kind = tok_is(what, "owner") ? CTS_EXPECT_OWNER : CTS_EXPECT_LENDER;
-    if ((st->a = use_name(p, lt, CTS_SYM_TENSOR)) < 0) return -1;
+    if ((st->a = use_name(p, lt, CTS_SYM_RESOURCE)) < 0) return -1;
     if (expect_punct(p, lt, "==")) return -1;
     if ((st->b = use_name_or_none(p, lt, CTS_SYM_MANAGER)) == -1) return -1;
     return 0;
@@ -469,12 +570,12 @@ static int parse_expect(struct parser *p, struct line_toks *lt, struct cts_stmt 
       if (expect_word(p, lt, "borrowed")) return -1;
       st->flag = 0;
     }
-    return (st->a = use_name(p, lt, CTS_SYM_TENSOR)) < 0 ? -1 : 0;
+    return (st->a = use_name(p, lt, CTS_SYM_RESOURCE)) < 0 ? -1 : 0;
   }
   if (tok_is(what, "valid") || tok_is(what, "released")) {
     st->kind = CTS_EXPECT_VALID;
     st->flag = tok_is(what, "valid");
-    return (st->a = use_name(p, lt, CTS_SYM_TENSOR)) < 0 ? -1 : 0;
+    return (st->a = use_name(p, lt, CTS_SYM_RESOURCE)) < 0 ? -1 : 0;
   }
   if (tok_is(what, "count") || tok_is(what, "children")) {
     st->kind = tok_is(what, "count") ? CTS_EXPECT_COUNT : CTS_EXPECT_CHILDREN;
@@ -484,19 +585,89 @@ static int parse_expect(struct parser *p, struct line_toks *lt, struct cts_stmt 
   }
   if (tok_is(what, "state")) {
     st->kind = CTS_EXPECT_STATE;
-    if ((st->a = use_name(p, lt, CTS_SYM_MANAGER)) < 0) return -1;
+    if ((st->a = use_name(p, lt, CTS_SYM_MANAGER | CTS_SYM_SCOPE)) < 0) return -1;
     if (expect_punct(p, lt, "==")) return -1;
+    int scope = p->c->syms[st->a].kind == CTS_SYM_SCOPE;
     struct tok *t = next(lt);
     if (tok_is(t, "open")) {
       st->flag = CTS_STATE_OPEN;
-    } else if (tok_is(t, "capped")) {
+    } else if (!scope && tok_is(t, "capped")) {
       st->flag = CTS_STATE_CAPPED;
-    } else if (tok_is(t, "closed")) {
+    } else if (!scope && tok_is(t, "closed")) {
       st->flag = CTS_STATE_CLOSED;
+    } else if (scope && tok_is(t, "disposed")) {
+      st->flag = CTS_STATE_DISPOSED;
     } else {
-      fail_at(p, lt->line, t->col, "expected open, capped or closed");
+      fail_at(p, lt->line, t->col, scope ? "expected open or disposed"
+                                         : "expected open, capped or closed");
       return -1;
     }
+    return 0;
+  }
+  if (tok_is(what, "scope") || tok_is(what, "composite")) {
+    int scope = tok_is(what, "scope");
+    st->kind = scope ? CTS_EXPECT_SCOPE : CTS_EXPECT_COMPOSITE;
+    p->c->families |= scope ? TSM_CAP_SCOPES : TSM_CAP_COMPOSITES;
+    if ((st->a = use_name(p, lt, scope ? CTS_SYM_RESOURCE : CTS_SYM_TENSOR)) < 0) return -1;
+    if (expect_punct(p, lt, "==")) return -1;
+    return (st->b = use_name_or_none(p, lt, scope ? CTS_SYM_SCOPE : CTS_SYM_COMPOSITE)) == -1
+               ? -1
+               : 0;
+  }
+  if (tok_is(what, "current")) {
+    st->kind = CTS_EXPECT_CURRENT;
+    p->c->families |= TSM_CAP_SCOPES;
+    if (expect_punct(p, lt, "==")) return -1;
+    return (st->b = use_name_or_none(p, lt, CTS_SYM_SCOPE)) == -1 ? -1 : 0;
+  }
+  if (tok_is(what, "members")) {
+    st->kind = CTS_EXPECT_MEMBERS;
+    p->c->families |= TSM_CAP_SCOPES;
+    if ((st->a = use_name(p, lt, CTS_SYM_SCOPE)) < 0) return -1;
+    if (expect_punct(p, lt, "==")) return -1;
+    return parse_int(p, lt, 0, &st->count, "a member count");
+  }
+  if (tok_is(what, "outer")) {
+    st->kind = CTS_EXPECT_OUTER;
+    p->c->families |= TSM_CAP_SCOPES;
+    if ((st->a = use_name(p, lt, CTS_SYM_SCOPE)) < 0) return -1;
+    if (expect_punct(p, lt, "==")) return -1;
+    return (st->b = use_name_or_none(p, lt, CTS_SYM_SCOPE)) == -1 ? -1 : 0;
+  }
+  if (tok_is(what, "absent")) {
+    st->kind = CTS_EXPECT_ABSENT;
+    p->c->families |= TSM_CAP_COMPOSITES;
+    if ((st->a = use_name(p, lt, CTS_SYM_COMPOSITE)) < 0) return -1;
+    return parse_component_index(p, lt, &st->count);
+  }
+  if (tok_is(what, "stats")) {
+    static const char *const counters[CTS_N_STATS] = {
+        "created_in", "created_outside", "disposed_in", "disposed_outside",
+        "attached",   "detached",        "live"};
+    st->kind = CTS_EXPECT_STATS;
+    p->c->families |= TSM_CAP_SCOPES;
+    struct tok *k = next(lt);
+    if (!tok_is(k, "tensor") && !tok_is(k, "composite")) {
+      fail_at(p, lt->line, k->col, "expected 'tensor' or 'composite'");
+      return -1;
+    }
+    st->flag = tok_is(k, "tensor") ? TSM_KIND_TENSOR : TSM_KIND_COMPOSITE;
+    if (expect_punct(p, lt, "==")) return -1;
+    do {
+      struct tok *name = next(lt);
+      int which = -1;
+      for (int i = 0; i < CTS_N_STATS; i++)
+        if (tok_is(name, counters[i])) which = i;
+      if (which < 0) {
+        fail_at(p, lt->line, name->col, "expected a counter: created_in, created_outside, "
+                "disposed_in, disposed_outside, attached, detached or live");
+        return -1;
+      }
+      if (parse_int(p, lt, which == CTS_STAT_LIVE ? -(int64_t)9e15 : 0, &st->stats[which],
+                    "a count"))
+        return -1;
+      st->stats_mask |= 1u << which;
+    } while (peek(lt)->kind != T_END);
     return 0;
   }
   if (tok_is(what, "parent")) {
@@ -531,8 +702,12 @@ static int parse_action(struct parser *p, struct line_toks *lt, struct cts_stmt 
                         int binds) {
   struct tok *kw = next(lt);
   st->dst = st->a = st->b = st->out = -1;
-  if (tok_is(kw, "manager") || tok_is(kw, "tensor")) {
-    int kind = tok_is(kw, "manager") ? CTS_SYM_MANAGER : CTS_SYM_TENSOR;
+  if (tok_is(kw, "manager") || tok_is(kw, "tensor") || tok_is(kw, "scope") ||
+      tok_is(kw, "composite")) {
+    int kind = tok_is(kw, "manager")  ? CTS_SYM_MANAGER
+               : tok_is(kw, "tensor") ? CTS_SYM_TENSOR
+               : tok_is(kw, "scope")  ? CTS_SYM_SCOPE
+                                      : CTS_SYM_COMPOSITE;
     /* Bind after the right-hand side so `tensor x = add x x` uses the old x. */
     int name_pos = lt->pos;
     struct tok *name = next(lt);
@@ -542,22 +717,7 @@ static int parse_action(struct parser *p, struct line_toks *lt, struct cts_stmt 
       return -1;
     }
     if (expect_punct(p, lt, "=")) return -1;
-    if (kind == CTS_SYM_MANAGER) {
-      struct tok *verb = next(lt);
-      if (tok_is(verb, "sub")) {
-        st->kind = CTS_MGR_SUB;
-        if ((st->a = use_name(p, lt, CTS_SYM_MANAGER)) < 0) return -1;
-      } else if (tok_is(verb, "sub_of")) {
-        st->kind = CTS_MGR_SUB_OF;
-        if ((st->a = use_name(p, lt, CTS_SYM_TENSOR)) < 0) return -1;
-      } else {
-        fail_at(p, lt->line, verb->col, "expected 'sub' or 'sub_of'%s",
-                verb->kind == T_END ? " at end of line" : "");
-        return -1;
-      }
-    } else if (parse_tensor_rhs(p, lt, st)) {
-      return -1;
-    }
+    if (parse_binding_rhs(p, lt, st, kind)) return -1;
     int end_pos = lt->pos;
     lt->pos = name_pos;
     int sym = binds ? bind_name(p, lt, kind) : -1;
@@ -566,7 +726,7 @@ static int parse_action(struct parser *p, struct line_toks *lt, struct cts_stmt 
       int s = sym_find(p->c, name);
       if (s >= 0 && (s == CTS_SYM_ROOT || s == CTS_SYM_BOGUS || p->c->syms[s].kind != kind)) {
         fail_at(p, lt->line, name->col, "'%.*s' cannot be bound as a %s here", (int)name->len,
-                name->s, kind == CTS_SYM_MANAGER ? "manager" : "tensor");
+                name->s, kind_name(kind));
         return -1;
       }
       sym = s; /* may be -1: no binding */
@@ -577,21 +737,68 @@ static int parse_action(struct parser *p, struct line_toks *lt, struct cts_stmt 
     lt->pos = end_pos;
     return 0;
   }
-  if (tok_is(kw, "attach") || tok_is(kw, "borrow") || tok_is(kw, "ret")) {
-    st->kind = tok_is(kw, "attach") ? CTS_ATTACH : tok_is(kw, "borrow") ? CTS_BORROW : CTS_RET;
-    if ((st->a = use_name(p, lt, CTS_SYM_TENSOR)) < 0) return -1;
-    if (expect_word(p, lt, st->kind == CTS_ATTACH ? "to" : st->kind == CTS_BORROW ? "into" : "from"))
-      return -1;
+  if (tok_is(kw, "attach")) {
+    if ((st->a = use_name(p, lt, CTS_SYM_RESOURCE)) < 0 || expect_word(p, lt, "to")) return -1;
+    if ((st->b = use_name(p, lt, CTS_SYM_MANAGER | CTS_SYM_SCOPE)) < 0) return -1;
+    st->kind = p->c->syms[st->b].kind == CTS_SYM_SCOPE ? CTS_SCOPE_ATTACH : CTS_ATTACH;
+    if (st->kind == CTS_SCOPE_ATTACH) p->c->families |= TSM_CAP_SCOPES;
+    return 0;
+  }
+  if (tok_is(kw, "borrow") || tok_is(kw, "ret")) {
+    st->kind = tok_is(kw, "borrow") ? CTS_BORROW : CTS_RET;
+    if ((st->a = use_name(p, lt, CTS_SYM_RESOURCE)) < 0) return -1;
+    if (expect_word(p, lt, st->kind == CTS_BORROW ? "into" : "from")) return -1;
     return (st->b = use_name(p, lt, CTS_SYM_MANAGER)) < 0 ? -1 : 0;
   }
-  if (tok_is(kw, "detach") || tok_is(kw, "release")) {
-    st->kind = tok_is(kw, "detach") ? CTS_DETACH : CTS_RELEASE;
-    return (st->a = use_name(p, lt, CTS_SYM_TENSOR)) < 0 ? -1 : 0;
+  if (tok_is(kw, "detach")) {
+    st->kind = CTS_DETACH;
+    if ((st->a = use_name(p, lt, CTS_SYM_RESOURCE)) < 0) return -1;
+    if (!tok_is(peek(lt), "from")) return 0;
+    next(lt);
+    st->kind = CTS_SCOPE_DETACH;
+    p->c->families |= TSM_CAP_SCOPES;
+    return (st->b = use_name(p, lt, CTS_SYM_SCOPE)) < 0 ? -1 : 0;
+  }
+  if (tok_is(kw, "release")) {
+    st->kind = CTS_RELEASE;
+    return (st->a = use_name(p, lt, CTS_SYM_RESOURCE)) < 0 ? -1 : 0;
   }
   if (tok_is(kw, "close") || tok_is(kw, "cap") || tok_is(kw, "dump")) {
     st->kind = tok_is(kw, "close") ? CTS_CLOSE : tok_is(kw, "cap") ? CTS_CAP : CTS_DUMP;
     if (st->kind == CTS_DUMP) p->c->uses_dump = 1;
     return (st->a = use_name(p, lt, CTS_SYM_MANAGER)) < 0 ? -1 : 0;
+  }
+  if (tok_is(kw, "dispose") || tok_is(kw, "handover")) {
+    p->c->families |= TSM_CAP_SCOPES;
+    st->kind = tok_is(kw, "dispose") ? CTS_SCOPE_DISPOSE : CTS_SCOPE_HANDOVER;
+    if (st->kind == CTS_SCOPE_DISPOSE && tok_is(peek(lt), "everything")) {
+      next(lt);
+      st->kind = CTS_SCOPE_DISPOSE_ALL;
+      if (expect_word(p, lt, "in")) return -1;
+      if ((st->a = use_name(p, lt, CTS_SYM_SCOPE)) < 0) return -1;
+      if (!tok_is(peek(lt), "but")) return 0;
+      next(lt);
+      st->flag = 1;
+      return use_name_list(p, lt, CTS_SYM_RESOURCE, &st->list, &st->n_list);
+    }
+    return (st->a = use_name(p, lt, CTS_SYM_SCOPE)) < 0 ? -1 : 0;
+  }
+  if (tok_is(kw, "move")) {
+    p->c->families |= TSM_CAP_SCOPES;
+    if ((st->a = use_name(p, lt, CTS_SYM_RESOURCE)) < 0) return -1;
+    struct tok *how = next(lt);
+    if (tok_is(how, "out")) {
+      st->kind = CTS_SCOPE_MOVE_OUTER;
+      if (expect_word(p, lt, "of")) return -1;
+      return (st->b = use_name(p, lt, CTS_SYM_SCOPE)) < 0 ? -1 : 0;
+    }
+    if (!tok_is(how, "from")) {
+      fail_at(p, lt->line, how->col, "expected 'out of' or 'from'");
+      return -1;
+    }
+    st->kind = CTS_SCOPE_MOVE_OTHER;
+    if ((st->b = use_name(p, lt, CTS_SYM_SCOPE)) < 0 || expect_word(p, lt, "to")) return -1;
+    return (st->out = use_name_or_none(p, lt, CTS_SYM_SCOPE)) == -1 ? -1 : 0;
   }
   if (kw->kind == T_END)
     fail_at(p, lt->line, kw->col, "expected a statement");
@@ -775,9 +982,116 @@ static int parse_frontmatter(struct parser *p, struct text_cursor *tc) {
 
 #define MAX_DEPTH 16
 
+/* An open block and what it allows inside. */
+struct open_block {
+  struct cts_stmt *st;   /* the repeat, wrapped, thread or parallel statement */
+  int in_parallel;       /* inside a parallel block: actions and repeat only */
+  int in_thread;         /* inside a thread block: no nested threads */
+  struct tok result_name; /* wrapped: the name to bind at '}' */
+  char name_buf[64];
+};
+
+static int thread_number(struct cts_case *c, const struct tok *t) {
+  if (c->n_threads == 0) CTS_PUSH(c->threads, c->n_threads, c->cap_threads, cts_xstrdup("main"));
+  for (size_t i = 0; i < c->n_threads; i++)
+    if (strlen(c->threads[i]) == t->len && !memcmp(c->threads[i], t->s, t->len)) return (int)i;
+  CTS_PUSH(c->threads, c->n_threads, c->cap_threads, tok_str(t));
+  return (int)c->n_threads - 1;
+}
+
+/* Opens a block statement (repeat, wrapped, thread, parallel); the `{` ends the line. */
+static int parse_block_head(struct parser *p, struct line_toks *lt, struct cts_stmt *st,
+                            struct open_block *outer, struct open_block *ob) {
+  struct tok *kw = next(lt);
+  memset(ob, 0, sizeof *ob);
+  ob->in_parallel = outer ? outer->in_parallel : 0;
+  ob->in_thread = outer ? outer->in_thread : 0;
+  if (tok_is(kw, "repeat")) {
+    st->kind = CTS_REPEAT;
+    if (parse_int(p, lt, 0, &st->count, "a repeat count")) return -1;
+  } else if (tok_is(kw, "wrapped")) {
+    st->kind = CTS_WRAPPED;
+    p->c->families |= TSM_CAP_SCOPES;
+    struct tok *name = next(lt);
+    if (!valid_name(name) || name->len >= sizeof ob->name_buf) {
+      fail_at(p, lt->line, name->col, "expected the name the result is bound to");
+      return -1;
+    }
+    memcpy(ob->name_buf, name->s, name->len);
+    ob->result_name = *name;
+    ob->result_name.s = ob->name_buf;
+  } else if (tok_is(kw, "thread")) {
+    if (ob->in_thread) {
+      fail_at(p, lt->line, kw->col, "thread blocks do not nest");
+      return -1;
+    }
+    if (outer && outer->st->kind != CTS_PARALLEL && ob->in_parallel) {
+      fail_at(p, lt->line, kw->col, "a thread block goes directly inside 'parallel'");
+      return -1;
+    }
+    st->kind = CTS_THREAD;
+    p->c->families |= TSM_CAP_THREADS;
+    struct tok *name = next(lt);
+    if (!valid_name(name) || tok_is(name, "main")) {
+      fail_at(p, lt->line, name->col, "expected a worker thread name");
+      return -1;
+    }
+    st->flag = thread_number(p->c, name);
+    ob->in_thread = 1;
+  } else {
+    if (ob->in_thread || ob->in_parallel) {
+      fail_at(p, lt->line, kw->col, "'parallel' does not go inside a thread block");
+      return -1;
+    }
+    st->kind = CTS_PARALLEL;
+    p->c->families |= TSM_CAP_THREADS;
+    ob->in_parallel = 1;
+  }
+  ob->st = st;
+  return expect_punct(p, lt, "{");
+}
+
+/* Closes a block at `}`; a wrapped block binds its result name. */
+static int close_block(struct parser *p, struct open_block *ob, int line, int col) {
+  struct cts_stmt *st = ob->st;
+  if (st->kind == CTS_PARALLEL) {
+    for (size_t i = 0; i < st->body.n; i++) {
+      for (size_t k = 0; k < i; k++) {
+        if (st->body.items[k].flag == st->body.items[i].flag) {
+          fail_at(p, st->body.items[i].line, st->body.items[i].col,
+                  "each thread appears once in a parallel block");
+          return -1;
+        }
+      }
+    }
+    return 0;
+  }
+  if (st->kind != CTS_WRAPPED) return 0;
+  if (st->body.n == 0 || st->body.items[st->body.n - 1].kind != CTS_RESULT) {
+    fail_at(p, line, col, "a wrapped block ends with 'result NAME'");
+    return -1;
+  }
+  int kind = p->c->syms[st->body.items[st->body.n - 1].a].kind;
+  struct line_toks one;
+  one.t[0] = ob->result_name;
+  one.t[0].s = ob->name_buf; /* the block record moved since the head was parsed */
+  one.t[0].kind = T_WORD;
+  one.t[1].kind = T_END;
+  one.n = 1;
+  one.pos = 0;
+  one.line = st->line;
+  st->dst = bind_name(p, &one, kind == CTS_SYM_ANY ? CTS_SYM_TENSOR : kind);
+  return st->dst < 0 ? -1 : 0;
+}
+
+static int is_block_keyword(const struct tok *t) {
+  return tok_is(t, "repeat") || tok_is(t, "wrapped") || tok_is(t, "thread") ||
+         tok_is(t, "parallel");
+}
+
 static int parse_body(struct parser *p, struct text_cursor *tc) {
   struct cts_block *stack[MAX_DEPTH];
-  struct cts_stmt *open_repeat[MAX_DEPTH];
+  struct open_block open[MAX_DEPTH];
   int depth = 0;
   stack[0] = &p->c->body;
   struct line_toks *lt = cts_xmalloc(sizeof *lt);
@@ -791,14 +1105,28 @@ static int parse_body(struct parser *p, struct text_cursor *tc) {
     }
     if (lt->n == 0) continue;
     struct tok *first = peek(lt);
+    struct open_block *top = depth ? &open[depth - 1] : NULL;
     if (tok_is(first, "}")) {
       if (depth == 0) {
-        fail_at(p, lt->line, first->col, "'}' without an open 'repeat'");
+        fail_at(p, lt->line, first->col, "'}' without an open block");
         rc = -1;
         break;
       }
       next(lt);
+      rc = close_block(p, top, lt->line, first->col);
       depth--;
+    } else if (top && top->st->kind == CTS_WRAPPED && top->st->body.n &&
+               top->st->body.items[top->st->body.n - 1].kind == CTS_RESULT) {
+      fail_at(p, lt->line, first->col, "'result' must be the last statement of its block");
+      rc = -1;
+    } else if (top && top->st->kind == CTS_PARALLEL && !tok_is(first, "thread")) {
+      fail_at(p, lt->line, first->col, "a parallel block holds only thread blocks");
+      rc = -1;
+    } else if (top && top->in_parallel && top->st->kind != CTS_PARALLEL &&
+               (tok_is(first, "expect") || tok_is(first, "wrapped") || tok_is(first, "dump"))) {
+      fail_at(p, lt->line, first->col,
+              "a thread inside 'parallel' holds only actions and repeat: check after the block");
+      rc = -1;
     } else {
       struct cts_stmt st;
       memset(&st, 0, sizeof st);
@@ -812,13 +1140,19 @@ static int parse_body(struct parser *p, struct text_cursor *tc) {
       trim(&txt, &tl);
       st.text = cts_xstrndup(txt, tl);
       st.dst = st.a = st.b = st.out = -1;
-      if (tok_is(first, "repeat")) {
+      struct open_block ob;
+      int opens = is_block_keyword(first);
+      if (opens) {
+        rc = parse_block_head(p, lt, &st, top, &ob);
+      } else if (tok_is(first, "result")) {
         next(lt);
-        st.kind = CTS_REPEAT;
-        if (parse_int(p, lt, 0, &st.count, "a repeat count") || expect_punct(p, lt, "{")) {
-          free(st.text);
+        st.kind = CTS_RESULT;
+        if (!top || top->st->kind != CTS_WRAPPED) {
+          fail_at(p, lt->line, first->col, "'result' belongs at the end of a wrapped block");
           rc = -1;
-          break;
+        } else {
+          st.a = use_name(p, lt, CTS_SYM_RESOURCE);
+          if (st.a < 0) rc = -1;
         }
       } else if (tok_is(first, "expect")) {
         next(lt);
@@ -829,17 +1163,19 @@ static int parse_body(struct parser *p, struct text_cursor *tc) {
       struct cts_block *blk = stack[depth];
       CTS_PUSH(blk->items, blk->n, blk->cap, st);
       if (rc) break;
-      if (st.kind == CTS_REPEAT) {
+      if (opens) {
         if (depth + 1 == MAX_DEPTH) {
-          fail_at(p, lt->line, first->col, "repeat blocks nest at most %d deep", MAX_DEPTH - 1);
+          fail_at(p, lt->line, first->col, "blocks nest at most %d deep", MAX_DEPTH - 1);
           rc = -1;
           break;
         }
-        open_repeat[depth] = &blk->items[blk->n - 1];
-        stack[depth + 1] = &open_repeat[depth]->body;
+        ob.st = &blk->items[blk->n - 1];
+        open[depth] = ob;
+        stack[depth + 1] = &ob.st->body;
         depth++;
       }
     }
+    if (rc) break;
     struct tok *rest = peek(lt);
     if (rest->kind != T_END) {
       fail_at(p, lt->line, rest->col, "unexpected '%.*s' after the statement", (int)rest->len,
@@ -848,8 +1184,12 @@ static int parse_body(struct parser *p, struct text_cursor *tc) {
     }
   }
   if (rc == 0 && depth > 0) {
-    struct cts_stmt *r = open_repeat[depth - 1];
-    fail_at(p, r->line, r->col, "'repeat' block is not closed with '}'");
+    struct cts_stmt *r = open[depth - 1].st;
+    fail_at(p, r->line, r->col, "'%s' block is not closed with '}'",
+            r->kind == CTS_REPEAT    ? "repeat"
+            : r->kind == CTS_WRAPPED ? "wrapped"
+            : r->kind == CTS_THREAD  ? "thread"
+                                     : "parallel");
     rc = -1;
   }
   free(lt);
@@ -898,6 +1238,8 @@ struct cts_case *cts_case_parse(const char *path, const char *text,
     c->requires[0] = cts_xstrdup("managers");
     c->n_requires = 1;
   }
+  for (size_t i = 0; i < c->n_requires; i++) c->families |= cts_family_cap(c->requires[i]);
+  if (c->n_threads == 0) CTS_PUSH(c->threads, c->n_threads, c->cap_threads, cts_xstrdup("main"));
   return c;
 }
 
@@ -926,6 +1268,7 @@ static void free_block(struct cts_block *b) {
 static void free_stmt(struct cts_stmt *st) {
   free(st->text);
   free(st->vals);
+  free(st->list);
   if (st->inner) {
     free_stmt(st->inner);
     free(st->inner);
@@ -950,6 +1293,7 @@ void cts_case_free(struct cts_case *c) {
   free_strings(c->requires, c->n_requires);
   free_strings(c->devices, c->n_devices);
   free_strings(c->tags, c->n_tags);
+  free_strings(c->threads, c->n_threads);
   for (size_t i = 0; i < c->n_syms; i++) free(c->syms[i].name);
   free(c->syms);
   free_block(&c->body);

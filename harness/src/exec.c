@@ -1,23 +1,22 @@
 /*
  * harness/src/exec.c: the step-by-step judge. Each action runs on the model and on
  * the adapter; their return codes must agree, and after the statement every
- * observable the ABI offers (ABI.INFO.1) must agree too. A disagreement of the
- * adapter is Fail; a case whose statements or expectations contradict the model is
- * Error (a bug in the case, not in the adapter).
+ * observable the ABI offers (ABI.INFO.1) must agree too (exec_observe.c). A
+ * disagreement of the adapter is Fail; a case whose statements or expectations
+ * contradict the model is Error (a bug in the case, not in the adapter).
+ * `thread` blocks run on worker threads one at a time; `parallel` blocks run on
+ * several at once against the adapter alone and are replayed on the model after
+ * the join (SCOPE.THREAD.3).
  */
 #include "exec.h"
 
-#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "adapter_load.h"
-#include "model.h"
-
-/* A handle value the judge never received: ERR.HANDLE.1 ("tsmbogus"). */
-#define BOGUS_HANDLE ((tsm_handle)0x74736d626f677573ull)
-/* Above this many live resources only the objects a statement touched are checked. */
-#define FULL_CHECK_LIMIT 4096
+#include "exec_internal.h"
 
 static const char *const status_names[CTS_N_STATUS] = {
     "Pass", "Fail", "Crash", "Timeout", "NotSupported", "Skip", "XFail", "XPass", "Error"};
@@ -36,262 +35,92 @@ int cts_status_ok(int s) {
   return s == CTS_PASS || s == CTS_NOTSUPPORTED || s == CTS_SKIP || s == CTS_XFAIL;
 }
 
-struct objinfo {
-  tsm_handle h;
-  int sym;  /* the symbol it was bound to */
-  int line; /* where it was made */
+/* A wrapped block in progress (SCOPE.WRAP.1). */
+struct cts_wrap {
+  const struct cts_stmt *st;
+  struct cts_wrap *outer;
+  int entered;     /* the adapter called the function */
+  int scope;       /* the model's scope for the block */
+  int result;      /* model id of `result X` */
 };
 
-struct run {
-  const struct cts_case *c;
-  const struct tsm_adapter *a;
-  void *s;
-  struct cts_model m;
-  int *sym_obj; /* per symbol: model id, or -1 while unbound */
-  struct objinfo *mgr, *res;
-  size_t mgr_cap, res_cap;
-  const struct cts_stmt *cur;
-  struct cts_buf *msg;
-  int status;
+static int exec_block(struct cts_run *r, const struct cts_block *b);
+
+/* ---- operands ---------------------------------------------------------------- */
+
+/* Model ids of a statement's operands, in the table of each symbol's kind. */
+struct operands {
+  int a, b, out;
+  int *list;
+  size_t n_list;
 };
 
-/* ---- diagnostics ----------------------------------------------------------- */
+/* Adapter handles of the same operands. */
+struct handles {
+  tsm_handle a, b, out;
+  tsm_handle *list;
+};
 
-static int report(struct run *r, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int report(struct run *r, int status, const char *fmt, ...) {
-  if (r->status != CTS_PASS) return -1;
-  r->status = status;
-  if (r->cur)
-    cts_buf_printf(r->msg, "%s:%d: `%s`: ", r->c->path, r->cur->line, r->cur->text);
-  else
-    cts_buf_printf(r->msg, "%s: ", r->c->path);
-  va_list ap;
-  va_start(ap, fmt);
-  cts_buf_vprintf(r->msg, fmt, ap);
-  va_end(ap);
-  return -1;
-}
-
-static char *describe_mgr(struct run *r, int g, char *buf, size_t n) {
-  if (g == CTS_NONE) {
-    snprintf(buf, n, "none");
-  } else if (g == 0) {
-    snprintf(buf, n, "root");
-  } else {
-    snprintf(buf, n, "%s (manager made at line %d)", r->c->syms[r->mgr[g].sym].name,
-             r->mgr[g].line);
+static int operand(struct cts_run *r, int sym, int *out) {
+  if (sym == -1 || sym == -2) { /* absent, or `none` */
+    *out = CTS_NONE;
+    return 0;
   }
-  return buf;
-}
-
-static char *describe_handle(struct run *r, tsm_handle h, char *buf, size_t n) {
-  if (h == TSM_NONE) {
-    snprintf(buf, n, "none");
-    return buf;
-  }
-  for (size_t g = 0; g < r->m.n_mgrs && g < r->mgr_cap; g++)
-    if (r->mgr[g].h == h) return describe_mgr(r, (int)g, buf, n);
-  snprintf(buf, n, "unknown handle 0x%llx", (unsigned long long)h);
-  return buf;
-}
-
-static const char *res_name(struct run *r, int id, char *buf, size_t n) {
-  snprintf(buf, n, "tensor %s (made at line %d)", r->c->syms[r->res[id].sym].name,
-           r->res[id].line);
-  return buf;
-}
-
-/* ---- handle maps ----------------------------------------------------------- */
-
-static tsm_handle mgr_handle(struct run *r, int g) {
-  return g == CTS_BOGUS ? BOGUS_HANDLE : g == CTS_NONE ? TSM_NONE : r->mgr[g].h;
-}
-
-static tsm_handle res_handle(struct run *r, int id) {
-  return id == CTS_BOGUS ? BOGUS_HANDLE : r->res[id].h;
-}
-
-/* The model may already count an object the maps do not hold yet: bound by cap. */
-static int handle_in_use(struct run *r, tsm_handle h) {
-  for (size_t i = 0; i < r->m.n_mgrs && i < r->mgr_cap; i++)
-    if (r->mgr[i].h == h) return 1;
-  for (size_t i = 0; i < r->m.n_res && i < r->res_cap; i++)
-    if (r->res[i].h == h && r->m.res[i].valid) return 1;
-  return 0;
-}
-
-static void remember(struct objinfo **v, size_t *cap, size_t id, tsm_handle h, int sym,
-                     int line) {
-  cts_grow((void **)v, cap, id + 1, sizeof **v);
-  (*v)[id].h = h;
-  (*v)[id].sym = sym;
-  (*v)[id].line = line;
-}
-
-/* Model id of an operand symbol; -1 (and Error) when unbound. */
-static int operand(struct run *r, int sym, int *out) {
   if (sym == CTS_SYM_BOGUS) {
     *out = CTS_BOGUS;
     return 0;
   }
   if (r->sym_obj[sym] < 0)
-    return report(r, CTS_ERROR, "'%s' is not bound here (its binding failed or never ran)",
-                  r->c->syms[sym].name);
+    return cts__report(r, CTS_ERROR, "'%s' is not bound here (its binding failed or never ran)",
+                       r->c->syms[sym].name);
   *out = r->sym_obj[sym];
   return 0;
 }
 
-/* ---- observation ----------------------------------------------------------- */
-
-static int check_mgr(struct run *r, int g) {
-  struct tsm_mgr_info info;
-  memset(&info, 0, sizeof info);
-  char want[160], got[160];
-  int rc = r->a->mgr_info(r->s, r->mgr[g].h, &info);
-  if (rc) return report(r, CTS_FAIL, "mgr_info(%s) failed with %s (ABI.INFO.1)",
-                        describe_mgr(r, g, want, sizeof want), cts_err_name(rc));
-  const struct cts_mmgr *mg = &r->m.mgrs[g];
-  int closed = mg->state == CTS_M_CLOSED;
-  describe_mgr(r, g, want, sizeof want);
-  if (!!(info.state & TSM_MGR_CLOSED) != closed)
-    return report(r, CTS_FAIL, "manager %s: expected %s, observed %s", want,
-                  closed ? "closed" : "open", closed ? "open" : "closed");
-  if (!closed && !!(info.state & TSM_MGR_CAPPED) != mg->capped)
-    return report(r, CTS_FAIL, "manager %s: expected %s, observed %s", want,
-                  mg->capped ? "capped" : "not capped", mg->capped ? "not capped" : "capped");
-  if (!!info.is_root != (g == 0))
-    return report(r, CTS_FAIL, "manager %s: is_root is %d", want, info.is_root);
-  if (info.parent != mgr_handle(r, mg->parent)) {
-    char wp[160];
-    return report(r, CTS_FAIL, "manager %s: parent expected %s, observed %s", want,
-                  describe_mgr(r, mg->parent, wp, sizeof wp),
-                  describe_handle(r, info.parent, got, sizeof got));
+static int resolve(struct cts_run *r, const struct cts_stmt *st, struct operands *o) {
+  memset(o, 0, sizeof *o);
+  if (operand(r, st->a, &o->a) || operand(r, st->b, &o->b) || operand(r, st->out, &o->out))
+    return -1;
+  if (st->n_list) {
+    o->list = cts_xmalloc(st->n_list * sizeof(int));
+    o->n_list = st->n_list;
+    for (size_t i = 0; i < st->n_list; i++)
+      if (operand(r, st->list[i], &o->list[i])) return -1;
   }
-  if (info.live != mg->held.n)
-    return report(r, CTS_FAIL, "manager %s: live count expected %zu, observed %llu", want,
-                  mg->held.n, (unsigned long long)info.live);
-  if (info.children != mg->children.n)
-    return report(r, CTS_FAIL, "manager %s: child count expected %zu, observed %llu", want,
-                  mg->children.n, (unsigned long long)info.children);
   return 0;
 }
 
-static int check_res(struct run *r, int id) {
-  struct tsm_res_info info;
-  memset(&info, 0, sizeof info);
-  char name[160], want[160], got[160];
-  res_name(r, id, name, sizeof name);
-  int rc = r->a->res_info(r->s, r->res[id].h, &info);
-  if (rc) return report(r, CTS_FAIL, "res_info(%s) failed with %s (ABI.INFO.1)", name,
-                        cts_err_name(rc));
-  const struct cts_mres *mr = &r->m.res[id];
-  if (!!info.valid != mr->valid)
-    return report(r, CTS_FAIL, "%s: expected %s, observed %s", name,
-                  mr->valid ? "live" : "released", mr->valid ? "released" : "live");
-  if (!mr->valid) return 0;
-  if (info.owner != mgr_handle(r, mr->holder))
-    return report(r, CTS_FAIL, "%s: owner expected %s, observed %s", name,
-                  describe_mgr(r, mr->holder, want, sizeof want),
-                  describe_handle(r, info.owner, got, sizeof got));
-  if (!!info.borrowed != (mr->n_borrows > 0))
-    return report(r, CTS_FAIL, "%s: expected %s, observed %s", name,
-                  mr->n_borrows ? "borrowed" : "not borrowed",
-                  mr->n_borrows ? "not borrowed" : "borrowed");
-  int lender = cts_model_lender(&r->m, id);
-  if (info.lender != mgr_handle(r, lender))
-    return report(r, CTS_FAIL, "%s: lender expected %s, observed %s", name,
-                  describe_mgr(r, lender, want, sizeof want),
-                  describe_handle(r, info.lender, got, sizeof got));
-  uint64_t bytes = (uint64_t)cts_model_elems(mr) * 4u;
-  if (info.nbytes != bytes)
-    return report(r, CTS_FAIL, "%s: nbytes expected %llu, observed %llu", name,
-                  (unsigned long long)bytes, (unsigned long long)info.nbytes);
-  return 0;
-}
-
-static int check_bytes(struct run *r) {
-  uint64_t bytes = 0;
-  int rc = r->a->live_bytes(r->s, &bytes);
-  if (rc) return report(r, CTS_FAIL, "live_bytes failed with %s", cts_err_name(rc));
-  if (bytes != r->m.live_bytes)
-    return report(r, CTS_FAIL, "live bytes expected %llu, observed %llu (MGR.COUNT.4)",
-                  (unsigned long long)r->m.live_bytes, (unsigned long long)bytes);
-  return 0;
-}
-
-/* After every statement: open or just-changed managers, live or just-released
- * resources, and the device's live bytes. */
-static int check_state(struct run *r) {
-  size_t live = 0;
-  for (size_t i = 0; i < r->m.n_res; i++) live += r->m.res[i].valid;
-  int full = live <= FULL_CHECK_LIMIT;
-  for (size_t g = 0; g < r->m.n_mgrs; g++) {
-    const struct cts_mmgr *mg = &r->m.mgrs[g];
-    if ((mg->state != CTS_M_CLOSED && (full || mg->held.n <= FULL_CHECK_LIMIT)) || mg->dirty)
-      if (check_mgr(r, (int)g)) return -1;
+static tsm_handle handle_of(struct cts_run *r, int sym, int id) {
+  if (id == CTS_BOGUS) return CTS_BOGUS_HANDLE;
+  if (id == CTS_NONE) return TSM_NONE;
+  switch (r->c->syms[sym].kind) {
+    case CTS_SYM_MANAGER: return cts__mgr_handle(r, id);
+    case CTS_SYM_SCOPE: return cts__scope_handle(r, id);
+    default: return cts__res_handle(r, id);
   }
-  for (size_t i = 0; i < r->m.n_res; i++)
-    if ((full && r->m.res[i].valid) || r->m.res[i].dirty)
-      if (check_res(r, (int)i)) return -1;
-  cts_model_clear_dirty(&r->m);
-  return check_bytes(r);
 }
 
-static int values_equal(double want, double got, int approx) {
-  if (!approx) return want == got;
-  return fabs(want - got) <= 1e-5 * fmax(1.0, fabs(want));
+static void to_handles(struct cts_run *r, const struct cts_stmt *st, const struct operands *o,
+                       struct handles *h) {
+  h->a = handle_of(r, st->a, o->a);
+  h->b = handle_of(r, st->b, o->b);
+  h->out = handle_of(r, st->out, o->out);
+  h->list = st->n_list ? cts_xmalloc(st->n_list * sizeof(tsm_handle)) : NULL;
+  for (size_t i = 0; i < st->n_list; i++) h->list[i] = handle_of(r, st->list[i], o->list[i]);
 }
 
-/* Reads tensor id from the adapter and compares dtype, shape and elements with
- * `want` (model values, or an expectation's list). */
-static int check_tensor(struct run *r, int id, const double *want, size_t n_want, int approx,
-                        const char *what) {
-  char name[160];
-  res_name(r, id, name, sizeof name);
-  const struct cts_mres *mr = &r->m.res[id];
-  struct tsm_tensor_desc d;
-  memset(&d, 0, sizeof d);
-  int rc = r->a->tensor_desc(r->s, r->res[id].h, &d);
-  if (rc) return report(r, CTS_FAIL, "tensor_desc(%s) failed with %s", name, cts_err_name(rc));
-  int shape_ok = d.ndim == mr->ndim && d.dtype == mr->dtype;
-  for (int i = 0; shape_ok && i < d.ndim; i++) shape_ok = d.shape[i] == mr->shape[i];
-  if (!shape_ok) return report(r, CTS_FAIL, "%s: dtype or shape differs from the model", name);
-  int64_t n = cts_model_elems(mr);
-  if ((size_t)n != n_want)
-    return report(r, CTS_ERROR, "%s: %zu values expected for %lld elements", name, n_want,
-                  (long long)n);
-  size_t bytes = (size_t)n * 4u;
-  void *buf = cts_xmalloc(bytes ? bytes : 1);
-  rc = r->a->tensor_read(r->s, r->res[id].h, buf, bytes);
-  if (rc) {
-    free(buf);
-    return report(r, CTS_FAIL, "tensor_read(%s) failed with %s", name, cts_err_name(rc));
+/* ---- the two sides of an action --------------------------------------------- */
+
+enum made { MADE_NOTHING, MADE_MGR, MADE_RES, MADE_SCOPE };
+
+static int made_kind(const struct cts_stmt *st) {
+  switch (st->kind) {
+    case CTS_MGR_SUB: case CTS_MGR_SUB_OF: return MADE_MGR;
+    case CTS_CREATE: case CTS_OP: case CTS_PACK: case CTS_LIST: case CTS_COMPONENT: return MADE_RES;
+    case CTS_SCOPE_OPEN: return MADE_SCOPE;
+    default: return MADE_NOTHING;
   }
-  for (int64_t i = 0; i < n; i++) {
-    double got;
-    if (mr->dtype == TSM_F32) {
-      float f;
-      memcpy(&f, (char *)buf + i * 4, 4);
-      got = f;
-    } else {
-      int32_t v;
-      memcpy(&v, (char *)buf + i * 4, 4);
-      got = v;
-    }
-    double w = mr->dtype == TSM_F32 ? (double)(float)want[i] : want[i];
-    if (!values_equal(w, got, approx)) {
-      free(buf);
-      return report(r, CTS_FAIL, "%s: %s element %lld expected %.9g, observed %.9g", name, what,
-                    (long long)i, w, got);
-    }
-  }
-  free(buf);
-  return 0;
 }
-
-/* ---- actions --------------------------------------------------------------- */
 
 static void fill_values(const struct cts_stmt *st, int64_t n, double *v) {
   for (int64_t i = 0; i < n; i++) {
@@ -305,285 +134,635 @@ static void fill_values(const struct cts_stmt *st, int64_t n, double *v) {
   }
 }
 
-static void *host_data(const struct cts_stmt *st, const double *v, int64_t n) {
-  void *data = cts_xmalloc(n ? (size_t)n * 4u : 1);
-  for (int64_t i = 0; i < n; i++) {
-    if (st->dtype == TSM_F32) {
-      float f = (float)v[i];
-      memcpy((char *)data + i * 4, &f, 4);
-    } else {
-      int32_t x = (int32_t)(uint32_t)(int64_t)v[i];
-      memcpy((char *)data + i * 4, &x, 4);
-    }
-  }
-  return data;
+static int64_t create_elems(const struct cts_stmt *st) {
+  int64_t n = 1; /* a negative extent is refused by both sides (MGR.CREATE.4) */
+  for (int i = 0; i < st->ndim; i++) n *= st->shape[i] > 0 ? st->shape[i] : 0;
+  return n;
 }
 
-struct outcome {
-  int model_rc, adapter_rc;
-  int model_out;         /* new model id, or -1 */
-  tsm_handle adapter_out;
-  int made;              /* 1 manager, 2 tensor */
-};
+static int model_call(struct cts_run *r, const struct cts_stmt *st, const struct operands *o,
+                      int *made) {
+  struct cts_model *m = &r->m;
+  switch (st->kind) {
+    case CTS_MGR_SUB: return cts_model_new_sub(m, o->a, made);
+    case CTS_MGR_SUB_OF: return cts_model_sub_of(m, o->a, made);
+    case CTS_CREATE: {
+      int64_t n = create_elems(st);
+      double *v = cts_xcalloc(n ? (size_t)n : 1, sizeof(double));
+      fill_values(st, n, v);
+      int rc = cts_model_create(m, o->a, st->dtype, st->ndim, st->shape, v, made);
+      free(v);
+      return rc;
+    }
+    case CTS_OP: return cts_model_op(m, st->sub, o->a, o->b, st->ndim, st->shape, o->out, made);
+    case CTS_ATTACH: return cts_model_attach(m, o->a, o->b);
+    case CTS_DETACH: return cts_model_detach(m, o->a);
+    case CTS_BORROW: return cts_model_borrow(m, o->a, o->b);
+    case CTS_RET: return cts_model_ret(m, o->a, o->b);
+    case CTS_RELEASE: return cts_model_release(m, o->a);
+    case CTS_CLOSE: return cts_model_close(m, o->a);
+    case CTS_CAP: return cts_model_cap(m, o->a);
+    case CTS_DUMP: return 0;
+    case CTS_SCOPE_OPEN: return cts_model_scope_open(m, made);
+    case CTS_SCOPE_DISPOSE: return cts_model_scope_dispose(m, o->a);
+    case CTS_SCOPE_MOVE_OUTER: return cts_model_scope_move_outer(m, o->b, o->a);
+    case CTS_SCOPE_MOVE_OTHER: return cts_model_scope_move_other(m, o->b, o->a, o->out);
+    case CTS_SCOPE_DETACH: return cts_model_scope_detach(m, o->b, o->a);
+    case CTS_SCOPE_ATTACH: return cts_model_scope_attach(m, o->b, o->a);
+    case CTS_SCOPE_DISPOSE_ALL: return cts_model_scope_dispose_all(m, o->a, o->list, o->n_list);
+    case CTS_SCOPE_HANDOVER: return cts_model_scope_handover(m, o->a);
+    case CTS_PACK: return cts_model_pack(m, o->list, o->n_list, st->flag, made);
+    case CTS_LIST: return cts_model_list(m, o->list, o->n_list, made);
+    case CTS_COMPONENT: return cts_model_component(m, o->a, st->count, made);
+    default: return TSM_EINVAL;
+  }
+}
 
-static int run_action(struct run *r, const struct cts_stmt *st, struct outcome *o) {
-  int x = CTS_NONE, y = CTS_NONE, out = CTS_NONE;
-  if (st->a >= 0 && operand(r, st->a, &x)) return -1;
-  if (st->b >= 0 && operand(r, st->b, &y)) return -1;
-  if (st->out >= 0 && operand(r, st->out, &out)) return -1;
-  memset(o, 0, sizeof *o);
-  o->model_out = -1;
+static int adapter_call(struct cts_run *r, const struct cts_stmt *st, const struct handles *h,
+                        tsm_handle *made) {
   void *s = r->s;
   const struct tsm_adapter *a = r->a;
+  int n = (int)st->n_list;
   switch (st->kind) {
-    case CTS_MGR_SUB:
-      o->made = 1;
-      o->model_rc = cts_model_new_sub(&r->m, x, &o->model_out);
-      o->adapter_rc = a->mgr_new_sub(s, mgr_handle(r, x), &o->adapter_out);
-      break;
-    case CTS_MGR_SUB_OF:
-      o->made = 1;
-      o->model_rc = cts_model_sub_of(&r->m, x, &o->model_out);
-      o->adapter_rc = a->mgr_sub_of(s, res_handle(r, x), &o->adapter_out);
-      break;
+    case CTS_MGR_SUB: return a->mgr_new_sub(s, h->a, made);
+    case CTS_MGR_SUB_OF: return a->mgr_sub_of(s, h->a, made);
     case CTS_CREATE: {
-      o->made = 2;
       struct tsm_tensor_desc d;
       memset(&d, 0, sizeof d);
       d.dtype = st->dtype;
       d.ndim = st->ndim;
       memcpy(d.shape, st->shape, sizeof d.shape);
-      int64_t n = 1; /* a negative extent is refused by both sides (MGR.CREATE.4) */
-      for (int i = 0; i < st->ndim; i++) n *= st->shape[i] > 0 ? st->shape[i] : 0;
-      double *v = cts_xcalloc(n ? (size_t)n : 1, sizeof(double));
-      fill_values(st, n, v);
-      void *data = host_data(st, v, n);
-      o->model_rc = cts_model_create(&r->m, x, st->dtype, st->ndim, st->shape, v, &o->model_out);
-      o->adapter_rc = a->tensor_new(s, mgr_handle(r, x), &d,
-                                    st->sub == CTS_ZEROS ? NULL : data, &o->adapter_out);
+      int64_t count = create_elems(st);
+      double *v = cts_xcalloc(count ? (size_t)count : 1, sizeof(double));
+      fill_values(st, count, v);
+      void *data = cts_xmalloc(count ? (size_t)count * 4u : 1);
+      for (int64_t i = 0; i < count; i++) {
+        if (st->dtype == TSM_F32) {
+          float f = (float)v[i];
+          memcpy((char *)data + i * 4, &f, 4);
+        } else {
+          int32_t x = (int32_t)(uint32_t)(int64_t)v[i];
+          memcpy((char *)data + i * 4, &x, 4);
+        }
+      }
+      int rc = a->tensor_new(s, h->a, &d, st->sub == CTS_ZEROS ? NULL : data, made);
       free(data);
       free(v);
-      break;
+      return rc;
     }
     case CTS_OP: {
-      o->made = 2;
-      tsm_handle in[2] = {res_handle(r, x), y == CTS_NONE ? TSM_NONE : res_handle(r, y)};
-      int n = y == CTS_NONE ? 1 : 2;
-      o->model_rc =
-          cts_model_op(&r->m, st->sub, x, y, st->ndim, st->shape, out, &o->model_out);
-      o->adapter_rc = a->op(s, st->sub, in, n, st->sub == TSM_OP_RESHAPE ? st->shape : NULL,
-                            st->sub == TSM_OP_RESHAPE ? st->ndim : 0, mgr_handle(r, out),
-                            &o->adapter_out);
-      break;
+      tsm_handle in[2] = {h->a, h->b};
+      int reshape = st->sub == TSM_OP_RESHAPE;
+      return a->op(s, st->sub, in, st->b < 0 ? 1 : 2, reshape ? st->shape : NULL,
+                   reshape ? st->ndim : 0, h->out, made);
     }
-    case CTS_ATTACH:
-      o->model_rc = cts_model_attach(&r->m, x, y);
-      o->adapter_rc = a->res_attach(s, res_handle(r, x), mgr_handle(r, y));
-      break;
-    case CTS_DETACH:
-      o->model_rc = cts_model_detach(&r->m, x);
-      o->adapter_rc = a->res_detach(s, res_handle(r, x));
-      break;
-    case CTS_BORROW:
-      o->model_rc = cts_model_borrow(&r->m, x, y);
-      o->adapter_rc = a->res_temp_attach(s, res_handle(r, x), mgr_handle(r, y));
-      break;
-    case CTS_RET:
-      o->model_rc = cts_model_ret(&r->m, x, y);
-      o->adapter_rc = a->res_ret(s, mgr_handle(r, y), res_handle(r, x));
-      break;
-    case CTS_RELEASE:
-      o->model_rc = cts_model_release(&r->m, x);
-      o->adapter_rc = a->res_release(s, res_handle(r, x));
-      break;
-    case CTS_CLOSE:
-      o->model_rc = cts_model_close(&r->m, x);
-      o->adapter_rc = a->mgr_close(s, mgr_handle(r, x));
-      break;
-    case CTS_CAP:
-      o->model_rc = cts_model_cap(&r->m, x);
-      o->adapter_rc = a->mgr_cap(s, mgr_handle(r, x));
-      break;
+    case CTS_ATTACH: return a->res_attach(s, h->a, h->b);
+    case CTS_DETACH: return a->res_detach(s, h->a);
+    case CTS_BORROW: return a->res_temp_attach(s, h->a, h->b);
+    case CTS_RET: return a->res_ret(s, h->b, h->a);
+    case CTS_RELEASE: return a->res_release(s, h->a);
+    case CTS_CLOSE: return a->mgr_close(s, h->a);
+    case CTS_CAP: return a->mgr_cap(s, h->a);
     case CTS_DUMP: {
       char *buf = cts_xcalloc(1, 65536);
-      o->adapter_rc = a->mgr_dump(s, mgr_handle(r, x), buf, 65536);
+      int rc = a->mgr_dump(s, h->a, buf, 65536);
       printf("--- dump at %s:%d ---\n%s\n", r->c->path, st->line, buf);
       free(buf);
-      break;
+      return rc;
     }
-    default:
-      return report(r, CTS_ERROR, "internal: statement kind %d is no action", st->kind);
+    case CTS_SCOPE_OPEN: return a->scope_open(s, made);
+    case CTS_SCOPE_DISPOSE: return a->scope_dispose(s, h->a);
+    case CTS_SCOPE_MOVE_OUTER: return a->scope_move_to_outer(s, h->b, h->a);
+    case CTS_SCOPE_MOVE_OTHER: return a->scope_move_to_other(s, h->b, h->a, h->out);
+    case CTS_SCOPE_DETACH: return a->scope_detach(s, h->b, h->a);
+    case CTS_SCOPE_ATTACH: return a->scope_attach(s, h->b, h->a);
+    case CTS_SCOPE_DISPOSE_ALL: return a->scope_dispose_all(s, h->a, h->list, n);
+    case CTS_SCOPE_HANDOVER: return a->scope_handover(s, h->a);
+    case CTS_PACK: return a->composite_pack(s, h->list, n, st->flag, made);
+    case CTS_LIST: return a->composite_list(s, h->list, n, made);
+    case CTS_COMPONENT: return a->composite_component(s, h->a, (int)st->count, made);
+    default: return TSM_EINVAL;
+  }
+}
+
+/* ---- binding what an action made ------------------------------------------- */
+
+/* Learns the handles of a new composite's components and checks them: absent ones
+ * are TSM_NONE (COMP.PACK.1), list components are the items (COMP.LIST.1). */
+static int learn_components(struct cts_run *r, int c, int line) {
+  const struct cts_ids *comps = &r->m.res[c].components;
+  char name[200];
+  cts__res_name(r, c, name, sizeof name);
+  for (size_t i = 0; i < comps->n; i++) {
+    int id = comps->v[i];
+    tsm_handle h = TSM_NONE;
+    int rc = r->a->composite_component(r->s, r->res[c].h, (int)i, &h);
+    if (rc) return cts__report(r, CTS_FAIL, "composite_component(%s, %zu) failed with %s", name, i,
+                               cts_err_name(rc));
+    if (id == CTS_NONE) {
+      if (h != TSM_NONE)
+        return cts__report(r, CTS_FAIL, "%s: component %zu must be absent (COMP.PACK.1)", name, i);
+      continue;
+    }
+    if ((size_t)id < r->res_cap && r->res[id].h) {
+      if (r->res[id].h != h)
+        return cts__report(r, CTS_FAIL, "%s: component %zu is not the item it was made from", name, i);
+      continue;
+    }
+    if (h == TSM_NONE || h == CTS_BOGUS_HANDLE || cts__handle_in_use(r, h))
+      return cts__report(r, CTS_FAIL, "%s: component %zu has handle 0x%llx, which is 0 or already "
+                         "in use (ABI.HANDLE.1)", name, i, (unsigned long long)h);
+    cts__remember(&r->res, &r->res_cap, (size_t)id, h, -1, line);
   }
   return 0;
 }
 
-/* Binds the new object after both sides succeeded (MGR.OWN.3, ABI.HANDLE.1). */
-static int bind_result(struct run *r, const struct cts_stmt *st, struct outcome *o) {
-  if (!o->made || o->model_out < 0) return 0;
-  if (o->adapter_out == TSM_NONE || o->adapter_out == BOGUS_HANDLE ||
-      handle_in_use(r, o->adapter_out))
-    return report(r, CTS_FAIL, "adapter returned handle 0x%llx, which is 0 or already in use "
-                  "(ABI.HANDLE.1)", (unsigned long long)o->adapter_out);
-  if (o->made == 1)
-    remember(&r->mgr, &r->mgr_cap, (size_t)o->model_out, o->adapter_out, st->dst, st->line);
+static int bind_made(struct cts_run *r, const struct cts_stmt *st, int id, tsm_handle h) {
+  int kind = made_kind(st);
+  if (kind == MADE_NOTHING || st->dst < 0) return 0;
+  if (st->kind == CTS_COMPONENT) {
+    if (id == CTS_NONE)
+      return cts__report(r, CTS_ERROR, "that component is absent: write `expect absent`");
+    if (h != r->res[id].h)
+      return cts__report(r, CTS_FAIL, "composite_component returned 0x%llx, not the component's "
+                         "handle 0x%llx", (unsigned long long)h, (unsigned long long)r->res[id].h);
+    r->sym_obj[st->dst] = id;
+    return 0;
+  }
+  if (h == TSM_NONE || h == CTS_BOGUS_HANDLE || cts__handle_in_use(r, h))
+    return cts__report(r, CTS_FAIL, "adapter returned handle 0x%llx, which is 0 or already in "
+                       "use (ABI.HANDLE.1)", (unsigned long long)h);
+  if (kind == MADE_MGR)
+    cts__remember(&r->mgr, &r->mgr_cap, (size_t)id, h, st->dst, st->line);
+  else if (kind == MADE_SCOPE)
+    cts__remember(&r->scope, &r->scope_cap, (size_t)id, h, st->dst, st->line);
   else
-    remember(&r->res, &r->res_cap, (size_t)o->model_out, o->adapter_out, st->dst, st->line);
-  r->sym_obj[st->dst] = o->model_out;
+    cts__remember(&r->res, &r->res_cap, (size_t)id, h, st->dst, st->line);
+  r->sym_obj[st->dst] = id;
+  if (st->kind == CTS_PACK || st->kind == CTS_LIST) return learn_components(r, id, st->line);
   return 0;
 }
 
-static int exec_action(struct run *r, const struct cts_stmt *st, int expected_err) {
-  struct outcome o;
-  if (run_action(r, st, &o)) return -1;
+/* The elements of what the statement made: a tensor, or a packed sequence's parts. */
+static int check_made_values(struct cts_run *r, const struct cts_stmt *st, int id) {
+  if (st->kind == CTS_CREATE || st->kind == CTS_OP)
+    return cts__check_tensor(r, id, cts_model_values(&r->m, id),
+                             (size_t)cts_model_elems(&r->m.res[id]), cts_model_approx(&r->m, id),
+                             "value");
+  if (st->kind != CTS_PACK) return 0;
+  const struct cts_ids *comps = &r->m.res[id].components;
+  for (size_t i = 0; i < comps->n; i++) {
+    int c = comps->v[i];
+    if (c != CTS_NONE && cts__check_tensor(r, c, cts_model_values(&r->m, c),
+                                           (size_t)cts_model_elems(&r->m.res[c]), 0, "value"))
+      return -1;
+  }
+  return 0;
+}
+
+/* Compares the two sides' codes. RETURN 0 when the statement may go on. */
+static int judge_codes(struct cts_run *r, int model_rc, int adapter_rc, int expected_err) {
   if (expected_err) {
-    if (o.model_rc != expected_err)
-      return report(r, CTS_ERROR, "the case expects %s but the spec model gives %s",
-                    cts_err_name(expected_err), cts_err_name(o.model_rc));
-    if (o.adapter_rc != expected_err)
-      return report(r, CTS_FAIL, "expected error %s, adapter returned %s",
-                    cts_err_name(expected_err), cts_err_name(o.adapter_rc));
-  } else {
-    if (o.model_rc)
-      return report(r, CTS_ERROR, "the spec model refuses this with %s: the case must say "
-                    "`expect error %s: ...`", cts_err_name(o.model_rc), cts_err_name(o.model_rc));
-    if (o.adapter_rc)
-      return report(r, CTS_FAIL, "adapter returned %s, the spec requires success",
-                    cts_err_name(o.adapter_rc));
-    if (bind_result(r, st, &o)) return -1;
+    if (model_rc != expected_err)
+      return cts__report(r, CTS_ERROR, "the case expects %s but the spec model gives %s",
+                         cts_err_name(expected_err), cts_err_name(model_rc));
+    if (adapter_rc != expected_err)
+      return cts__report(r, CTS_FAIL, "expected error %s, adapter returned %s",
+                         cts_err_name(expected_err), cts_err_name(adapter_rc));
+    return 0;
   }
-  if (check_state(r)) return -1;
-  if (!expected_err && o.made == 2) {
-    int id = o.model_out;
-    const struct cts_mres *mr = &r->m.res[id];
-    return check_tensor(r, id, cts_model_values(&r->m, id), (size_t)cts_model_elems(mr),
-                        cts_model_approx(&r->m, id), "value");
+  if (model_rc)
+    return cts__report(r, CTS_ERROR, "the spec model refuses this with %s: the case must say "
+                       "`expect error %s: ...`", cts_err_name(model_rc), cts_err_name(model_rc));
+  if (adapter_rc)
+    return cts__report(r, CTS_FAIL, "adapter returned %s, the spec requires success",
+                       cts_err_name(adapter_rc));
+  return 0;
+}
+
+static int exec_action(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  struct operands o;
+  struct handles h = {0};
+  int rc = resolve(r, st, &o);
+  int made = CTS_NONE;
+  tsm_handle made_h = TSM_NONE;
+  if (rc == 0) {
+    to_handles(r, st, &o, &h);
+    int model_rc = model_call(r, st, &o, &made);
+    int adapter_rc = adapter_call(r, st, &h, &made_h);
+    rc = judge_codes(r, model_rc, adapter_rc, expected_err);
+    if (rc == 0 && !expected_err) rc = bind_made(r, st, made, made_h);
+    if (rc == 0) rc = cts__check_state(r);
+    if (rc == 0 && !expected_err && made != CTS_NONE) rc = check_made_values(r, st, made);
+  }
+  free(o.list);
+  free(h.list);
+  return rc;
+}
+
+/* ---- wrapped blocks (SCOPE.WRAP.1) ------------------------------------------ */
+
+struct wrap_call {
+  struct cts_wrap w;
+  struct cts_run *r;
+};
+
+static int wrapped_body(void *arg, tsm_handle *result) {
+  struct wrap_call *call = arg;
+  struct cts_run *r = call->r;
+  struct cts_wrap *w = &call->w;
+  w->entered = 1;
+  cts_model_scope_open(&r->m, &w->scope);
+  tsm_handle h = TSM_NONE;
+  int rc = r->a->scope_current(r->s, &h);
+  if (rc || h == TSM_NONE || cts__handle_in_use(r, h)) {
+    cts__report(r, CTS_FAIL, "inside scope_wrapped, scope_current gave %s and handle 0x%llx: "
+                "no fresh scope is current (SCOPE.WRAP.1)", cts_err_name(rc), (unsigned long long)h);
+    return TSM_EINVAL;
+  }
+  cts__remember(&r->scope, &r->scope_cap, (size_t)w->scope, h, -1, w->st->line);
+  if (cts__check_state(r) || exec_block(r, &w->st->body)) return TSM_EINVAL;
+  *result = cts__res_handle(r, w->result);
+  return 0;
+}
+
+static int exec_wrapped(struct cts_run *r, const struct cts_stmt *st) {
+  struct wrap_call call;
+  memset(&call, 0, sizeof call);
+  call.r = r;
+  call.w.st = st;
+  call.w.outer = r->wrap;
+  call.w.result = CTS_NONE;
+  r->wrap = &call.w;
+  tsm_handle out = TSM_NONE;
+  int rc = r->a->scope_wrapped(r->s, wrapped_body, &call, &out);
+  r->wrap = call.w.outer;
+  r->cur = st;
+  if (r->status != CTS_PASS) return -1;
+  if (!call.w.entered)
+    return cts__report(r, CTS_FAIL, "scope_wrapped returned %s without calling the function",
+                       cts_err_name(rc));
+  if (rc) return cts__report(r, CTS_FAIL, "scope_wrapped returned %s", cts_err_name(rc));
+  cts_model_scope_move_outer(&r->m, call.w.scope, call.w.result);
+  cts_model_scope_dispose(&r->m, call.w.scope);
+  if (out != cts__res_handle(r, call.w.result))
+    return cts__report(r, CTS_FAIL, "scope_wrapped gave 0x%llx, not the block's result",
+                       (unsigned long long)out);
+  r->sym_obj[st->dst] = call.w.result;
+  return cts__check_state(r);
+}
+
+/* ---- threads ----------------------------------------------------------------- */
+
+struct block_job {
+  const struct cts_block *body;
+  int rc;
+};
+
+static void run_block_job(struct cts_run *r, void *arg) {
+  struct block_job *job = arg;
+  job->rc = exec_block(r, job->body);
+}
+
+static int exec_thread(struct cts_run *r, const struct cts_stmt *st) {
+  int running = r->m.thread;
+  struct block_job job = {&st->body, 0};
+  cts_model_set_thread(&r->m, st->flag);
+  cts__on_thread(r, st->flag, run_block_job, &job);
+  cts_model_set_thread(&r->m, running);
+  return job.rc;
+}
+
+/* What one action of a parallel thread did on the adapter. */
+struct record {
+  int rc;
+  tsm_handle made;
+};
+
+struct recorder {
+  const struct cts_stmt *thread;
+  struct record *v;
+  size_t n, cap;
+  tsm_handle *local;      /* per symbol: bound in this block, else 0 */
+  int unbound_sym;        /* >= 0: a name with no binding stopped the recording */
+};
+
+static tsm_handle record_handle(struct cts_run *r, struct recorder *rec, int sym) {
+  if (sym == -1 || sym == -2) return TSM_NONE;
+  if (sym == CTS_SYM_BOGUS) return CTS_BOGUS_HANDLE;
+  if (rec->local[sym]) return rec->local[sym];
+  if (r->sym_obj[sym] < 0) {
+    rec->unbound_sym = sym;
+    return TSM_NONE;
+  }
+  return handle_of(r, sym, r->sym_obj[sym]);
+}
+
+static void record_block(struct cts_run *r, struct recorder *rec, const struct cts_block *b) {
+  for (size_t i = 0; i < b->n && rec->unbound_sym < 0; i++) {
+    const struct cts_stmt *st = &b->items[i];
+    if (st->kind == CTS_REPEAT) {
+      for (int64_t k = 0; k < st->count && rec->unbound_sym < 0; k++) record_block(r, rec, &st->body);
+      continue;
+    }
+    struct handles h;
+    h.a = record_handle(r, rec, st->a);
+    h.b = record_handle(r, rec, st->b);
+    h.out = record_handle(r, rec, st->out);
+    h.list = st->n_list ? cts_xmalloc(st->n_list * sizeof(tsm_handle)) : NULL;
+    for (size_t k = 0; k < st->n_list; k++) h.list[k] = record_handle(r, rec, st->list[k]);
+    struct record one = {0, TSM_NONE};
+    if (rec->unbound_sym < 0) {
+      one.rc = adapter_call(r, st, &h, &one.made);
+      if (one.rc == 0 && st->dst >= 0) rec->local[st->dst] = one.made;
+      CTS_PUSH(rec->v, rec->n, rec->cap, one);
+    }
+    free(h.list);
+  }
+}
+
+static void record_job(struct cts_run *r, void *arg) {
+  struct recorder *rec = arg;
+  record_block(r, rec, &rec->thread->body);
+}
+
+/* Resources a parallel block made, for their value checks once all threads are replayed. */
+struct made_res {
+  int id;
+  const struct cts_stmt *st;
+};
+
+struct made_list {
+  struct made_res *v;
+  size_t n, cap;
+};
+
+/* Replays a recorded block on the model, in the same order, comparing codes. */
+static int replay_block(struct cts_run *r, struct recorder *rec, const struct cts_block *b,
+                        size_t *at, struct made_list *made_list) {
+  for (size_t i = 0; i < b->n; i++) {
+    const struct cts_stmt *st = &b->items[i];
+    r->cur = st;
+    if (st->kind == CTS_REPEAT) {
+      for (int64_t k = 0; k < st->count; k++)
+        if (replay_block(r, rec, &st->body, at, made_list)) return -1;
+      continue;
+    }
+    if (*at >= rec->n)
+      return cts__report(r, CTS_ERROR, "'%s' is not bound when thread %s runs this",
+                         r->c->syms[rec->unbound_sym].name, r->c->threads[rec->thread->flag]);
+    struct record one = rec->v[(*at)++];
+    struct operands o;
+    int made = CTS_NONE;
+    int rc = resolve(r, st, &o);
+    if (rc == 0) {
+      rc = judge_codes(r, model_call(r, st, &o, &made), one.rc, 0);
+      if (rc == 0) rc = bind_made(r, st, made, one.made);
+      if (rc == 0 && made_kind(st) == MADE_RES && made != CTS_NONE) {
+        struct made_res one_made = {made, st};
+        CTS_PUSH(made_list->v, made_list->n, made_list->cap, one_made);
+      }
+    }
+    free(o.list);
+    if (rc) return -1;
   }
   return 0;
 }
 
-/* ---- expectations ---------------------------------------------------------- */
+static void check_thread_job(struct cts_run *r, void *arg) {
+  int *rc = arg;
+  *rc = cts__check_thread(r);
+}
+
+static int exec_parallel(struct cts_run *r, const struct cts_stmt *st) {
+  size_t n = st->body.n;
+  struct recorder *recs = cts_xcalloc(n, sizeof *recs);
+  int *ts = cts_xcalloc(n, sizeof(int));
+  void **args = cts_xcalloc(n, sizeof(void *));
+  for (size_t i = 0; i < n; i++) {
+    recs[i].thread = &st->body.items[i];
+    recs[i].local = cts_xcalloc(r->c->n_syms, sizeof(tsm_handle));
+    recs[i].unbound_sym = -1;
+    ts[i] = st->body.items[i].flag;
+    args[i] = &recs[i];
+  }
+  cts__on_threads(r, n, ts, record_job, args);
+  int running = r->m.thread, rc = 0;
+  struct made_list made = {0};
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    size_t at = 0;
+    cts_model_set_thread(&r->m, ts[i]);
+    rc = replay_block(r, &recs[i], &st->body.items[i].body, &at, &made);
+  }
+  for (size_t i = 0; rc == 0 && i < made.n; i++) {
+    r->cur = made.v[i].st;
+    if (r->m.res[made.v[i].id].valid) rc = check_made_values(r, made.v[i].st, made.v[i].id);
+  }
+  free(made.v);
+  r->cur = st;
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    cts_model_set_thread(&r->m, ts[i]);
+    cts__on_thread(r, ts[i], check_thread_job, &rc);
+  }
+  cts_model_set_thread(&r->m, running);
+  if (rc == 0) rc = cts__check_state(r);
+  for (size_t i = 0; i < n; i++) {
+    free(recs[i].v);
+    free(recs[i].local);
+  }
+  free(recs);
+  free(ts);
+  free(args);
+  return rc;
+}
+
+/* ---- expectations ------------------------------------------------------------ */
 
 /* The model must agree with the case first: otherwise the case is wrong. */
-static int model_agrees(struct run *r, int ok, const char *fmt, ...)
+static int model_agrees(struct cts_run *r, int ok, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static int model_agrees(struct run *r, int ok, const char *fmt, ...) {
+static int model_agrees(struct cts_run *r, int ok, const char *fmt, ...) {
   if (ok) return 0;
   char detail[256];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(detail, sizeof detail, fmt, ap);
   va_end(ap);
-  return report(r, CTS_ERROR, "the case contradicts the spec model: %s", detail);
+  return cts__report(r, CTS_ERROR, "the case contradicts the spec model: %s", detail);
 }
 
-static int exec_expect(struct run *r, const struct cts_stmt *st) {
+static int expect_stats(struct cts_run *r, const struct cts_stmt *st) {
+  static const char *const names[CTS_N_STATS] = {
+      "created_in", "created_outside", "disposed_in", "disposed_outside",
+      "attached",   "detached",        "live"};
+  int64_t model[CTS_N_STATS];
+  cts_model_stats(&r->m, r->m.thread, st->flag, model);
+  for (int i = 0; i < CTS_N_STATS; i++)
+    if ((st->stats_mask & (1u << i)) &&
+        model_agrees(r, model[i] == st->stats[i], "%s is %lld in the model", names[i],
+                     (long long)model[i]))
+      return -1;
+  return cts__check_thread(r);
+}
+
+static int exec_expect(struct cts_run *r, const struct cts_stmt *st) {
   int x = CTS_NONE, y = CTS_NONE;
-  if (st->a >= 0 && operand(r, st->a, &x)) return -1;
-  if (st->b >= 0 && operand(r, st->b, &y)) return -1;
+  if (operand(r, st->a, &x) || operand(r, st->b, &y)) return -1;
   if (x == CTS_BOGUS || y == CTS_BOGUS)
-    return report(r, CTS_ERROR, "'bogus' can only be an argument of an action");
-  char buf[160];
+    return cts__report(r, CTS_ERROR, "'bogus' can only be an argument of an action");
+  char buf[200];
+  struct cts_model *m = &r->m;
   switch (st->kind) {
-    case CTS_EXPECT_OWNER:
-      if (model_agrees(r, r->m.res[x].holder == y,
-                       "the model's owner is %s", describe_mgr(r, r->m.res[x].holder, buf, sizeof buf)))
+    case CTS_EXPECT_OWNER: {
+      int holder = cts_model_holder(m, x);
+      if (model_agrees(r, holder == y, "the model's owner is %s",
+                       cts__describe_mgr(r, holder, buf, sizeof buf)))
         return -1;
-      return check_res(r, x);
+      return cts__check_res(r, x);
+    }
     case CTS_EXPECT_LENDER: {
-      int lender = cts_model_lender(&r->m, x);
+      int lender = cts_model_lender(m, x);
       if (model_agrees(r, lender == y, "the model's lender is %s",
-                       describe_mgr(r, lender, buf, sizeof buf)))
+                       cts__describe_mgr(r, lender, buf, sizeof buf)))
         return -1;
-      return check_res(r, x);
+      return cts__check_res(r, x);
     }
     case CTS_EXPECT_BORROWED:
-      if (model_agrees(r, (r->m.res[x].n_borrows > 0) == st->flag,
-                       "the model says %s", r->m.res[x].n_borrows ? "borrowed" : "not borrowed"))
+      if (model_agrees(r, cts_model_borrowed(m, x) == st->flag, "the model says %s",
+                       cts_model_borrowed(m, x) ? "borrowed" : "not borrowed"))
         return -1;
-      return check_res(r, x);
+      return cts__check_res(r, x);
     case CTS_EXPECT_VALID:
-      if (model_agrees(r, r->m.res[x].valid == st->flag, "the model says %s",
-                       r->m.res[x].valid ? "live" : "released"))
+      if (model_agrees(r, m->res[x].valid == st->flag, "the model says %s",
+                       m->res[x].valid ? "live" : "released"))
         return -1;
-      return check_res(r, x);
+      return cts__check_res(r, x);
     case CTS_EXPECT_COUNT:
-      if (model_agrees(r, (int64_t)r->m.mgrs[x].held.n == st->count, "the model's count is %zu",
-                       r->m.mgrs[x].held.n))
+      if (model_agrees(r, (int64_t)m->mgrs[x].held.n == st->count, "the model's count is %zu",
+                       m->mgrs[x].held.n))
         return -1;
-      return check_mgr(r, x);
+      return cts__check_mgr(r, x);
     case CTS_EXPECT_CHILDREN:
-      if (model_agrees(r, (int64_t)r->m.mgrs[x].children.n == st->count,
-                       "the model's child count is %zu", r->m.mgrs[x].children.n))
+      if (model_agrees(r, (int64_t)m->mgrs[x].children.n == st->count,
+                       "the model's child count is %zu", m->mgrs[x].children.n))
         return -1;
-      return check_mgr(r, x);
+      return cts__check_mgr(r, x);
     case CTS_EXPECT_STATE: {
-      const struct cts_mmgr *mg = &r->m.mgrs[x];
+      if (r->c->syms[st->a].kind == CTS_SYM_SCOPE) {
+        int disposed = m->scopes[x].disposed;
+        if (model_agrees(r, disposed == (st->flag == CTS_STATE_DISPOSED), "the model says %s",
+                         disposed ? "disposed" : "open"))
+          return -1;
+        return cts__check_scope(r, x);
+      }
+      const struct cts_mmgr *mg = &m->mgrs[x];
       int state = mg->state == CTS_M_CLOSED ? CTS_STATE_CLOSED
                   : mg->capped                ? CTS_STATE_CAPPED
                                               : CTS_STATE_OPEN;
       if (model_agrees(r, state == st->flag, "the model's state differs")) return -1;
-      return check_mgr(r, x);
+      return cts__check_mgr(r, x);
     }
     case CTS_EXPECT_PARENT:
-      if (model_agrees(r, r->m.mgrs[x].parent == y, "the model's parent is %s",
-                       describe_mgr(r, r->m.mgrs[x].parent, buf, sizeof buf)))
+      if (model_agrees(r, m->mgrs[x].parent == y, "the model's parent is %s",
+                       cts__describe_mgr(r, m->mgrs[x].parent, buf, sizeof buf)))
         return -1;
-      return check_mgr(r, x);
+      return cts__check_mgr(r, x);
     case CTS_EXPECT_VALUES: {
-      const struct cts_mres *mr = &r->m.res[x];
+      const struct cts_mres *mr = &m->res[x];
       if (model_agrees(r, mr->valid, "the tensor is released")) return -1;
       int64_t n = cts_model_elems(mr);
       if (model_agrees(r, (size_t)n == st->nvals, "%zu values for %lld elements", st->nvals,
                        (long long)n))
         return -1;
-      const double *mv = cts_model_values(&r->m, x);
-      int approx = cts_model_approx(&r->m, x);
+      const double *mv = cts_model_values(m, x);
+      int approx = cts_model_approx(m, x);
       for (int64_t i = 0; i < n; i++) {
         double w = mr->dtype == TSM_F32 ? (double)(float)st->vals[i] : st->vals[i];
-        if (model_agrees(r, values_equal(w, mv[i], approx),
+        if (model_agrees(r, cts__values_equal(w, mv[i], approx),
                          "element %lld is %.9g in the model", (long long)i, mv[i]))
           return -1;
       }
-      return check_tensor(r, x, st->vals, st->nvals, approx, "expected");
+      return cts__check_tensor(r, x, st->vals, st->nvals, approx, "expected");
     }
     case CTS_EXPECT_SHAPE: {
-      const struct cts_mres *mr = &r->m.res[x];
+      const struct cts_mres *mr = &m->res[x];
       int same = mr->valid && mr->ndim == st->ndim;
       for (int i = 0; same && i < st->ndim; i++) same = mr->shape[i] == st->shape[i];
       if (model_agrees(r, same, "the model's shape differs")) return -1;
       struct tsm_tensor_desc d;
       memset(&d, 0, sizeof d);
       int rc = r->a->tensor_desc(r->s, r->res[x].h, &d);
-      if (rc) return report(r, CTS_FAIL, "tensor_desc failed with %s", cts_err_name(rc));
+      if (rc) return cts__report(r, CTS_FAIL, "tensor_desc failed with %s", cts_err_name(rc));
       same = d.ndim == st->ndim;
       for (int i = 0; same && i < st->ndim; i++) same = d.shape[i] == st->shape[i];
-      return same ? 0 : report(r, CTS_FAIL, "shape differs (ndim %d observed)", d.ndim);
+      return same ? 0 : cts__report(r, CTS_FAIL, "shape differs (ndim %d observed)", d.ndim);
     }
     case CTS_EXPECT_BYTES:
-      if (model_agrees(r, r->m.live_bytes == (uint64_t)st->count, "the model has %llu live bytes",
-                       (unsigned long long)r->m.live_bytes))
+      if (model_agrees(r, m->live_bytes == (uint64_t)st->count, "the model has %llu live bytes",
+                       (unsigned long long)m->live_bytes))
         return -1;
-      return check_bytes(r);
+      return cts__check_bytes(r);
+    case CTS_EXPECT_SCOPE:
+      if (model_agrees(r, m->res[x].scope == y, "the model's scope is %s",
+                       cts__describe_scope(r, m->res[x].scope, buf, sizeof buf)))
+        return -1;
+      return cts__check_res(r, x);
+    case CTS_EXPECT_CURRENT: {
+      int cur = m->threads[m->thread].current;
+      if (model_agrees(r, cur == y, "the model's current scope is %s",
+                       cts__describe_scope(r, cur, buf, sizeof buf)))
+        return -1;
+      return cts__check_thread(r);
+    }
+    case CTS_EXPECT_MEMBERS:
+      if (model_agrees(r, (int64_t)m->scopes[x].members.n == st->count,
+                       "the model's member count is %zu", m->scopes[x].members.n))
+        return -1;
+      return cts__check_scope(r, x);
+    case CTS_EXPECT_OUTER:
+      if (model_agrees(r, m->scopes[x].outer == y, "the model's outer scope is %s",
+                       cts__describe_scope(r, m->scopes[x].outer, buf, sizeof buf)))
+        return -1;
+      return cts__check_scope(r, x);
+    case CTS_EXPECT_COMPOSITE:
+      if (model_agrees(r, m->res[x].composite == y, "the model says otherwise")) return -1;
+      return cts__check_res(r, x);
+    case CTS_EXPECT_ABSENT: {
+      int comp = CTS_NONE;
+      int rc = cts_model_component(m, x, st->count, &comp);
+      if (model_agrees(r, rc == 0 && comp == CTS_NONE, "the component is present in the model"))
+        return -1;
+      tsm_handle h = TSM_NONE;
+      rc = r->a->composite_component(r->s, r->res[x].h, (int)st->count, &h);
+      if (rc || h != TSM_NONE)
+        return cts__report(r, CTS_FAIL, "composite_component gave %s and handle 0x%llx, "
+                           "expected an absent component", cts_err_name(rc), (unsigned long long)h);
+      return 0;
+    }
+    case CTS_EXPECT_STATS:
+      return expect_stats(r, st);
     default:
-      return report(r, CTS_ERROR, "internal: statement kind %d is no expectation", st->kind);
+      return cts__report(r, CTS_ERROR, "internal: statement kind %d is no expectation", st->kind);
   }
 }
 
-static int exec_block(struct run *r, const struct cts_block *b) {
+static int exec_block(struct cts_run *r, const struct cts_block *b) {
   for (size_t i = 0; i < b->n; i++) {
     const struct cts_stmt *st = &b->items[i];
     r->cur = st;
-    int rc;
-    if (st->kind == CTS_REPEAT) {
-      rc = 0;
-      for (int64_t k = 0; rc == 0 && k < st->count; k++) rc = exec_block(r, &st->body);
-    } else if (st->kind == CTS_EXPECT_ERROR) {
-      rc = exec_action(r, st->inner, st->err);
-    } else if (st->kind >= CTS_EXPECT_OWNER) {
-      rc = exec_expect(r, st);
-    } else {
-      rc = exec_action(r, st, 0);
+    int rc = 0;
+    switch (st->kind) {
+      case CTS_REPEAT:
+        for (int64_t k = 0; rc == 0 && k < st->count; k++) rc = exec_block(r, &st->body);
+        break;
+      case CTS_THREAD: rc = exec_thread(r, st); break;
+      case CTS_PARALLEL: rc = exec_parallel(r, st); break;
+      case CTS_WRAPPED: rc = exec_wrapped(r, st); break;
+      case CTS_RESULT: rc = operand(r, st->a, &r->wrap->result); break;
+      case CTS_EXPECT_ERROR: rc = exec_action(r, st->inner, st->err); break;
+      default:
+        rc = st->kind >= CTS_FIRST_EXPECT ? exec_expect(r, st) : exec_action(r, st, 0);
     }
     if (rc) return -1;
   }
@@ -592,20 +771,23 @@ static int exec_block(struct run *r, const struct cts_block *b) {
 
 int cts_exec_case(const struct cts_case *c, const struct tsm_adapter *a, int device_index,
                   struct cts_buf *msg) {
-  struct run r;
+  struct cts_run r;
   memset(&r, 0, sizeof r);
   r.c = c;
   r.a = a;
   r.msg = msg;
   r.status = CTS_PASS;
-  const char *missing = cts_adapter_missing_slot(a);
+  r.observe_scopes = (c->families & TSM_CAP_SCOPES) != 0;
+  r.observe_links = (c->families & (TSM_CAP_SCOPES | TSM_CAP_COMPOSITES)) != 0;
+  const char *missing = cts_adapter_missing_slot(a, c->families);
   if (missing) {
-    report(&r, CTS_ERROR, "adapter declares managers but its '%s' slot is NULL", missing);
+    cts__report(&r, CTS_ERROR, "adapter declares the case's families but its '%s' slot is NULL",
+                missing);
     return r.status;
   }
   int rc = a->session_open(device_index, &r.s);
   if (rc) {
-    report(&r, CTS_FAIL, "session_open(%d) failed with %s", device_index, cts_err_name(rc));
+    cts__report(&r, CTS_FAIL, "session_open(%d) failed with %s", device_index, cts_err_name(rc));
     return r.status;
   }
   cts_model_init(&r.m);
@@ -614,16 +796,18 @@ int cts_exec_case(const struct cts_case *c, const struct tsm_adapter *a, int dev
   tsm_handle root = TSM_NONE;
   rc = a->mgr_root(r.s, &root);
   if (rc || root == TSM_NONE) {
-    report(&r, CTS_FAIL, "mgr_root failed with %s (MGR.ROOT.1)", cts_err_name(rc));
+    cts__report(&r, CTS_FAIL, "mgr_root failed with %s (MGR.ROOT.1)", cts_err_name(rc));
   } else {
-    remember(&r.mgr, &r.mgr_cap, 0, root, CTS_SYM_ROOT, 0);
+    cts__remember(&r.mgr, &r.mgr_cap, 0, root, CTS_SYM_ROOT, 0);
     r.sym_obj[CTS_SYM_ROOT] = 0;
-    if (check_state(&r) == 0) exec_block(&r, &c->body);
+    if (cts__check_state(&r) == 0) exec_block(&r, &c->body);
   }
+  cts__stop_workers(&r);
   a->session_close(r.s);
   cts_model_free(&r.m);
   free(r.sym_obj);
   free(r.mgr);
   free(r.res);
+  free(r.scope);
   return r.status;
 }

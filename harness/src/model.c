@@ -41,6 +41,21 @@ static int new_mgr(struct cts_model *m, int parent) {
 void cts_model_init(struct cts_model *m) {
   memset(m, 0, sizeof *m);
   new_mgr(m, CTS_NONE); /* MGR.ROOT.1 */
+  cts_model_set_thread(m, 0);
+}
+
+void cts_model_set_thread(struct cts_model *m, int thread) {
+  while (m->n_threads <= (size_t)thread) {
+    struct cts_mthread t;
+    memset(&t, 0, sizeof t);
+    t.current = CTS_NONE;
+    CTS_PUSH(m->threads, m->n_threads, m->cap_threads, t);
+  }
+  m->thread = thread;
+}
+
+static void count(struct cts_model *m, int kind, int stat) {
+  m->threads[m->thread].stats[kind][stat]++;
 }
 
 void cts_model_free(struct cts_model *m) {
@@ -48,8 +63,14 @@ void cts_model_free(struct cts_model *m) {
     free(m->mgrs[i].held.v);
     free(m->mgrs[i].children.v);
   }
-  for (size_t i = 0; i < m->n_res; i++) free(m->res[i].borrows);
+  for (size_t i = 0; i < m->n_res; i++) {
+    free(m->res[i].borrows);
+    free(m->res[i].components.v);
+  }
   for (size_t i = 0; i < m->n_st; i++) free(m->st[i].vals);
+  for (size_t i = 0; i < m->n_scopes; i++) free(m->scopes[i].members.v);
+  free(m->scopes);
+  free(m->threads);
   free(m->mgrs);
   free(m->res);
   free(m->st);
@@ -57,6 +78,7 @@ void cts_model_free(struct cts_model *m) {
 }
 
 void cts_model_clear_dirty(struct cts_model *m) {
+  for (size_t i = 0; i < m->n_scopes; i++) m->scopes[i].dirty = 0;
   for (size_t i = 0; i < m->n_mgrs; i++) m->mgrs[i].dirty = 0;
   for (size_t i = 0; i < m->n_res; i++) m->res[i].dirty = 0;
 }
@@ -70,6 +92,17 @@ static int check_res(const struct cts_model *m, int r) {
 
 static int check_mgr(const struct cts_model *m, int g) {
   return (g == CTS_BOGUS || g < 0 || (size_t)g >= m->n_mgrs) ? TSM_EINVAL : 0;
+}
+
+/* A resource that can be moved or released on its own: not a component (COMP.UNIT.3). */
+static int check_movable(const struct cts_model *m, int r) {
+  if (r == CTS_BOGUS || r < 0 || (size_t)r >= m->n_res) return TSM_EINVAL;
+  if (m->res[r].composite != CTS_NONE) return TSM_EINVAL;
+  return m->res[r].valid ? 0 : TSM_ERELEASED;
+}
+
+static int check_scope(const struct cts_model *m, int sc) {
+  return (sc == CTS_BOGUS || sc < 0 || (size_t)sc >= m->n_scopes) ? TSM_EINVAL : 0;
 }
 
 /* ERR.ORDER.1 across several arguments: any EINVAL before any ERELEASED. */
@@ -100,14 +133,75 @@ static void storage_unref(struct cts_model *m, int s) {
   if (--m->st[s].refs == 0) m->live_bytes -= m->st[s].bytes;
 }
 
+static void leave_scope(struct cts_model *m, int r) {
+  int sc = m->res[r].scope;
+  if (sc == CTS_NONE) return;
+  ids_remove(&m->scopes[sc].members, r);
+  m->scopes[sc].dirty = 1;
+  m->res[r].scope = CTS_NONE;
+  m->res[r].dirty = 1;
+}
+
+static void join_scope(struct cts_model *m, int r, int sc) {
+  leave_scope(m, r);
+  if (sc == CTS_NONE) return;
+  ids_add(&m->scopes[sc].members, r);
+  m->scopes[sc].dirty = 1;
+  m->res[r].scope = sc;
+  m->res[r].dirty = 1;
+}
+
+/* MGR.REL.1, SCOPE.REL.1, SCOPE.STAT.2-3: components go with their composite. */
 static void release(struct cts_model *m, int r) {
+  struct cts_mres *res = &m->res[r];
+  for (size_t i = 0; i < res->components.n; i++) {
+    int c = m->res[r].components.v[i];
+    if (c == CTS_NONE) continue;
+    m->res[c].valid = 0;
+    m->res[c].dirty = 1;
+    storage_unref(m, m->res[c].storage);
+    count(m, TSM_KIND_TENSOR, CTS_STAT_DISPOSED_OUTSIDE);
+  }
+  res = &m->res[r];
+  count(m, res->kind, res->scope != CTS_NONE ? CTS_STAT_DISPOSED_IN : CTS_STAT_DISPOSED_OUTSIDE);
+  leave_scope(m, r);
   set_holder(m, r, CTS_NONE);
   m->res[r].n_borrows = 0;
   m->res[r].valid = 0;
-  storage_unref(m, m->res[r].storage);
+  if (m->res[r].storage != CTS_NONE) storage_unref(m, m->res[r].storage);
+}
+
+int cts_model_holder(const struct cts_model *m, int r) {
+  int c = m->res[r].composite;
+  return c != CTS_NONE ? m->res[c].holder : m->res[r].holder;
+}
+
+int cts_model_borrowed(const struct cts_model *m, int r) {
+  int c = m->res[r].composite;
+  return (c != CTS_NONE ? m->res[c].n_borrows : m->res[r].n_borrows) > 0;
+}
+
+uint64_t cts_model_nbytes(const struct cts_model *m, int r) {
+  const struct cts_mres *res = &m->res[r];
+  if (res->kind == TSM_KIND_TENSOR) return (uint64_t)cts_model_elems(res) * 4u;
+  uint64_t sum = 0;
+  for (size_t i = 0; i < res->components.n; i++)
+    if (res->components.v[i] != CTS_NONE) sum += cts_model_nbytes(m, res->components.v[i]);
+  return sum;
+}
+
+void cts_model_stats(struct cts_model *m, int t, int kind, int64_t out[CTS_N_STATS]) {
+  int running = m->thread;
+  cts_model_set_thread(m, t); /* makes sure thread t exists */
+  m->thread = running;
+  const int64_t *s = m->threads[t].stats[kind];
+  for (int i = 0; i < CTS_STAT_LIVE; i++) out[i] = s[i];
+  out[CTS_STAT_LIVE] = s[CTS_STAT_CREATED_IN] + s[CTS_STAT_CREATED_OUTSIDE] -
+                       s[CTS_STAT_DISPOSED_IN] - s[CTS_STAT_DISPOSED_OUTSIDE];
 }
 
 int cts_model_lender(const struct cts_model *m, int r) {
+  if (m->res[r].composite != CTS_NONE) r = m->res[r].composite;
   const struct cts_mres *res = &m->res[r];
   return res->n_borrows ? res->borrows[res->n_borrows - 1].lender : CTS_NONE;
 }
@@ -125,7 +219,7 @@ int cts_model_new_sub(struct cts_model *m, int parent, int *out) {
 int cts_model_sub_of(struct cts_model *m, int r, int *out) {
   int rc = check_res(m, r);
   if (rc) return rc;
-  int holder = m->res[r].holder;
+  int holder = cts_model_holder(m, r);
   return cts_model_new_sub(m, holder == CTS_NONE ? 0 : holder, out); /* MGR.SUB.4 */
 }
 
@@ -215,11 +309,16 @@ static int new_storage(struct cts_model *m, int dtype, int64_t n, double *vals) 
   return (int)m->n_st - 1;
 }
 
+/* A new resource: plain ones register with the thread's current scope (SCOPE.REG.1);
+ * components never do (SCOPE.STAT.3). */
 static int new_res(struct cts_model *m, int holder, int storage, int dtype, int ndim,
                    const int64_t *shape) {
   struct cts_mres r;
   memset(&r, 0, sizeof r);
   r.valid = 1;
+  r.kind = TSM_KIND_TENSOR;
+  r.composite = CTS_NONE;
+  r.scope = CTS_NONE;
   r.holder = CTS_NONE;
   r.storage = storage;
   r.dtype = dtype;
@@ -229,6 +328,12 @@ static int new_res(struct cts_model *m, int holder, int storage, int dtype, int 
   int id = (int)m->n_res - 1;
   set_holder(m, id, holder);
   return id;
+}
+
+static void register_new(struct cts_model *m, int r) {
+  int cur = m->threads[m->thread].current;
+  count(m, m->res[r].kind, cur != CTS_NONE ? CTS_STAT_CREATED_IN : CTS_STAT_CREATED_OUTSIDE);
+  join_scope(m, r, cur);
 }
 
 /* MGR.CREATE.2, MGR.OP.4, MGR.CAP.1: may `g` take a new resource? */
@@ -256,6 +361,7 @@ int cts_model_create(struct cts_model *m, int g, int dtype, int ndim, const int6
   double *v = cts_xcalloc((size_t)n, sizeof(double));
   for (int64_t i = 0; vals && i < n; i++) v[i] = to_dtype(dtype, vals[i]);
   *out = new_res(m, g, new_storage(m, dtype, n, v), dtype, ndim, shape); /* MGR.CREATE.1 */
+  register_new(m, *out);
   return 0;
 }
 
@@ -359,7 +465,7 @@ int cts_model_op(struct cts_model *m, int op, int a, int b, int ndim, const int6
   if (rc) return rc;
   if (op == TSM_OP_RESHAPE && check_desc(TSM_F32, ndim, shape)) return TSM_EINVAL;
   int target = out_mgr;                                          /* MGR.OP.3 */
-  if (target == CTS_NONE) target = m->res[a].holder;             /* MGR.OP.1 */
+  if (target == CTS_NONE) target = cts_model_holder(m, a);       /* MGR.OP.1, COMP.UNIT.3 */
   if (target == CTS_NONE) target = 0;                            /* MGR.OP.2 */
   if ((rc = check_addition(m, target))) return rc;               /* MGR.OP.4 */
   const struct cts_mres *ra = &m->res[a];
@@ -369,6 +475,7 @@ int cts_model_op(struct cts_model *m, int op, int a, int b, int ndim, const int6
     int s = ra->storage;
     m->st[s].refs++;
     *out = new_res(m, target, s, ra->dtype, ndim, shape);
+    register_new(m, *out);
     return 0;
   }
   int out_ndim = 0;
@@ -378,13 +485,14 @@ int cts_model_op(struct cts_model *m, int op, int a, int b, int ndim, const int6
   int s = new_storage(m, dtype, elems_of(out_ndim, out_shape), v);
   m->st[s].approx = dtype == TSM_F32 && (op == TSM_OP_SUM || op == TSM_OP_MATMUL);
   *out = new_res(m, target, s, dtype, out_ndim, out_shape);
+  register_new(m, *out);
   return 0;
 }
 
 /* ---- moving resources ------------------------------------------------------ */
 
 int cts_model_attach(struct cts_model *m, int r, int g) {
-  int rc = first_error(check_res(m, r), check_mgr(m, g));
+  int rc = first_error(check_movable(m, r), check_mgr(m, g));
   if (rc) return rc;
   if (m->res[r].holder == g) return 0;                 /* MGR.ATTACH.3 */
   if ((rc = check_addition(m, g))) return rc;          /* MGR.ATTACH.2 */
@@ -394,7 +502,7 @@ int cts_model_attach(struct cts_model *m, int r, int g) {
 }
 
 int cts_model_detach(struct cts_model *m, int r) {
-  int rc = check_res(m, r);
+  int rc = check_movable(m, r);
   if (rc) return rc;                                   /* MGR.DETACH.3 */
   m->res[r].n_borrows = 0;                             /* MGR.DETACH.2 */
   set_holder(m, r, CTS_NONE);                          /* MGR.DETACH.1 */
@@ -402,7 +510,7 @@ int cts_model_detach(struct cts_model *m, int r) {
 }
 
 int cts_model_borrow(struct cts_model *m, int r, int g) {
-  int rc = first_error(check_res(m, r), check_mgr(m, g));
+  int rc = first_error(check_movable(m, r), check_mgr(m, g));
   if (rc) return rc;
   if (g == 0) return TSM_EROOT;                        /* MGR.ROOT.4 */
   if (!is_open(m, g)) return TSM_ECLOSED;              /* MGR.TEMP.3; no cap check (TEMP.2) */
@@ -415,7 +523,7 @@ int cts_model_borrow(struct cts_model *m, int r, int g) {
 }
 
 int cts_model_ret(struct cts_model *m, int r, int g) {
-  int rc = first_error(check_res(m, r), check_mgr(m, g));
+  int rc = first_error(check_movable(m, r), check_mgr(m, g));
   if (rc) return rc;
   if (g == 0) return TSM_EROOT;                        /* MGR.ROOT.5 */
   if (!is_open(m, g)) return TSM_ECLOSED;              /* MGR.RET.2 */
@@ -428,9 +536,246 @@ int cts_model_ret(struct cts_model *m, int r, int g) {
 }
 
 int cts_model_release(struct cts_model *m, int r) {
-  int rc = check_res(m, r);
+  int rc = check_movable(m, r);
   if (rc == TSM_ERELEASED) return 0;                   /* MGR.REL.2 */
   if (rc) return rc;
   release(m, r);                                       /* MGR.REL.1 */
+  return 0;
+}
+
+/* ---- scopes (spec/scopes.md) ------------------------------------------------- */
+
+int cts_model_scope_open(struct cts_model *m, int *out) {
+  struct cts_mscope sc;
+  memset(&sc, 0, sizeof sc);
+  sc.thread = m->thread;
+  sc.outer = m->threads[m->thread].current; /* SCOPE.STACK.1 */
+  sc.dirty = 1;
+  CTS_PUSH(m->scopes, m->n_scopes, m->cap_scopes, sc);
+  *out = (int)m->n_scopes - 1;
+  m->threads[m->thread].current = *out;
+  return 0;
+}
+
+/* Scope operations check: handles, the resource, then the scope (ERR.ORDER.1). */
+static int check_scope_op(const struct cts_model *m, int sc, int r) {
+  int rc = check_scope(m, sc);
+  if (r != CTS_NONE) rc = first_error(rc, check_movable(m, r));
+  if (rc) return rc;
+  return m->scopes[sc].disposed ? TSM_EDISPOSED : 0; /* SCOPE.DISP.4 */
+}
+
+/* Removes sc from its thread's chain wherever it is (SCOPE.DISP.3). */
+static void unlink_scope(struct cts_model *m, int sc) {
+  struct cts_mthread *t = &m->threads[m->scopes[sc].thread];
+  if (t->current == sc) {
+    t->current = m->scopes[sc].outer;
+  } else {
+    for (size_t i = 0; i < m->n_scopes; i++) {
+      if (!m->scopes[i].disposed && m->scopes[i].outer == sc) {
+        m->scopes[i].outer = m->scopes[sc].outer;
+        m->scopes[i].dirty = 1;
+      }
+    }
+  }
+  m->scopes[sc].outer = CTS_NONE;
+  m->scopes[sc].disposed = 1;
+  m->scopes[sc].dirty = 1;
+}
+
+int cts_model_scope_dispose(struct cts_model *m, int sc) {
+  int rc = check_scope(m, sc);
+  if (rc) return rc;
+  if (m->scopes[sc].disposed) return 0;                /* SCOPE.DISP.2 */
+  while (m->scopes[sc].members.n) release(m, m->scopes[sc].members.v[0]); /* SCOPE.DISP.1 */
+  unlink_scope(m, sc);
+  return 0;
+}
+
+/* Moves member r of sc to `to` (CTS_NONE: no scope), counting a detach when it leaves
+ * scopes (SCOPE.STAT.2). A non-member is left alone (SCOPE.MOVE.3). */
+static void move_member(struct cts_model *m, int sc, int r, int to) {
+  if (m->res[r].scope != sc || to == sc) return;
+  if (to == CTS_NONE) count(m, m->res[r].kind, CTS_STAT_DETACHED);
+  join_scope(m, r, to);
+}
+
+int cts_model_scope_move_outer(struct cts_model *m, int sc, int r) {
+  int rc = check_scope_op(m, sc, r);
+  if (rc) return rc;
+  move_member(m, sc, r, m->scopes[sc].outer);          /* SCOPE.MOVE.1 */
+  return 0;
+}
+
+int cts_model_scope_move_other(struct cts_model *m, int sc, int r, int other) {
+  int rc = check_scope_op(m, sc, r);
+  if (other != CTS_NONE) rc = first_error(rc, check_scope(m, other));
+  if (rc) return rc;
+  if (other != CTS_NONE && m->scopes[other].disposed) return TSM_EDISPOSED; /* SCOPE.MOVE.4 */
+  move_member(m, sc, r, other);                        /* SCOPE.MOVE.2 */
+  return 0;
+}
+
+int cts_model_scope_detach(struct cts_model *m, int sc, int r) {
+  int rc = check_scope_op(m, sc, r);
+  if (rc) return rc;
+  move_member(m, sc, r, CTS_NONE);                     /* SCOPE.DETACH.1 */
+  return 0;
+}
+
+int cts_model_scope_attach(struct cts_model *m, int sc, int r) {
+  int rc = check_scope_op(m, sc, r);
+  if (rc) return rc;
+  if (m->res[r].scope == sc) return 0;                 /* SCOPE.ATTACH.1 */
+  count(m, m->res[r].kind, CTS_STAT_ATTACHED);
+  join_scope(m, r, sc);
+  return 0;
+}
+
+int cts_model_scope_dispose_all(struct cts_model *m, int sc, const int *keep, size_t n_keep) {
+  int rc = check_scope(m, sc);
+  for (size_t i = 0; i < n_keep; i++)
+    if (keep[i] == CTS_BOGUS) rc = TSM_EINVAL;
+  if (rc) return rc;
+  if (m->scopes[sc].disposed) return TSM_EDISPOSED;
+  struct cts_ids doomed = {0};
+  for (size_t i = 0; i < m->scopes[sc].members.n; i++) {
+    int r = m->scopes[sc].members.v[i], kept = 0;
+    for (size_t k = 0; k < n_keep; k++) kept |= keep[k] == r; /* SCOPE.ALL.2 */
+    if (!kept) ids_add(&doomed, r);
+  }
+  for (size_t i = 0; i < doomed.n; i++) release(m, doomed.v[i]);
+  free(doomed.v);
+  return 0;
+}
+
+int cts_model_scope_handover(struct cts_model *m, int sc) {
+  int rc = check_scope(m, sc);
+  if (rc) return rc;
+  if (m->scopes[sc].disposed) return TSM_EDISPOSED;
+  while (m->scopes[sc].members.n) move_member(m, sc, m->scopes[sc].members.v[0], CTS_NONE);
+  unlink_scope(m, sc);                                 /* SCOPE.HAND.1 */
+  return 0;
+}
+
+/* ---- composites ------------------------------------------------------------ */
+
+static int new_composite(struct cts_model *m, int holder) {
+  int64_t none[1] = {0};
+  int id = new_res(m, holder, CTS_NONE, TSM_F32, 0, none);
+  m->res[id].kind = TSM_KIND_COMPOSITE;
+  return id;
+}
+
+/* A new component tensor of composite c (SCOPE.STAT.3: created outside). */
+static int new_component(struct cts_model *m, int c, int dtype, int64_t n, double *vals) {
+  int64_t shape[1] = {n};
+  int id = new_res(m, CTS_NONE, new_storage(m, dtype, n, vals), dtype, 1, shape);
+  m->res[id].composite = c;
+  count(m, TSM_KIND_TENSOR, CTS_STAT_CREATED_OUTSIDE);
+  ids_add(&m->res[c].components, id);
+  return id;
+}
+
+int cts_model_pack(struct cts_model *m, const int *seqs, size_t n, int sorted, int *out) {
+  int rc = n ? 0 : TSM_EINVAL;
+  for (size_t i = 0; i < n; i++) {
+    rc = first_error(rc, check_res(m, seqs[i]));
+    if (seqs[i] != CTS_BOGUS && m->res[seqs[i]].kind != TSM_KIND_TENSOR) rc = TSM_EINVAL;
+  }
+  if (rc) return rc;
+  int target = cts_model_holder(m, seqs[0]);
+  if (target == CTS_NONE) target = 0;
+  if ((rc = check_addition(m, target))) return rc;     /* COMP.PACK.2 */
+  for (size_t i = 0; i < n; i++)
+    if (m->res[seqs[i]].ndim != 1) return TSM_ESHAPE;
+  for (size_t i = 0; i < n; i++)
+    if (m->res[seqs[i]].dtype != TSM_F32) return TSM_EDTYPE;
+  int64_t *len = cts_xmalloc(n * sizeof(int64_t));
+  int64_t total = 0, longest = 0;
+  for (size_t i = 0; i < n; i++) {
+    len[i] = m->res[seqs[i]].shape[0];
+    total += len[i];
+    if (len[i] > longest) longest = len[i];
+    if (len[i] < 1 || (sorted && i && len[i] > len[i - 1])) rc = TSM_EINVAL;
+  }
+  if (rc) {
+    free(len);
+    return rc;
+  }
+  /* COMP.PACK.1: by decreasing length, ties by increasing index. */
+  int64_t *order = cts_xmalloc(n * sizeof(int64_t));
+  size_t k = 0;
+  for (int64_t l = longest; l >= 1; l--)
+    for (size_t i = 0; i < n; i++)
+      if (len[i] == l) order[k++] = (int64_t)i;
+  double *data = cts_xcalloc((size_t)total, sizeof(double));
+  double *batch = cts_xcalloc((size_t)longest, sizeof(double));
+  int64_t at = 0;
+  for (int64_t t = 0; t < longest; t++) {
+    for (size_t j = 0; j < n; j++) {
+      int64_t i = order[j];
+      if (len[i] <= t) continue;
+      data[at++] = m->st[m->res[seqs[i]].storage].vals[t];
+      batch[t] += 1;
+    }
+  }
+  int c = new_composite(m, target);
+  new_component(m, c, TSM_F32, total, data);
+  new_component(m, c, TSM_I32, longest, batch);
+  if (sorted) {
+    ids_add(&m->res[c].components, CTS_NONE);
+    ids_add(&m->res[c].components, CTS_NONE);
+  } else {
+    double *sorted_idx = cts_xcalloc(n, sizeof(double));
+    double *unsorted_idx = cts_xcalloc(n, sizeof(double));
+    for (size_t j = 0; j < n; j++) {
+      sorted_idx[j] = (double)order[j];
+      unsorted_idx[order[j]] = (double)j;
+    }
+    new_component(m, c, TSM_I32, (int64_t)n, sorted_idx);
+    new_component(m, c, TSM_I32, (int64_t)n, unsorted_idx);
+  }
+  free(order);
+  free(len);
+  register_new(m, c);
+  *out = c;
+  return 0;
+}
+
+int cts_model_list(struct cts_model *m, const int *items, size_t n, int *out) {
+  int rc = n ? 0 : TSM_EINVAL;
+  for (size_t i = 0; i < n; i++) {
+    int r = items[i];
+    if (r == CTS_BOGUS || m->res[r].kind != TSM_KIND_TENSOR || m->res[r].composite != CTS_NONE)
+      rc = TSM_EINVAL;
+    for (size_t k = 0; k < i; k++)
+      if (items[k] == r) rc = TSM_EINVAL;
+  }
+  for (size_t i = 0; !rc && i < n; i++) rc = check_res(m, items[i]);
+  if (rc) return rc;
+  int holder = m->res[items[0]].holder;                /* COMP.LIST.1 */
+  for (size_t i = 0; i < n; i++)
+    if (m->res[items[i]].holder != holder || m->res[items[i]].n_borrows) return TSM_EINVAL;
+  if (holder != CTS_NONE && (rc = check_addition(m, holder))) return rc;
+  int c = new_composite(m, holder);
+  for (size_t i = 0; i < n; i++) {
+    int r = items[i];
+    if (m->res[r].scope != CTS_NONE) count(m, TSM_KIND_TENSOR, CTS_STAT_DETACHED);
+    leave_scope(m, r);
+    set_holder(m, r, CTS_NONE);
+    m->res[r].composite = c;
+    ids_add(&m->res[c].components, r);
+  }
+  register_new(m, c);
+  *out = c;
+  return 0;
+}
+
+int cts_model_component(const struct cts_model *m, int c, int64_t index, int *out) {
+  if (c == CTS_BOGUS || m->res[c].kind != TSM_KIND_COMPOSITE) return TSM_EINVAL;
+  if (!m->res[c].valid) return TSM_ERELEASED;
+  if (index < 0 || (size_t)index >= m->res[c].components.n) return TSM_EINVAL;
+  *out = m->res[c].components.v[index];
   return 0;
 }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "case.h"
 #include "tsm/adapter.h"
 
 #define CTS_NONE (-1)  /* no manager: detached, no parent, no lender */
@@ -39,7 +40,11 @@ struct cts_borrow {
 
 struct cts_mres {
   int valid;
-  int holder;                 /* CTS_NONE when detached or released */
+  int kind;                   /* enum tsm_kind */
+  int holder;                 /* CTS_NONE when detached, released or a component */
+  int composite;              /* the composite a component belongs to, else CTS_NONE */
+  struct cts_ids components;  /* a composite's, in order; CTS_NONE for an absent one */
+  int scope;                  /* owning scope (SCOPE.REG.1), else CTS_NONE */
   struct cts_borrow *borrows; /* chain, innermost last; empty when owned (MGR.TEMP.5) */
   size_t n_borrows, cap_borrows;
   int storage;
@@ -56,7 +61,25 @@ struct cts_mstorage {
   int approx;     /* f32 sum or matmul: compared to a tolerance (MGR.OP.7) */
 };
 
+struct cts_mscope {
+  int thread;     /* whose chain it is on */
+  int outer;      /* next outer open scope of that thread, or CTS_NONE */
+  int disposed;
+  struct cts_ids members;
+  int dirty;
+};
+
+struct cts_mthread {
+  int current;                     /* innermost open scope, or CTS_NONE */
+  int64_t stats[2][CTS_N_STATS];   /* per enum tsm_kind; [CTS_STAT_LIVE] is derived */
+};
+
 struct cts_model {
+  struct cts_mscope *scopes;
+  size_t n_scopes, cap_scopes;
+  struct cts_mthread *threads;
+  size_t n_threads, cap_threads;
+  int thread;                      /* the thread running the statement */
   struct cts_mmgr *mgrs;
   size_t n_mgrs, cap_mgrs;
   struct cts_mres *res;
@@ -89,7 +112,29 @@ int cts_model_borrow(struct cts_model *m, int r, int mgr);
 int cts_model_ret(struct cts_model *m, int r, int mgr);
 int cts_model_release(struct cts_model *m, int r);
 
+/* Scopes (spec/scopes.md), on m->thread where the spec says "current". */
+void cts_model_set_thread(struct cts_model *m, int thread);
+int cts_model_scope_open(struct cts_model *m, int *out);
+int cts_model_scope_dispose(struct cts_model *m, int sc);
+int cts_model_scope_move_outer(struct cts_model *m, int sc, int r);
+int cts_model_scope_move_other(struct cts_model *m, int sc, int r, int other);
+int cts_model_scope_detach(struct cts_model *m, int sc, int r);
+int cts_model_scope_attach(struct cts_model *m, int sc, int r);
+int cts_model_scope_dispose_all(struct cts_model *m, int sc, const int *keep, size_t n_keep);
+int cts_model_scope_handover(struct cts_model *m, int sc);
+/* Composites. */
+int cts_model_pack(struct cts_model *m, const int *seqs, size_t n, int sorted, int *out);
+int cts_model_list(struct cts_model *m, const int *items, size_t n, int *out);
+/* *out: the component, or CTS_NONE when absent; EINVAL past the end. */
+int cts_model_component(const struct cts_model *m, int c, int64_t index, int *out);
+
 /* Queries. */
+/* The holder a resource reports: a component reports its composite's (COMP.UNIT.1). */
+int cts_model_holder(const struct cts_model *m, int r);
+int cts_model_borrowed(const struct cts_model *m, int r);
+uint64_t cts_model_nbytes(const struct cts_model *m, int r);
+/* The statistics of thread t for a kind, with live derived (SCOPE.STAT.1). */
+void cts_model_stats(struct cts_model *m, int t, int kind, int64_t out[CTS_N_STATS]);
 int cts_model_lender(const struct cts_model *m, int r); /* CTS_NONE if not borrowed */
 int64_t cts_model_elems(const struct cts_mres *r);
 const double *cts_model_values(const struct cts_model *m, int r);

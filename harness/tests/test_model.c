@@ -171,6 +171,91 @@ static void test_views_and_errors(void) {
   cts_model_free(&m);
 }
 
+static void stats(struct cts_model *m, int kind, int64_t out[CTS_N_STATS]) {
+  cts_model_stats(m, m->thread, kind, out);
+}
+
+static void test_scopes_non_lifo(void) {
+  struct cts_model m;
+  cts_model_init(&m);
+  int d1 = -1, d2 = -1, d3 = -1;
+  cts_model_scope_open(&m, &d1);
+  cts_model_scope_open(&m, &d2);
+  cts_model_scope_open(&m, &d3);
+  int a = tensor(&m, 0);
+  CHECK(m.res[a].scope == d3);                          /* SCOPE.REG.1 */
+  CHECK(cts_model_scope_dispose(&m, d2) == 0);          /* SCOPE.DISP.3 */
+  CHECK(m.scopes[d3].outer == d1 && m.threads[0].current == d3 && m.res[a].valid);
+  CHECK(cts_model_scope_move_outer(&m, d3, a) == 0 && m.res[a].scope == d1);
+  CHECK(cts_model_scope_move_outer(&m, d2, a) == TSM_EDISPOSED); /* SCOPE.DISP.4 */
+  CHECK(cts_model_scope_dispose(&m, d2) == 0);          /* SCOPE.DISP.2 */
+  CHECK(cts_model_scope_move_other(&m, d1, a, d1) == 0 && m.res[a].scope == d1); /* MOVE.2 */
+  int64_t st[CTS_N_STATS];
+  stats(&m, TSM_KIND_TENSOR, st);
+  CHECK(st[CTS_STAT_CREATED_IN] == 1 && st[CTS_STAT_DETACHED] == 0 && st[CTS_STAT_LIVE] == 1);
+  CHECK(cts_model_scope_dispose(&m, d1) == 0 && !m.res[a].valid);
+  stats(&m, TSM_KIND_TENSOR, st);
+  CHECK(st[CTS_STAT_DISPOSED_IN] == 1 && st[CTS_STAT_LIVE] == 0);
+  cts_model_free(&m);
+}
+
+static void test_threads_and_handover(void) {
+  struct cts_model m;
+  cts_model_init(&m);
+  int w = -1, main_scope = -1;
+  cts_model_set_thread(&m, 1);
+  cts_model_scope_open(&m, &w);
+  int x = tensor(&m, 0);
+  CHECK(cts_model_scope_handover(&m, w) == 0);          /* SCOPE.HAND.1 */
+  CHECK(m.res[x].valid && m.res[x].scope == CTS_NONE && m.threads[1].current == CTS_NONE);
+  cts_model_set_thread(&m, 0);
+  CHECK(m.threads[0].current == CTS_NONE);              /* SCOPE.STACK.1: per thread */
+  cts_model_scope_open(&m, &main_scope);
+  CHECK(cts_model_scope_attach(&m, main_scope, x) == 0);
+  CHECK(cts_model_scope_dispose(&m, main_scope) == 0 && !m.res[x].valid);
+  int64_t st[CTS_N_STATS];
+  cts_model_stats(&m, 1, TSM_KIND_TENSOR, st);          /* SCOPE.STAT.2 */
+  CHECK(st[CTS_STAT_CREATED_IN] == 1 && st[CTS_STAT_DETACHED] == 1 && st[CTS_STAT_LIVE] == 1);
+  cts_model_stats(&m, 0, TSM_KIND_TENSOR, st);
+  CHECK(st[CTS_STAT_ATTACHED] == 1 && st[CTS_STAT_DISPOSED_IN] == 1 && st[CTS_STAT_LIVE] == -1);
+  cts_model_free(&m);
+}
+
+static void test_pack_and_list(void) {
+  struct cts_model m;
+  cts_model_init(&m);
+  static const double v2[2] = {1, 2}, v4[4] = {10, 11, 12, 13}, v3[3] = {20, 21, 22};
+  int64_t s2[1] = {2}, s4[1] = {4}, s3[1] = {3};
+  int a = -1, b = -1, c = -1, p = -1, sc = -1;
+  CHECK(cts_model_create(&m, 0, TSM_F32, 1, s2, v2, &a) == 0);
+  CHECK(cts_model_create(&m, 0, TSM_F32, 1, s4, v4, &b) == 0);
+  CHECK(cts_model_create(&m, 0, TSM_F32, 1, s3, v3, &c) == 0);
+  int seqs[3] = {a, b, c};
+  CHECK(cts_model_pack(&m, seqs, 3, 1, &p) == TSM_EINVAL); /* not sorted */
+  cts_model_scope_open(&m, &sc);
+  CHECK(cts_model_pack(&m, seqs, 3, 0, &p) == 0);        /* COMP.PACK.1 */
+  const struct cts_ids *k = &m.res[p].components;
+  CHECK(k->n == 4 && m.res[p].scope == sc && m.res[k->v[0]].scope == CTS_NONE);
+  static const double data[9] = {10, 20, 1, 11, 21, 2, 12, 22, 13};
+  static const double batch[4] = {3, 3, 2, 1}, sorted[3] = {1, 2, 0}, unsorted[3] = {2, 0, 1};
+  CHECK(!memcmp(cts_model_values(&m, k->v[0]), data, sizeof data));
+  CHECK(!memcmp(cts_model_values(&m, k->v[1]), batch, sizeof batch));
+  CHECK(!memcmp(cts_model_values(&m, k->v[2]), sorted, sizeof sorted));
+  CHECK(!memcmp(cts_model_values(&m, k->v[3]), unsorted, sizeof unsorted));
+  CHECK(cts_model_release(&m, k->v[0]) == TSM_EINVAL);   /* COMP.UNIT.3 */
+  CHECK(cts_model_scope_move_outer(&m, sc, p) == 0 && m.res[p].scope == CTS_NONE);
+  CHECK(cts_model_scope_dispose(&m, sc) == 0 && m.res[k->v[3]].valid); /* COMP.UNIT.4 */
+  int items[2] = {a, b}, l = -1;
+  int g = sub(&m, 0);
+  CHECK(cts_model_attach(&m, a, g) == 0);
+  CHECK(cts_model_list(&m, items, 2, &l) == TSM_EINVAL);  /* mixed holders */
+  CHECK(cts_model_attach(&m, b, g) == 0);
+  CHECK(cts_model_list(&m, items, 2, &l) == 0);           /* COMP.LIST.1 */
+  CHECK(m.mgrs[g].held.n == 1 && cts_model_holder(&m, a) == g);
+  CHECK(cts_model_close(&m, g) == 0 && !m.res[a].valid && !m.res[l].valid); /* COMP.LIST.2 */
+  cts_model_free(&m);
+}
+
 static void test_parser_forms(void) {
   static const char text[] =
       "---\ndescription: d\nclauses: [MGR.OP.1]\n---\n"
@@ -205,6 +290,9 @@ int main(void) {
   test_cap_and_attach();
   test_double_borrow_and_ret();
   test_views_and_errors();
+  test_scopes_non_lifo();
+  test_threads_and_handover();
+  test_pack_and_list();
   test_parser_forms();
   printf("test-model: %d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;

@@ -4,7 +4,9 @@
  * includes <tsm/adapter.h>. Handles, dtypes, op numbers, state bits and error codes
  * have the same values on both sides (checked below at compile time).
  * Clauses: ABI.LOAD.1, ABI.VER.1-2, ABI.CAP.1, ABI.DEV.1, ABI.SESSION.1,
- * ABI.HANDLE.1, ABI.INFO.1.
+ * ABI.HANDLE.1, ABI.INFO.1; ABI 1.1 slots: SCOPE.*, COMP.* (spec/scopes.md).
+ * Every slot may be called from several threads (TSM_CAP_THREADS): libtsmref locks
+ * per context.
  */
 #include <string.h>
 
@@ -26,6 +28,13 @@ TSMA_SAME(TSM_OP_MATMUL, TSMR_OP_MATMUL);
 TSMA_SAME(TSM_MGR_CLOSED, TSMR_MGR_CLOSED);
 TSMA_SAME(TSM_MGR_CAPPED, TSMR_MGR_CAPPED);
 TSMA_SAME(TSM_MAX_DIMS, TSMR_MAX_DIMS);
+TSMA_SAME(TSM_KIND_TENSOR, TSMR_KIND_TENSOR);
+TSMA_SAME(TSM_KIND_COMPOSITE, TSMR_KIND_COMPOSITE);
+TSMA_SAME(TSM_COMPONENT_DATA, TSMR_COMPONENT_DATA);
+TSMA_SAME(TSM_COMPONENT_BATCH_SIZES, TSMR_COMPONENT_BATCH_SIZES);
+TSMA_SAME(TSM_COMPONENT_SORTED_INDICES, TSMR_COMPONENT_SORTED_INDICES);
+TSMA_SAME(TSM_COMPONENT_UNSORTED_INDICES, TSMR_COMPONENT_UNSORTED_INDICES);
+TSMA_SAME(TSM_ERRNO_MIN, TSMR_ERRNO_MIN);
 _Static_assert(sizeof(tsm_handle) == sizeof(tsmr_handle), "handle width");
 
 #define TSMA_MAX_DEVICES 8
@@ -152,39 +161,143 @@ static int tsma_res_info(void *s, tsm_handle r, struct tsm_res_info *out) {
 
 static int tsma_live_bytes(void *s, uint64_t *out) { return tsmr_live_bytes(s, out); }
 
+/* ---- ABI 1.1: scopes ---------------------------------------------------------- */
+
+static int tsma_scope_open(void *s, tsm_handle *out) { return tsmr_scope_open(s, out); }
+
+static int tsma_scope_dispose(void *s, tsm_handle sc) { return tsmr_scope_dispose(s, sc); }
+
+static int tsma_scope_move_to_outer(void *s, tsm_handle sc, tsm_handle r) {
+  return tsmr_scope_move_to_outer(s, sc, r);
+}
+
+static int tsma_scope_move_to_other(void *s, tsm_handle sc, tsm_handle r,
+                                    tsm_handle other) {
+  return tsmr_scope_move_to_other(s, sc, r, other);
+}
+
+static int tsma_scope_detach(void *s, tsm_handle sc, tsm_handle r) {
+  return tsmr_scope_detach(s, sc, r);
+}
+
+static int tsma_scope_attach(void *s, tsm_handle sc, tsm_handle r) {
+  return tsmr_scope_attach(s, sc, r);
+}
+
+static int tsma_scope_dispose_all(void *s, tsm_handle sc, const tsm_handle *keep,
+                                  int n_keep) {
+  return tsmr_scope_dispose_all(s, sc, keep, n_keep);
+}
+
+static int tsma_scope_handover(void *s, tsm_handle sc) { return tsmr_scope_handover(s, sc); }
+
+/* tsm_handle and tsmr_handle are both uint64_t, so fn passes through unchanged. */
+static int tsma_scope_wrapped(void *s, int (*fn)(void *arg, tsm_handle *result), void *arg,
+                              tsm_handle *out) {
+  return tsmr_scope_wrapped(s, fn, arg, out);
+}
+
+static int tsma_scope_current(void *s, tsm_handle *out) { return tsmr_scope_current(s, out); }
+
+static int tsma_scope_info(void *s, tsm_handle sc, struct tsm_scope_info *out) {
+  struct tsmr_scope_info i;
+  int rc = tsmr_scope_info(s, sc, &i);
+  if (rc || !out) return rc ? rc : TSM_EINVAL;
+  out->disposed = i.disposed;
+  out->outer = i.outer;
+  out->members = i.members;
+  return 0;
+}
+
+static int tsma_thread_stats(void *s, int kind, struct tsm_scope_stats *out) {
+  struct tsmr_scope_stats i;
+  int rc = tsmr_thread_stats(s, kind, &i);
+  if (rc || !out) return rc ? rc : TSM_EINVAL;
+  out->created_in_scope = i.created_in_scope;
+  out->created_outside = i.created_outside;
+  out->disposed_in_scope = i.disposed_in_scope;
+  out->disposed_outside = i.disposed_outside;
+  out->attached = i.attached;
+  out->detached = i.detached;
+  out->live = i.live;
+  return 0;
+}
+
+static int tsma_res_links(void *s, tsm_handle r, struct tsm_res_links *out) {
+  struct tsmr_res_links i;
+  int rc = tsmr_res_links(s, r, &i);
+  if (rc || !out) return rc ? rc : TSM_EINVAL;
+  out->kind = i.kind;
+  out->scope = i.scope;
+  out->composite = i.composite;
+  return 0;
+}
+
+/* ---- ABI 1.1: composites ------------------------------------------------------ */
+
+static int tsma_composite_pack(void *s, const tsm_handle *seqs, int n, int enforce_sorted,
+                               tsm_handle *out) {
+  return tsmr_pack(s, seqs, n, enforce_sorted, out);
+}
+
+static int tsma_composite_list(void *s, const tsm_handle *items, int n, tsm_handle *out) {
+  return tsmr_list(s, items, n, out);
+}
+
+static int tsma_composite_component(void *s, tsm_handle c, int index, tsm_handle *out) {
+  return tsmr_component(s, c, index, out);
+}
+
 #define TSMA_OP_BIT(op) (1u << (op))
 
 static const struct tsm_adapter tsma_adapter = {
-    /* .abi_major       = */ TSM_ADAPTER_ABI_MAJOR,
-    /* .abi_minor       = */ TSM_ADAPTER_ABI_MINOR,
-    /* .struct_size     = */ sizeof(struct tsm_adapter),
-    /* .caps            = */ TSM_CAP_MANAGERS,
-    /* .ops             = */ TSMA_OP_BIT(TSM_OP_ADD) | TSMA_OP_BIT(TSM_OP_SUB) |
+    .abi_major = TSM_ADAPTER_ABI_MAJOR,
+    .abi_minor = TSM_ADAPTER_ABI_MINOR,
+    .struct_size = sizeof(struct tsm_adapter),
+    .caps = TSM_CAP_MANAGERS | TSM_CAP_SCOPES | TSM_CAP_COMPOSITES | TSM_CAP_THREADS,
+    .ops = TSMA_OP_BIT(TSM_OP_ADD) | TSMA_OP_BIT(TSM_OP_SUB) |
         TSMA_OP_BIT(TSM_OP_MUL) | TSMA_OP_BIT(TSM_OP_SUM) | TSMA_OP_BIT(TSM_OP_GATHER) |
         TSMA_OP_BIT(TSM_OP_RESHAPE) | TSMA_OP_BIT(TSM_OP_MATMUL),
-    /* .name            = */ "tsmref",
-    /* .version         = */ "libtsmref " TSMREF_VERSION_STRING,
-    /* .device_list     = */ tsma_device_list,
-    /* .session_open    = */ tsma_session_open,
-    /* .session_close   = */ tsma_session_close,
-    /* .mgr_root        = */ tsma_mgr_root,
-    /* .mgr_new_sub     = */ tsma_mgr_new_sub,
-    /* .mgr_sub_of      = */ tsma_mgr_sub_of,
-    /* .mgr_close       = */ tsma_mgr_close,
-    /* .mgr_cap         = */ tsma_mgr_cap,
-    /* .mgr_info        = */ tsma_mgr_info,
-    /* .mgr_dump        = */ tsma_mgr_dump,
-    /* .tensor_new      = */ tsma_tensor_new,
-    /* .tensor_desc     = */ tsma_tensor_desc,
-    /* .tensor_read     = */ tsma_tensor_read,
-    /* .op              = */ tsma_op,
-    /* .res_attach      = */ tsma_res_attach,
-    /* .res_detach      = */ tsma_res_detach,
-    /* .res_temp_attach = */ tsma_res_temp_attach,
-    /* .res_ret         = */ tsma_res_ret,
-    /* .res_release     = */ tsma_res_release,
-    /* .res_info        = */ tsma_res_info,
-    /* .live_bytes      = */ tsma_live_bytes,
+    .name = "tsmref",
+    .version = "libtsmref " TSMREF_VERSION_STRING,
+    .device_list = tsma_device_list,
+    .session_open = tsma_session_open,
+    .session_close = tsma_session_close,
+    .mgr_root = tsma_mgr_root,
+    .mgr_new_sub = tsma_mgr_new_sub,
+    .mgr_sub_of = tsma_mgr_sub_of,
+    .mgr_close = tsma_mgr_close,
+    .mgr_cap = tsma_mgr_cap,
+    .mgr_info = tsma_mgr_info,
+    .mgr_dump = tsma_mgr_dump,
+    .tensor_new = tsma_tensor_new,
+    .tensor_desc = tsma_tensor_desc,
+    .tensor_read = tsma_tensor_read,
+    .op = tsma_op,
+    .res_attach = tsma_res_attach,
+    .res_detach = tsma_res_detach,
+    .res_temp_attach = tsma_res_temp_attach,
+    .res_ret = tsma_res_ret,
+    .res_release = tsma_res_release,
+    .res_info = tsma_res_info,
+    .live_bytes = tsma_live_bytes,
+    /* ABI 1.1 */
+    .scope_open = tsma_scope_open,
+    .scope_dispose = tsma_scope_dispose,
+    .scope_move_to_outer = tsma_scope_move_to_outer,
+    .scope_move_to_other = tsma_scope_move_to_other,
+    .scope_detach = tsma_scope_detach,
+    .scope_attach = tsma_scope_attach,
+    .scope_dispose_all = tsma_scope_dispose_all,
+    .scope_handover = tsma_scope_handover,
+    .scope_wrapped = tsma_scope_wrapped,
+    .scope_current = tsma_scope_current,
+    .scope_info = tsma_scope_info,
+    .thread_stats = tsma_thread_stats,
+    .res_links = tsma_res_links,
+    .composite_pack = tsma_composite_pack,
+    .composite_list = tsma_composite_list,
+    .composite_component = tsma_composite_component,
 };
 
 __attribute__((visibility("default"))) const struct tsm_adapter *tsm_adapter_entry(void) {

@@ -1,7 +1,7 @@
 /*
  * impl/include/tsmref.h: public C API of libtsmref, the tsm-cts reference
- * implementation of scoped tensor memory (spec/managers.md, spec/errors.md,
- * spec/devices.md).
+ * implementation of scoped tensor memory (spec/managers.md, spec/scopes.md,
+ * spec/errors.md, spec/devices.md).
  *
  * Usable as a plain C library: this header needs nothing but the C11 standard headers.
  *
@@ -15,9 +15,19 @@
  * TSMR_ERRNO_MAP (same names and values as spec/errors.md). A call that fails leaves its
  * OUT parameters untouched and changes nothing (ERR.ATOMIC.1). No caller error aborts.
  *
- * Threads. NOT thread-safe: one context must be used by one thread at a time, and the
- * device list is initialised lazily by the first call of tsmr_device_count,
- * tsmr_device_get or tsmr_ctx_open, which must not race with another such call.
+ * Threads (SCOPE.THREAD.1-3). Every function may be called from any thread, also
+ * concurrently on the same context: each context has one mutex that every call holds
+ * for its duration (tsmr_scope_wrapped releases it while its callback runs), so calls
+ * on one context run one after the other. Scope chains (the current scope) and the
+ * statistics are per (context, thread). tsmr_ctx_close must not race with any other
+ * call on that context. Link with -pthread.
+ *
+ * Scopes and composites (spec/scopes.md). Resources made while a thread has a current
+ * scope become its members; disposing the scope releases them. Composites (packed
+ * sequences, tensor lists) are resources whose components are tensors that live,
+ * move and die with them. Scope handles keep their meaning too: a disposed scope's
+ * handle reports disposed, and every operation but dispose and queries on it answers
+ * TSMR_EDISPOSED.
  */
 #ifndef TSMREF_H
 #define TSMREF_H
@@ -37,8 +47,8 @@ extern "C" {
 #endif
 
 #define TSMREF_VERSION_MAJOR 1
-#define TSMREF_VERSION_MINOR 0
-#define TSMREF_VERSION_STRING "1.0.0"
+#define TSMREF_VERSION_MINOR 1
+#define TSMREF_VERSION_STRING "1.1.0"
 
 /* The error codes of spec/errors.md, same names and values. */
 #define TSMR_ERRNO_MAP(XX)                                                 \
@@ -52,14 +62,15 @@ extern "C" {
   XX(ESHAPE, -8, "shape mismatch")                                         \
   XX(EDTYPE, -9, "dtype mismatch")                                         \
   XX(EDEVICE, -10, "device mismatch or device unavailable")                \
-  XX(ERANGE, -11, "index out of range")
+  XX(ERANGE, -11, "index out of range")                                    \
+  XX(EDISPOSED, -12, "scope has been disposed")
 
 enum tsmr_errno {
   TSMR_OK = 0,
 #define TSMR__ERRNO_ENUM(name, value, text) TSMR_##name = value,
   TSMR_ERRNO_MAP(TSMR__ERRNO_ENUM)
 #undef TSMR__ERRNO_ENUM
-  TSMR_ERRNO_MIN = -11
+  TSMR_ERRNO_MIN = -12
 };
 
 /* RETURN: static text for code (never NULL, not owned by the caller); unknown codes
@@ -194,6 +205,110 @@ TSMR_API int tsmr_res_ret(tsmr_ctx *ctx, tsmr_handle m, tsmr_handle r);
 TSMR_API int tsmr_res_release(tsmr_ctx *ctx, tsmr_handle r);
 /* out: OUT, r's state; a released r reports valid = 0 and succeeds (ABI.INFO.1). */
 TSMR_API int tsmr_res_info(tsmr_ctx *ctx, tsmr_handle r, struct tsmr_res_info *out);
+
+/* ---- Scopes (SCOPE.*) -------------------------------------------------------------
+ * Scope handles are a third handle kind; a resource or manager handle given as a
+ * scope (or the reverse) is TSMR_EINVAL. Argument errors come in ERR.ORDER.1's order:
+ * TSMR_EINVAL (bad handles; a component, COMP.UNIT.3), TSMR_ERELEASED, TSMR_EDISPOSED.
+ * The statistics of each event count on the calling thread (SCOPE.STAT.2). */
+
+/* Resource kinds and statistics kinds (same values as the adapter ABI's tsm_kind). */
+enum tsmr_kind { TSMR_KIND_TENSOR = 0, TSMR_KIND_COMPOSITE = 1 };
+
+/* Component indices of a packed sequence (tsmr_component). */
+enum tsmr_component_index {
+  TSMR_COMPONENT_DATA = 0,             /* f32 [sum of lengths] */
+  TSMR_COMPONENT_BATCH_SIZES = 1,      /* i32 [max length] */
+  TSMR_COMPONENT_SORTED_INDICES = 2,   /* i32 [n]; absent with enforce_sorted */
+  TSMR_COMPONENT_UNSORTED_INDICES = 3  /* i32 [n]; absent with enforce_sorted */
+};
+
+struct tsmr_scope_info {
+  int disposed;        /* 1 once disposed */
+  tsmr_handle outer;   /* next outer open scope of its thread; TSMR_NONE if none/disposed */
+  uint64_t members;    /* live resources it owns (SCOPE.REG.2); 0 once disposed */
+};
+
+struct tsmr_scope_stats { /* SCOPE.STAT.1, per thread and kind; counters never decrease */
+  uint64_t created_in_scope, created_outside;
+  uint64_t disposed_in_scope, disposed_outside;
+  uint64_t attached, detached;
+  int64_t live;        /* created_* - disposed_*; may be negative on a consumer thread */
+};
+
+struct tsmr_res_links {
+  int kind;              /* enum tsmr_kind */
+  tsmr_handle scope;     /* owning scope, TSMR_NONE if none (always for a component) */
+  tsmr_handle composite; /* a component's composite, else TSMR_NONE */
+};
+
+/* out: OUT, a new scope, now the calling thread's current scope (SCOPE.STACK.1). */
+TSMR_API int tsmr_scope_open(tsmr_ctx *ctx, tsmr_handle *out);
+/* Releases every member of sc, unlinks sc from its thread's chain wherever it is
+ * (the inner scope takes sc's outer, SCOPE.DISP.3) and marks it disposed; from any
+ * thread. Disposing a disposed scope succeeds (SCOPE.DISP.2). */
+TSMR_API int tsmr_scope_dispose(tsmr_ctx *ctx, tsmr_handle sc);
+/* A member r of sc joins sc's outer scope, or no scope when sc has none
+ * (SCOPE.MOVE.1). r not a member of sc: nothing happens (SCOPE.MOVE.3). */
+TSMR_API int tsmr_scope_move_to_outer(tsmr_ctx *ctx, tsmr_handle sc, tsmr_handle r);
+/* A member r of sc joins the open scope other, or no scope when other is TSMR_NONE;
+ * other == sc changes nothing (SCOPE.MOVE.2); a disposed other is TSMR_EDISPOSED. */
+TSMR_API int tsmr_scope_move_to_other(tsmr_ctx *ctx, tsmr_handle sc, tsmr_handle r,
+                                      tsmr_handle other);
+/* A member r of sc leaves scopes; it stays live (SCOPE.DETACH.1). */
+TSMR_API int tsmr_scope_detach(tsmr_ctx *ctx, tsmr_handle sc, tsmr_handle r);
+/* r becomes a member of sc, leaving the scope that owned it (SCOPE.ATTACH.1). */
+TSMR_API int tsmr_scope_attach(tsmr_ctx *ctx, tsmr_handle sc, tsmr_handle r);
+/* Releases every member of sc that is not among keep: IN, n_keep resource handles,
+ * not retained (NULL when n_keep is 0); items that are not members of sc, released
+ * ones included, are ignored. sc stays open (SCOPE.ALL.1-2). */
+TSMR_API int tsmr_scope_dispose_all(tsmr_ctx *ctx, tsmr_handle sc,
+                                    const tsmr_handle *keep, int n_keep);
+/* Detaches every member of sc, then disposes sc (SCOPE.HAND.1). */
+TSMR_API int tsmr_scope_handover(tsmr_ctx *ctx, tsmr_handle sc);
+/* Opens a scope on the calling thread, calls fn(arg, &result) without holding the
+ * context lock (fn may call any tsmr_ function), moves result (TSMR_NONE: no result)
+ * to the outer scope or out of scopes, and disposes the scope (SCOPE.WRAP.1). fn's
+ * non-zero return is returned after the dispose. out: OUT, the result. */
+TSMR_API int tsmr_scope_wrapped(tsmr_ctx *ctx, int (*fn)(void *arg, tsmr_handle *result),
+                                void *arg, tsmr_handle *out);
+/* out: OUT, the calling thread's current scope, TSMR_NONE when none (SCOPE.STACK.2). */
+TSMR_API int tsmr_scope_current(tsmr_ctx *ctx, tsmr_handle *out);
+/* out: OUT, sc's state; succeeds for every scope handle ever issued. */
+TSMR_API int tsmr_scope_info(tsmr_ctx *ctx, tsmr_handle sc, struct tsmr_scope_info *out);
+/* out: OUT, the calling thread's counters of kind (enum tsmr_kind), SCOPE.STAT.1. */
+TSMR_API int tsmr_thread_stats(tsmr_ctx *ctx, int kind, struct tsmr_scope_stats *out);
+/* out: OUT, r's kind, owning scope and composite; a released r reports all none. */
+TSMR_API int tsmr_res_links(tsmr_ctx *ctx, tsmr_handle r, struct tsmr_res_links *out);
+
+/* ---- Composites (COMP.*) -------------------------------------------------------------
+ * A composite is one resource (one holder, one scope, one live count entry); its
+ * components are tensors that report its holder, lender and borrowed state, belong to
+ * no scope, can be read and used as op inputs, and refuse to be moved, borrowed or
+ * released alone (TSMR_EINVAL). res_info's nbytes of a composite is the sum of its
+ * components'. A composite is not a tensor: tsmr_tensor_desc/read and tsmr_op refuse
+ * it with TSMR_EINVAL. */
+
+/* Packs seqs: IN, n >= 1 handles of one-dimensional f32 tensors of lengths >= 1, not
+ * retained and not consumed, like PyTorch pack_sequence (COMP.PACK.1-2). Refusals in
+ * order: TSMR_EINVAL (n, handles, a composite input, a length 0, with enforce_sorted
+ * an increasing length), TSMR_ERELEASED, TSMR_ECLOSED/TSMR_ECAPPED (the holder of
+ * seqs[0], the root when it is detached), TSMR_ESHAPE (not one-dimensional),
+ * TSMR_EDTYPE (not f32). out: OUT, the packed sequence; its index components are
+ * absent with enforce_sorted. */
+TSMR_API int tsmr_pack(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, int enforce_sorted,
+                       tsmr_handle *out);
+/* Makes a tensor list of items: IN, n >= 1 distinct live plain tensors with one
+ * holder (or all detached), none borrowed (else TSMR_EINVAL; released ones
+ * TSMR_ERELEASED after that), not retained. The items become its components in order,
+ * leaving their holder's live count and their scope; the list takes their place in
+ * the holder (TSMR_ECAPPED when it is capped) and joins the current scope
+ * (COMP.LIST.1-2). out: OUT, the list. */
+TSMR_API int tsmr_list(tsmr_ctx *ctx, const tsmr_handle *items, int n, tsmr_handle *out);
+/* out: OUT, component index of composite c (enum tsmr_component_index for a packed
+ * sequence, the position for a list); TSMR_NONE for an absent one. TSMR_EINVAL past
+ * the end or when c is not a composite. */
+TSMR_API int tsmr_component(tsmr_ctx *ctx, tsmr_handle c, int index, tsmr_handle *out);
 
 #ifdef __cplusplus
 }

@@ -4,15 +4,22 @@
  * can make the k-th allocation fail and check that nothing is left behind
  * (ERR.ATOMIC.1, MGR.CREATE.3: ENOMEM leaves no trace).
  */
+#include <stdatomic.h>
+
 #include "internal.h"
 
-static uint64_t tsmr_fail_countdown; /* 0 = off; else the allocation that fails */
+/* 0 = off; else the allocation that fails. Atomic: contexts on different threads
+ * allocate concurrently (a relaxed load is all the fast path costs). */
+static atomic_uint_fast64_t tsmr_fail_countdown;
 
-void tsmr__alloc_fail_nth(uint64_t k) { tsmr_fail_countdown = k; }
+void tsmr__alloc_fail_nth(uint64_t k) { atomic_store(&tsmr_fail_countdown, k); }
 
 static int tsmr_should_fail(void) {
-  if (tsmr_fail_countdown == 0) return 0;
-  return --tsmr_fail_countdown == 0;
+  uint_fast64_t c = atomic_load_explicit(&tsmr_fail_countdown, memory_order_relaxed);
+  while (c != 0) {
+    if (atomic_compare_exchange_weak(&tsmr_fail_countdown, &c, c - 1)) return c == 1;
+  }
+  return 0;
 }
 
 void *tsmr__alloc(size_t n) {

@@ -61,18 +61,20 @@ static void tsmr_move(tsmr_ctx *ctx, struct tsmr__tensor *t, struct tsmr__mgr *m
   tsmr__tensor_link(ctx, t, m);
 }
 
-/* Common argument decoding: EINVAL for bad handles, then ERELEASED. */
+/* Common argument decoding: EINVAL for bad handles and for a component (which moves
+ * only with its composite, COMP.UNIT.3), then ERELEASED. */
 static int tsmr_args(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle mh,
                      struct tsmr__tensor **t, struct tsmr__mgr **m) {
   int rc;
   if (!ctx) return TSMR_EINVAL;
   if ((rc = tsmr__tensor_get(ctx, rh, t))) return rc;
   if (m && (rc = tsmr__mgr_get(ctx, mh, m, NULL))) return rc;
+  if (*t && (*t)->rkind == TSMR__RES_COMPONENT) return TSMR_EINVAL;
   if (!*t) return TSMR_ERELEASED;
   return 0;
 }
 
-int tsmr_res_attach(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle mh) {
+static int tsmr_res_attach_l(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle mh) {
   struct tsmr__tensor *t;
   struct tsmr__mgr *m;
   int rc;
@@ -84,7 +86,7 @@ int tsmr_res_attach(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle mh) {
   return 0;
 }
 
-int tsmr_res_detach(tsmr_ctx *ctx, tsmr_handle rh) {
+static int tsmr_res_detach_l(tsmr_ctx *ctx, tsmr_handle rh) {
   struct tsmr__tensor *t;
   int rc;
   if ((rc = tsmr_args(ctx, rh, TSMR_NONE, &t, NULL))) return rc;
@@ -93,7 +95,7 @@ int tsmr_res_detach(tsmr_ctx *ctx, tsmr_handle rh) {
   return 0;
 }
 
-int tsmr_res_temp_attach(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle mh) {
+static int tsmr_res_temp_attach_l(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle mh) {
   struct tsmr__tensor *t;
   struct tsmr__mgr *m;
   int rc;
@@ -112,7 +114,7 @@ int tsmr_res_temp_attach(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle mh) {
   return 0;
 }
 
-int tsmr_res_ret(tsmr_ctx *ctx, tsmr_handle mh, tsmr_handle rh) {
+static int tsmr_res_ret_l(tsmr_ctx *ctx, tsmr_handle mh, tsmr_handle rh) {
   struct tsmr__tensor *t;
   struct tsmr__mgr *m;
   int rc;
@@ -123,4 +125,20 @@ int tsmr_res_ret(tsmr_ctx *ctx, tsmr_handle mh, tsmr_handle rh) {
   if ((rc = tsmr__mgr_accepts(m->parent))) return rc;    /* MGR.RET.1 */
   tsmr_move(ctx, t, m->parent);
   return 0;
+}
+
+/* ---- locked entry points (SCOPE.THREAD.3) --------------------------------------- */
+
+int tsmr_res_attach(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle mh) {
+  TSMR__LOCKED(tsmr_res_attach_l(ctx, rh, mh));
+}
+
+int tsmr_res_detach(tsmr_ctx *ctx, tsmr_handle rh) { TSMR__LOCKED(tsmr_res_detach_l(ctx, rh)); }
+
+int tsmr_res_temp_attach(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle mh) {
+  TSMR__LOCKED(tsmr_res_temp_attach_l(ctx, rh, mh));
+}
+
+int tsmr_res_ret(tsmr_ctx *ctx, tsmr_handle mh, tsmr_handle rh) {
+  TSMR__LOCKED(tsmr_res_ret_l(ctx, mh, rh));
 }

@@ -1,11 +1,14 @@
 /*
  * impl/src/ctx.c: contexts (one session on one device) and live bytes.
  * Clauses: ABI.SESSION.1 (isolated worlds; close releases everything), MGR.ROOT.1,
- * MGR.COUNT.4, DEV.BYTES.1.
+ * MGR.COUNT.4, DEV.BYTES.1, SCOPE.THREAD.3 (one lock per context).
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "internal.h"
+
+static atomic_uint_fast64_t tsmr_ctx_serials;
 
 int tsmr_ctx_open(const char *device, tsmr_ctx **out) {
   const struct tsmr__backend *be;
@@ -16,11 +19,17 @@ int tsmr_ctx_open(const char *device, tsmr_ctx **out) {
   tsmr_ctx *ctx = tsmr__alloc(sizeof *ctx);
   if (!ctx) return TSMR_ENOMEM;
   memset(ctx, 0, sizeof *ctx);
+  if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
+    tsmr__free(ctx);
+    return TSMR_ENOMEM;
+  }
+  ctx->serial = atomic_fetch_add(&tsmr_ctx_serials, 1) + 1; /* 0 = no context */
   ctx->be = be;
   ctx->device_name = name;
   tsmr__list_init(&ctx->detached);
   if ((rc = tsmr__mgr_create(ctx, NULL, &ctx->root))) {
     tsmr__table_free(&ctx->mgrs);
+    pthread_mutex_destroy(&ctx->lock);
     tsmr__free(ctx);
     return rc;
   }
@@ -30,12 +39,25 @@ int tsmr_ctx_open(const char *device, tsmr_ctx **out) {
 
 void tsmr_ctx_close(tsmr_ctx *ctx) {
   if (!ctx) return;
+  pthread_mutex_lock(&ctx->lock); /* no other call may run now; keeps TSan informed */
+  ctx->cur = NULL;                /* nothing counts any more */
   tsmr__mgr_close(ctx, ctx->root); /* the root closes only here */
   ctx->root = NULL;
   while (!tsmr__list_empty(&ctx->detached))
     tsmr__tensor_release(
         ctx, tsmr__container_of(ctx->detached.next, struct tsmr__tensor, node));
   TSMR_ASSERT(ctx->live_bytes == 0 && "storage LEAK at context close");
+  for (uint32_t i = 0; i < ctx->scopes.len; i++) { /* open scopes: empty by now */
+    struct tsmr__scope *s = ctx->scopes.slots[i].obj;
+    if (!s) continue;
+    TSMR_ASSERT(s->n_members == 0 && tsmr__list_empty(&s->members));
+    tsmr__free(s);
+  }
+  while (ctx->threads) {
+    struct tsmr__thread *t = ctx->threads;
+    ctx->threads = t->next;
+    tsmr__free(t);
+  }
   while (ctx->free_tensors) {
     struct tsmr__tensor *t = ctx->free_tensors;
     ctx->free_tensors = t->next_free;
@@ -49,13 +71,20 @@ void tsmr_ctx_close(tsmr_ctx *ctx) {
   tsmr__borrow_freelist(ctx);
   tsmr__table_free(&ctx->mgrs);
   tsmr__table_free(&ctx->tensors);
+  tsmr__table_free(&ctx->scopes);
+  pthread_mutex_unlock(&ctx->lock);
+  pthread_mutex_destroy(&ctx->lock);
   tsmr__free(ctx);
 }
 
 const char *tsmr_ctx_device(const tsmr_ctx *ctx) { return ctx ? ctx->device_name : ""; }
 
-int tsmr_live_bytes(tsmr_ctx *ctx, uint64_t *out) {
-  if (!ctx || !out) return TSMR_EINVAL;
+static int tsmr_live_bytes_l(tsmr_ctx *ctx, uint64_t *out) {
+  if (!out) return TSMR_EINVAL;
   *out = ctx->live_bytes;
   return 0;
+}
+
+int tsmr_live_bytes(tsmr_ctx *ctx, uint64_t *out) {
+  TSMR__LOCKED(tsmr_live_bytes_l(ctx, out));
 }

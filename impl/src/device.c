@@ -8,7 +8,7 @@
  * $TSMREF_CUDA_LIB, and dlopen()ed at listing time, so libtsmref never links cudart.
  * The device is available only when the library loads, its API version matches and
  * its probe (cudaGetDeviceCount() > 0) succeeds; otherwise the reason says why.
- * Not thread-safe: the list is built once, lazily, by the first caller.
+ * The list is built once, lazily, by the first caller (pthread_once).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -30,10 +30,9 @@ struct tsmr_device_entry {
 #endif
 
 static struct tsmr_device_entry tsmr_devices[TSMR_NDEV];
-static int tsmr_devices_ready;
+#ifdef TSMREF_HAVE_CUDA
 static const char tsmr_anchor = 0; /* an address inside libtsmref, for dladdr */
 
-#ifdef TSMREF_HAVE_CUDA
 static void tsmr_load_cuda(struct tsmr_device_entry *d) {
   char path[4096];
   const char *env = getenv("TSMREF_CUDA_LIB");
@@ -82,8 +81,7 @@ static void tsmr_load_cuda(struct tsmr_device_entry *d) {
 }
 #endif
 
-static void tsmr_devices_init(void) {
-  if (tsmr_devices_ready) return;
+static void tsmr_devices_build(void) {
   tsmr_devices[0].name = "cpu";
   tsmr_devices[0].available = 1;
   tsmr_devices[0].be = &tsmr__cpu_backend;
@@ -91,8 +89,11 @@ static void tsmr_devices_init(void) {
   tsmr_devices[1].name = "cuda:0";
   tsmr_load_cuda(&tsmr_devices[1]);
 #endif
-  tsmr_devices_ready = 1;
 }
+
+static pthread_once_t tsmr_devices_once = PTHREAD_ONCE_INIT;
+
+static void tsmr_devices_init(void) { pthread_once(&tsmr_devices_once, tsmr_devices_build); }
 
 int tsmr_device_count(void) {
   tsmr_devices_init();

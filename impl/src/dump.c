@@ -41,7 +41,7 @@ static void tsmr_emit_mgr(struct tsmr_sink *s, const struct tsmr__mgr *m, int de
   tsmr_emit(s, "\n");
 }
 
-int tsmr_mgr_dump(tsmr_ctx *ctx, tsmr_handle mh, char *buf, size_t cap) {
+static int tsmr_mgr_dump_l(tsmr_ctx *ctx, tsmr_handle mh, char *buf, size_t cap) {
   struct tsmr__mgr *m;
   uint32_t flags;
   int rc;
@@ -78,4 +78,10 @@ int tsmr_mgr_dump(tsmr_ctx *ctx, tsmr_handle mh, char *buf, size_t cap) {
     if (cur == m) break;
   }
   return 0;
+}
+
+/* ---- locked entry points (SCOPE.THREAD.3) --------------------------------------- */
+
+int tsmr_mgr_dump(tsmr_ctx *ctx, tsmr_handle mh, char *buf, size_t cap) {
+  TSMR__LOCKED(tsmr_mgr_dump_l(ctx, mh, buf, cap));
 }

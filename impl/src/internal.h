@@ -13,6 +13,7 @@
 #ifndef TSMR_INTERNAL_H
 #define TSMR_INTERNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -66,7 +67,7 @@ static inline void tsmr__list_del(tsmr__list *n) {
 }
 
 /* ---- handles: kind:4 | slot:28 | generation:32 --------------------------------- */
-enum { TSMR__KIND_MGR = 1, TSMR__KIND_TENSOR = 2 };
+enum { TSMR__KIND_MGR = 1, TSMR__KIND_TENSOR = 2, TSMR__KIND_SCOPE = 3 };
 #define TSMR__SLOT_MAX ((1u << 28) - 1u)
 static inline tsmr_handle tsmr__mkhandle(unsigned kind, uint32_t slot, uint32_t gen) {
   return ((uint64_t)kind << 60) | ((uint64_t)slot << 32) | gen;
@@ -128,8 +129,16 @@ struct tsmr__borrow {
   struct tsmr__borrow *below;
 };
 
+/* Resource kinds (struct tsmr__tensor.rkind). A composite has no storage and no
+ * shape; its components are tensors that sit on no list, have no holder, borrow
+ * stack or scope of their own and point at their composite (COMP.UNIT.1). */
+enum { TSMR__RES_PLAIN = 0, TSMR__RES_COMPONENT = 1, TSMR__RES_COMPOSITE = 2 };
+enum { TSMR__COMP_PACKED = 1, TSMR__COMP_LIST = 2 };
+
+struct tsmr__scope;
+
 struct tsmr__tensor {
-  tsmr__list node;          /* see the ownership invariant above */
+  tsmr__list node;          /* see the ownership invariant above (not components) */
   struct tsmr__mgr *holder; /* NULL when detached */
   struct tsmr__borrow *borrows; /* top of the borrow stack, NULL when not borrowed */
   struct tsmr__storage *st;
@@ -138,6 +147,43 @@ struct tsmr__tensor {
   int64_t shape[TSMR_MAX_DIMS];
   int64_t numel;
   struct tsmr__tensor *next_free;
+  /* scopes (scope.c) and composites (composite.c) */
+  tsmr__list snode;             /* in scope->members while scope != NULL */
+  struct tsmr__scope *scope;    /* owning scope; always NULL for a component */
+  int rkind;                    /* TSMR__RES_* */
+  int ckind;                    /* composites: TSMR__COMP_* */
+  struct tsmr__tensor *parent;  /* components: their composite */
+  struct tsmr__tensor **comps;  /* composites: n_comps entries, NULL = absent */
+  int n_comps;
+};
+
+/* The resource whose holder, lender and borrow state t reports (COMP.UNIT.1). */
+static inline const struct tsmr__tensor *tsmr__holder_res(const struct tsmr__tensor *t) {
+  return t->rkind == TSMR__RES_COMPONENT ? t->parent : t;
+}
+
+/* ---- scopes and per-thread state (scope.c) ------------------------------------ */
+struct tsmr__stats {
+  uint64_t c_in, c_out, d_in, d_out, attached, detached;
+};
+
+/* One per (context, thread that called into it); freed with the context. */
+struct tsmr__thread {
+  uint64_t tid;                 /* tsmr__tid of its thread, never reused */
+  struct tsmr__scope *innermost; /* current scope (SCOPE.STACK.2), NULL = none */
+  struct tsmr__stats st[2];     /* [TSMR_KIND_TENSOR], [TSMR_KIND_COMPOSITE] */
+  struct tsmr__thread *next;
+};
+
+/* An open scope; a disposed scope has no struct (its slot's obj is NULL). The chain of
+ * a thread runs innermost -> outer; inner is the reverse link (NULL for the
+ * innermost). */
+struct tsmr__scope {
+  tsmr__list members;
+  uint64_t n_members;
+  struct tsmr__scope *outer, *inner;
+  struct tsmr__thread *thr;     /* the thread whose chain it is in */
+  tsmr_handle handle;
 };
 
 struct tsmr_ctx {
@@ -151,7 +197,54 @@ struct tsmr_ctx {
   struct tsmr__tensor *free_tensors;   /* recycled structs */
   struct tsmr__storage *free_storages;
   struct tsmr__borrow *free_borrows;   /* recycled records, chained through below */
+  /* Threads (SCOPE.THREAD.3): every public entry point holds lock; cur is the state
+   * of the thread holding it (NULL while the context closes). */
+  pthread_mutex_t lock;
+  uint64_t serial;              /* unique per context, never reused */
+  struct tsmr__thread *threads, *cur;
+  struct tsmr__table scopes;    /* never-reused slots, obj NULL once disposed */
 };
+
+/* Per-thread cache of the last context's thread state (scope.c). */
+struct tsmr__tls {
+  uint64_t serial;
+  struct tsmr__thread *ts;
+};
+extern _Thread_local struct tsmr__tls tsmr__tls;
+/* Slow path of tsmr__enter: finds or makes the calling thread's state (NULL: ENOMEM). */
+struct tsmr__thread *tsmr__thread_lookup(tsmr_ctx *ctx);
+
+/* Takes the context lock and sets ctx->cur. RETURN 0, or TSMR_ENOMEM (lock not held)
+ * when a thread's first call cannot allocate its state. */
+static inline int tsmr__enter(tsmr_ctx *ctx) {
+  pthread_mutex_lock(&ctx->lock);
+  struct tsmr__tls *c = &tsmr__tls;
+  if (c->serial == ctx->serial) {
+    ctx->cur = c->ts;
+    return 0;
+  }
+  struct tsmr__thread *ts = tsmr__thread_lookup(ctx);
+  if (!ts) {
+    pthread_mutex_unlock(&ctx->lock);
+    return TSMR_ENOMEM;
+  }
+  c->serial = ctx->serial;
+  c->ts = ts;
+  ctx->cur = ts;
+  return 0;
+}
+static inline void tsmr__leave(tsmr_ctx *ctx) { pthread_mutex_unlock(&ctx->lock); }
+
+/* Public wrappers: NAME(ctx, ...) runs NAME##_l under the lock. */
+#define TSMR__LOCKED(call)                                                     \
+  do {                                                                         \
+    if (!ctx) return TSMR_EINVAL;                                              \
+    int rc_ = tsmr__enter(ctx);                                                \
+    if (rc_) return rc_;                                                       \
+    rc_ = (call);                                                              \
+    tsmr__leave(ctx);                                                          \
+    return rc_;                                                                \
+  } while (0)
 
 /* handle.c */
 void tsmr__table_free(struct tsmr__table *t);
@@ -229,6 +322,47 @@ static inline int tsmr__mgr_get(tsmr_ctx *ctx, tsmr_handle h, struct tsmr__mgr *
   return 0;
 }
 
+static inline int tsmr__scope_get(tsmr_ctx *ctx, tsmr_handle h,
+                                  struct tsmr__scope **out) {
+  if (tsmr__h_kind(h) != TSMR__KIND_SCOPE) return TSMR_EINVAL;
+  uint32_t idx = tsmr__h_slot(h);
+  if (idx >= ctx->scopes.len || tsmr__h_gen(h) != TSMR__MGR_GEN) return TSMR_EINVAL;
+  *out = ctx->scopes.slots[idx].obj; /* NULL: disposed */
+  return 0;
+}
+
+static inline void tsmr__scope_add(struct tsmr__scope *s, struct tsmr__tensor *t) {
+  t->scope = s;
+  tsmr__list_add(&s->members, &t->snode);
+  s->n_members++;
+}
+static inline void tsmr__scope_del(struct tsmr__tensor *t) {
+  struct tsmr__scope *s = t->scope;
+  tsmr__list_del(&t->snode);
+  TSMR_ASSERT(s->n_members > 0);
+  s->n_members--;
+  t->scope = NULL;
+}
+
+static inline struct tsmr__stats *tsmr__stats_of(tsmr_ctx *ctx,
+                                                 const struct tsmr__tensor *t) {
+  return ctx->cur ? &ctx->cur->st[t->rkind == TSMR__RES_COMPOSITE] : NULL;
+}
+
+/* A new plain resource or composite joins the calling thread's current scope and
+ * counts as created (SCOPE.REG.1, SCOPE.STAT.2). Called once the creating call can no
+ * longer fail. */
+static inline void tsmr__res_register(tsmr_ctx *ctx, struct tsmr__tensor *t) {
+  struct tsmr__thread *th = ctx->cur;
+  struct tsmr__stats *st = &th->st[t->rkind == TSMR__RES_COMPOSITE];
+  if (th->innermost) {
+    tsmr__scope_add(th->innermost, t);
+    st->c_in++;
+  } else {
+    st->c_out++;
+  }
+}
+
 /* manager.c */
 int tsmr__mgr_create(tsmr_ctx *ctx, struct tsmr__mgr *parent, struct tsmr__mgr **out);
 void tsmr__mgr_close(tsmr_ctx *ctx, struct tsmr__mgr *m); /* also the root */
@@ -243,7 +377,19 @@ int tsmr__mgr_accepts(const struct tsmr__mgr *m);
 int tsmr__tensor_create(tsmr_ctx *ctx, struct tsmr__mgr *m, int dtype, int ndim,
                         const int64_t *shape, int64_t numel, struct tsmr__storage *st,
                         int zero, struct tsmr__tensor **out);
+/* Same, but the tensor is linked nowhere (a component-to-be). */
+int tsmr__tensor_alloc(tsmr_ctx *ctx, int dtype, int ndim, const int64_t *shape,
+                       int64_t numel, struct tsmr__storage *st, int zero,
+                       struct tsmr__tensor **out);
+/* A composite of ckind with n_comps absent components, no storage, linked nowhere. */
+int tsmr__composite_alloc(tsmr_ctx *ctx, int ckind, int n_comps,
+                          struct tsmr__tensor **out);
+/* Releases a live resource (MGR.REL.1, SCOPE.REL.1): a composite with its
+ * components; counts the disposal on the calling thread (SCOPE.STAT.2). */
 void tsmr__tensor_release(tsmr_ctx *ctx, struct tsmr__tensor *t);
+/* Throws away a resource made by the failing call itself: counts nothing
+ * (ERR.ATOMIC.1). Components of a composite are discarded with it. */
+void tsmr__tensor_discard(tsmr_ctx *ctx, struct tsmr__tensor *t);
 /* Validates dtype/ndim/extents; numel/nbytes: OUT. EINVAL or ENOMEM (overflow). */
 int tsmr__shape_check(int dtype, int ndim, const int64_t *shape, int64_t *numel,
                       size_t *nbytes);

@@ -87,13 +87,13 @@ void tsmr__mgr_close(tsmr_ctx *ctx, struct tsmr__mgr *m) {
 
 /* ---- public ------------------------------------------------------------------ */
 
-int tsmr_mgr_root(tsmr_ctx *ctx, tsmr_handle *out) {
+static int tsmr_mgr_root_l(tsmr_ctx *ctx, tsmr_handle *out) {
   if (!ctx || !out) return TSMR_EINVAL;
   *out = ctx->root->handle;
   return 0;
 }
 
-int tsmr_mgr_new_sub(tsmr_ctx *ctx, tsmr_handle ph, tsmr_handle *out) {
+static int tsmr_mgr_new_sub_l(tsmr_ctx *ctx, tsmr_handle ph, tsmr_handle *out) {
   struct tsmr__mgr *p, *m;
   int rc;
   if (!ctx || !out) return TSMR_EINVAL;
@@ -104,21 +104,22 @@ int tsmr_mgr_new_sub(tsmr_ctx *ctx, tsmr_handle ph, tsmr_handle *out) {
   return 0;
 }
 
-int tsmr_mgr_sub_of(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle *out) {
+static int tsmr_mgr_sub_of_l(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle *out) {
   struct tsmr__tensor *t;
   struct tsmr__mgr *m;
   int rc;
   if (!ctx || !out) return TSMR_EINVAL;
   if ((rc = tsmr__tensor_get(ctx, rh, &t))) return rc;
   if (!t) return TSMR_ERELEASED;
-  struct tsmr__mgr *p = t->holder ? t->holder : ctx->root; /* MGR.SUB.4 */
+  const struct tsmr__tensor *h = tsmr__holder_res(t); /* a component: its composite's */
+  struct tsmr__mgr *p = h->holder ? h->holder : ctx->root; /* MGR.SUB.4 */
   if (p->state != TSMR__OPEN) return TSMR_ECLOSED;
   if ((rc = tsmr__mgr_create(ctx, p, &m))) return rc;
   *out = m->handle;
   return 0;
 }
 
-int tsmr_mgr_close(tsmr_ctx *ctx, tsmr_handle mh) {
+static int tsmr_mgr_close_l(tsmr_ctx *ctx, tsmr_handle mh) {
   struct tsmr__mgr *m;
   int rc;
   if (!ctx) return TSMR_EINVAL;
@@ -130,7 +131,7 @@ int tsmr_mgr_close(tsmr_ctx *ctx, tsmr_handle mh) {
   return 0;
 }
 
-int tsmr_mgr_cap(tsmr_ctx *ctx, tsmr_handle mh) {
+static int tsmr_mgr_cap_l(tsmr_ctx *ctx, tsmr_handle mh) {
   struct tsmr__mgr *m;
   int rc;
   if (!ctx) return TSMR_EINVAL;
@@ -140,7 +141,7 @@ int tsmr_mgr_cap(tsmr_ctx *ctx, tsmr_handle mh) {
   return 0;
 }
 
-int tsmr_mgr_info(tsmr_ctx *ctx, tsmr_handle mh, struct tsmr_mgr_info *out) {
+static int tsmr_mgr_info_l(tsmr_ctx *ctx, tsmr_handle mh, struct tsmr_mgr_info *out) {
   struct tsmr__mgr *m;
   uint32_t flags;
   int rc;
@@ -161,4 +162,24 @@ int tsmr_mgr_info(tsmr_ctx *ctx, tsmr_handle mh, struct tsmr_mgr_info *out) {
   out->live = m->n_owned + m->n_borrowed;
   out->children = m->n_children;
   return 0;
+}
+
+/* ---- locked entry points (SCOPE.THREAD.3) --------------------------------------- */
+
+int tsmr_mgr_root(tsmr_ctx *ctx, tsmr_handle *out) { TSMR__LOCKED(tsmr_mgr_root_l(ctx, out)); }
+
+int tsmr_mgr_new_sub(tsmr_ctx *ctx, tsmr_handle ph, tsmr_handle *out) {
+  TSMR__LOCKED(tsmr_mgr_new_sub_l(ctx, ph, out));
+}
+
+int tsmr_mgr_sub_of(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle *out) {
+  TSMR__LOCKED(tsmr_mgr_sub_of_l(ctx, rh, out));
+}
+
+int tsmr_mgr_close(tsmr_ctx *ctx, tsmr_handle mh) { TSMR__LOCKED(tsmr_mgr_close_l(ctx, mh)); }
+
+int tsmr_mgr_cap(tsmr_ctx *ctx, tsmr_handle mh) { TSMR__LOCKED(tsmr_mgr_cap_l(ctx, mh)); }
+
+int tsmr_mgr_info(tsmr_ctx *ctx, tsmr_handle mh, struct tsmr_mgr_info *out) {
+  TSMR__LOCKED(tsmr_mgr_info_l(ctx, mh, out));
 }

@@ -38,7 +38,7 @@ out:
   return rc;
 }
 
-int tsmr_op(tsmr_ctx *ctx, int op, const tsmr_handle *inputs, int n,
+static int tsmr_op_l(tsmr_ctx *ctx, int op, const tsmr_handle *inputs, int n,
             const int64_t *params, int n_params, tsmr_handle out_mgr, tsmr_handle *out) {
   struct tsmr__tensor *in[2] = {NULL, NULL}, *r;
   struct tsmr__mgr *rm = NULL;
@@ -56,15 +56,20 @@ int tsmr_op(tsmr_ctx *ctx, int op, const tsmr_handle *inputs, int n,
     for (int i = 0; i < n_params; i++)
       if (params[i] < 0) return TSMR_EINVAL;
   }
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n; i++) {
     if ((rc = tsmr__tensor_get(ctx, inputs[i], &in[i]))) return rc;
+    if (in[i] && in[i]->rkind == TSMR__RES_COMPOSITE) return TSMR_EINVAL; /* no data */
+  }
   int explicit_mgr = out_mgr != TSMR_NONE;
   if (explicit_mgr && (rc = tsmr__mgr_get(ctx, out_mgr, &rm, NULL))) return rc;
   /* 2. ERELEASED (MGR.OP.5). */
   for (int i = 0; i < n; i++)
     if (!in[i]) return TSMR_ERELEASED;
   /* 3. ECLOSED / ECAPPED on the result's holder (MGR.OP.1-4, MGR.TEMP.9). */
-  if (!explicit_mgr) rm = in[0]->holder ? in[0]->holder : ctx->root;
+  if (!explicit_mgr) { /* a component input: its composite's holder (COMP.UNIT.3) */
+    const struct tsmr__tensor *h0 = tsmr__holder_res(in[0]);
+    rm = h0->holder ? h0->holder : ctx->root;
+  }
   if (!rm) return TSMR_ECLOSED;
   if ((rc = tsmr__mgr_accepts(rm))) return rc;
   /* 4. The operation's own checks (MGR.OP.7-9). */
@@ -145,10 +150,18 @@ int tsmr_op(tsmr_ctx *ctx, int op, const tsmr_handle *inputs, int n,
     default: break; /* reshape: metadata only */
     }
     if (rc) {
-      tsmr__tensor_release(ctx, r);
+      tsmr__tensor_discard(ctx, r);
       return rc;
     }
   }
+  tsmr__res_register(ctx, r); /* SCOPE.REG.1 */
   *out = r->handle;
   return 0;
+}
+
+/* ---- locked entry points (SCOPE.THREAD.3) --------------------------------------- */
+
+int tsmr_op(tsmr_ctx *ctx, int op, const tsmr_handle *inputs, int n,
+            const int64_t *params, int n_params, tsmr_handle out_mgr, tsmr_handle *out) {
+  TSMR__LOCKED(tsmr_op_l(ctx, op, inputs, n, params, n_params, out_mgr, out));
 }

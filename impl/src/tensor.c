@@ -72,49 +72,113 @@ static int tsmr_storage_new(tsmr_ctx *ctx, size_t nbytes, int64_t numel, int zer
   return 0;
 }
 
-int tsmr__tensor_create(tsmr_ctx *ctx, struct tsmr__mgr *m, int dtype, int ndim,
-                        const int64_t *shape, int64_t numel, struct tsmr__storage *st,
+/* A fresh resource struct with its slot and handle, linked nowhere. st: IN, shared
+ * storage (a ref is taken), or NULL to allocate nbytes (zero-filled when zero), or
+ * ignored when nbytes is (size_t)-1 (a composite: no storage at all). */
+static int tsmr_res_new(tsmr_ctx *ctx, int dtype, int ndim, const int64_t *shape,
+                        int64_t numel, size_t nbytes, struct tsmr__storage *st,
                         int zero, struct tsmr__tensor **out) {
-  size_t nbytes = (size_t)numel * tsmr__dtype_size(dtype);
   int rc;
   if ((rc = tsmr__tslot_ready(&ctx->tensors))) return rc;
   struct tsmr__tensor *t = ctx->free_tensors;
   if (t) ctx->free_tensors = t->next_free;
   else if (!(t = tsmr__alloc(sizeof *t))) return TSMR_ENOMEM;
-  if (st) {
+  if (nbytes == (size_t)-1) {
+    st = NULL;
+  } else if (st) {
     st->refs++;
   } else if ((rc = tsmr_storage_new(ctx, nbytes, numel, zero, &st))) {
     t->next_free = ctx->free_tensors;
     ctx->free_tensors = t;
     return rc;
   }
+  t->node.next = t->node.prev = TSMR__POISON1; /* linked nowhere */
+  t->holder = NULL;
   t->st = st;
   t->borrows = NULL;
   t->dtype = dtype;
   t->ndim = ndim;
   for (int i = 0; i < ndim; i++) t->shape[i] = shape[i];
   t->numel = numel;
+  t->scope = NULL;
+  t->rkind = TSMR__RES_PLAIN;
+  t->ckind = 0;
+  t->parent = NULL;
+  t->comps = NULL;
+  t->n_comps = 0;
   uint32_t idx = tsmr__tslot_alloc(&ctx->tensors, t);
   t->handle = tsmr__mkhandle(TSMR__KIND_TENSOR, idx, ctx->tensors.slots[idx].gen);
-  tsmr__tensor_link(ctx, t, m);
   *out = t;
   return 0;
 }
 
-void tsmr__tensor_release(tsmr_ctx *ctx, struct tsmr__tensor *t) {
-  tsmr__tensor_unlink(ctx, t);
+int tsmr__tensor_alloc(tsmr_ctx *ctx, int dtype, int ndim, const int64_t *shape,
+                       int64_t numel, struct tsmr__storage *st, int zero,
+                       struct tsmr__tensor **out) {
+  return tsmr_res_new(ctx, dtype, ndim, shape, numel,
+                      (size_t)numel * tsmr__dtype_size(dtype), st, zero, out);
+}
+
+int tsmr__composite_alloc(tsmr_ctx *ctx, int ckind, int n_comps,
+                          struct tsmr__tensor **out) {
+  struct tsmr__tensor **comps = tsmr__alloc((size_t)n_comps * sizeof *comps);
+  struct tsmr__tensor *t;
+  if (!comps) return TSMR_ENOMEM;
+  int rc = tsmr_res_new(ctx, 0, 0, NULL, 0, (size_t)-1, NULL, 0, &t);
+  if (rc) {
+    tsmr__free(comps);
+    return rc;
+  }
+  for (int i = 0; i < n_comps; i++) comps[i] = NULL;
+  t->rkind = TSMR__RES_COMPOSITE;
+  t->ckind = ckind;
+  t->comps = comps;
+  t->n_comps = n_comps;
+  *out = t;
+  return 0;
+}
+
+int tsmr__tensor_create(tsmr_ctx *ctx, struct tsmr__mgr *m, int dtype, int ndim,
+                        const int64_t *shape, int64_t numel, struct tsmr__storage *st,
+                        int zero, struct tsmr__tensor **out) {
+  int rc = tsmr__tensor_alloc(ctx, dtype, ndim, shape, numel, st, zero, out);
+  if (rc == 0) tsmr__tensor_link(ctx, *out, m);
+  return rc;
+}
+
+static void tsmr_res_free(tsmr_ctx *ctx, struct tsmr__tensor *t, int count) {
+  if (t->rkind == TSMR__RES_COMPOSITE) {
+    for (int i = 0; i < t->n_comps; i++) /* SCOPE.STAT.3: disposed_outside */
+      if (t->comps[i]) tsmr_res_free(ctx, t->comps[i], count);
+    tsmr__free(t->comps);
+    t->comps = NULL;
+    t->n_comps = 0;
+  }
+  if (count && ctx->cur) {
+    struct tsmr__stats *st = &ctx->cur->st[t->rkind == TSMR__RES_COMPOSITE];
+    if (t->scope) st->d_in++;
+    else st->d_out++;
+  }
+  if (t->scope) tsmr__scope_del(t); /* SCOPE.REL.1 */
+  if (t->node.next != TSMR__POISON1) tsmr__tensor_unlink(ctx, t);
+  t->holder = NULL;
   tsmr__borrow_clear(ctx, t);
-  tsmr_storage_put(ctx, t->st);
+  if (t->st) tsmr_storage_put(ctx, t->st);
   t->st = NULL;
+  t->parent = NULL;
   tsmr__tslot_release(&ctx->tensors, tsmr__h_slot(t->handle));
   t->handle = TSMR_NONE;
   t->next_free = ctx->free_tensors;
   ctx->free_tensors = t;
 }
 
+void tsmr__tensor_release(tsmr_ctx *ctx, struct tsmr__tensor *t) { tsmr_res_free(ctx, t, 1); }
+
+void tsmr__tensor_discard(tsmr_ctx *ctx, struct tsmr__tensor *t) { tsmr_res_free(ctx, t, 0); }
+
 /* ---- public ------------------------------------------------------------------ */
 
-int tsmr_tensor_new(tsmr_ctx *ctx, tsmr_handle mh, const struct tsmr_tensor_desc *desc,
+static int tsmr_tensor_new_l(tsmr_ctx *ctx, tsmr_handle mh, const struct tsmr_tensor_desc *desc,
                     const void *data, tsmr_handle *out) {
   struct tsmr__mgr *m;
   struct tsmr__tensor *t;
@@ -135,19 +199,21 @@ int tsmr_tensor_new(tsmr_ctx *ctx, tsmr_handle mh, const struct tsmr_tensor_desc
     if (ctx->be->host_memory) {
       memcpy(t->st->data, data, nbytes);
     } else if ((rc = ctx->be->copy_h2d(t->st->data, data, nbytes))) {
-      tsmr__tensor_release(ctx, t);
+      tsmr__tensor_discard(ctx, t);
       return rc;
     }
   }
+  tsmr__res_register(ctx, t);
   *out = t->handle;
   return 0;
 }
 
-int tsmr_tensor_desc(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_tensor_desc *out) {
+static int tsmr_tensor_desc_l(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_tensor_desc *out) {
   struct tsmr__tensor *t;
   int rc;
   if (!ctx || !out) return TSMR_EINVAL;
   if ((rc = tsmr__tensor_get(ctx, th, &t))) return rc;
+  if (t && t->rkind == TSMR__RES_COMPOSITE) return TSMR_EINVAL;
   if (!t) return TSMR_ERELEASED;
   memset(out, 0, sizeof *out);
   out->dtype = t->dtype;
@@ -156,11 +222,12 @@ int tsmr_tensor_desc(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_tensor_desc *out
   return 0;
 }
 
-int tsmr_tensor_read(tsmr_ctx *ctx, tsmr_handle th, void *dst, size_t cap) {
+static int tsmr_tensor_read_l(tsmr_ctx *ctx, tsmr_handle th, void *dst, size_t cap) {
   struct tsmr__tensor *t;
   int rc;
   if (!ctx || (!dst && cap)) return TSMR_EINVAL;
   if ((rc = tsmr__tensor_get(ctx, th, &t))) return rc;
+  if (t && t->rkind == TSMR__RES_COMPOSITE) return TSMR_EINVAL;
   if (!t) return TSMR_ERELEASED;
   size_t n = (size_t)t->numel * tsmr__dtype_size(t->dtype);
   if (cap < n) return TSMR_EINVAL;
@@ -172,26 +239,57 @@ int tsmr_tensor_read(tsmr_ctx *ctx, tsmr_handle th, void *dst, size_t cap) {
   return ctx->be->copy_d2h(dst, t->st->data, n);
 }
 
-int tsmr_res_release(tsmr_ctx *ctx, tsmr_handle th) {
+static int tsmr_res_release_l(tsmr_ctx *ctx, tsmr_handle th) {
   struct tsmr__tensor *t;
   int rc;
   if (!ctx) return TSMR_EINVAL;
   if ((rc = tsmr__tensor_get(ctx, th, &t))) return rc;
+  if (t && t->rkind == TSMR__RES_COMPONENT) return TSMR_EINVAL; /* COMP.UNIT.3 */
   if (t) tsmr__tensor_release(ctx, t); /* releasing a released tensor: MGR.REL.2 */
   return 0;
 }
 
-int tsmr_res_info(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_res_info *out) {
+static int tsmr_res_info_l(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_res_info *out) {
   struct tsmr__tensor *t;
   int rc;
   if (!ctx || !out) return TSMR_EINVAL;
   if ((rc = tsmr__tensor_get(ctx, th, &t))) return rc;
   memset(out, 0, sizeof *out);
   if (!t) return 0;
+  const struct tsmr__tensor *h = tsmr__holder_res(t); /* COMP.UNIT.1 */
   out->valid = 1;
-  out->borrowed = t->borrows != NULL;
-  out->owner = t->holder ? t->holder->handle : TSMR_NONE;
-  out->lender = t->borrows ? t->borrows->lender : TSMR_NONE;
-  out->nbytes = (uint64_t)t->numel * tsmr__dtype_size(t->dtype);
+  out->borrowed = h->borrows != NULL;
+  out->owner = h->holder ? h->holder->handle : TSMR_NONE;
+  out->lender = h->borrows ? h->borrows->lender : TSMR_NONE;
+  if (t->rkind == TSMR__RES_COMPOSITE) {
+    for (int i = 0; i < t->n_comps; i++)
+      if (t->comps[i])
+        out->nbytes += (uint64_t)t->comps[i]->numel * tsmr__dtype_size(t->comps[i]->dtype);
+  } else {
+    out->nbytes = (uint64_t)t->numel * tsmr__dtype_size(t->dtype);
+  }
   return 0;
+}
+
+/* ---- locked entry points (SCOPE.THREAD.3) --------------------------------------- */
+
+int tsmr_tensor_new(tsmr_ctx *ctx, tsmr_handle mh, const struct tsmr_tensor_desc *desc,
+                    const void *data, tsmr_handle *out) {
+  TSMR__LOCKED(tsmr_tensor_new_l(ctx, mh, desc, data, out));
+}
+
+int tsmr_tensor_desc(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_tensor_desc *out) {
+  TSMR__LOCKED(tsmr_tensor_desc_l(ctx, th, out));
+}
+
+int tsmr_tensor_read(tsmr_ctx *ctx, tsmr_handle th, void *dst, size_t cap) {
+  TSMR__LOCKED(tsmr_tensor_read_l(ctx, th, dst, cap));
+}
+
+int tsmr_res_release(tsmr_ctx *ctx, tsmr_handle th) {
+  TSMR__LOCKED(tsmr_res_release_l(ctx, th));
+}
+
+int tsmr_res_info(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_res_info *out) {
+  TSMR__LOCKED(tsmr_res_info_l(ctx, th, out));
 }

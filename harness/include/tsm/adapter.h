@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 #define TSM_ADAPTER_ABI_MAJOR 1
-#define TSM_ADAPTER_ABI_MINOR 0
+#define TSM_ADAPTER_ABI_MINOR 1
 #define TSM_ADAPTER_ENTRY_NAME "tsm_adapter_entry"
 
 /* The error codes of spec/errors.md. The case language names them without the E. */
@@ -41,14 +41,15 @@ extern "C" {
   XX(ESHAPE, -8, "shape mismatch")                                         \
   XX(EDTYPE, -9, "dtype mismatch")                                         \
   XX(EDEVICE, -10, "device mismatch or device unavailable")                \
-  XX(ERANGE, -11, "index out of range")
+  XX(ERANGE, -11, "index out of range")                                    \
+  XX(EDISPOSED, -12, "scope has been disposed")
 
 enum tsm_errno {
   TSM_OK = 0,
 #define TSM__ERRNO_ENUM(name, value, text) TSM_##name = value,
   TSM_ERRNO_MAP(TSM__ERRNO_ENUM)
 #undef TSM__ERRNO_ENUM
-  TSM_ERRNO_MIN = -11
+  TSM_ERRNO_MIN = -12
 };
 
 typedef uint64_t tsm_handle;
@@ -58,8 +59,8 @@ typedef uint64_t tsm_handle;
  * adapter lacks is reported NotSupported, never Fail (spec ABI.CAP.1). */
 enum tsm_cap {
   TSM_CAP_MANAGERS = 1u << 0,    /* spec/managers.md */
-  TSM_CAP_SCOPES = 1u << 1,      /* spec/scopes.md (reserved) */
-  TSM_CAP_COMPOSITES = 1u << 2,  /* composites (reserved) */
+  TSM_CAP_SCOPES = 1u << 1,      /* spec/scopes.md, SCOPE.* (ABI 1.1 slots) */
+  TSM_CAP_COMPOSITES = 1u << 2,  /* spec/scopes.md, COMP.* (ABI 1.1 slots) */
   TSM_CAP_DLPACK_C = 1u << 3,    /* spec/dlpack.md, C ABI (reserved) */
   TSM_CAP_DLPACK_PY = 1u << 4,   /* spec/dlpack.md, Python capsules (reserved) */
   TSM_CAP_GRAPHS = 1u << 5,      /* spec/graphs.md (reserved) */
@@ -110,6 +111,36 @@ struct tsm_tensor_desc {
   int dtype;                     /* enum tsm_dtype */
   int ndim;                      /* 0..TSM_MAX_DIMS; 0 is a scalar */
   int64_t shape[TSM_MAX_DIMS];
+};
+
+/* ---- ABI 1.1 types ---------------------------------------------------------- */
+
+enum tsm_kind { TSM_KIND_TENSOR = 0, TSM_KIND_COMPOSITE = 1 };
+
+enum tsm_component {
+  TSM_COMPONENT_DATA = 0,
+  TSM_COMPONENT_BATCH_SIZES = 1,
+  TSM_COMPONENT_SORTED_INDICES = 2,
+  TSM_COMPONENT_UNSORTED_INDICES = 3
+};
+
+struct tsm_scope_info {
+  int disposed;       /* 1 once disposed */
+  tsm_handle outer;   /* the next outer open scope of its thread; TSM_NONE if none or disposed */
+  uint64_t members;   /* live resources it owns (SCOPE.REG.2); 0 once disposed */
+};
+
+struct tsm_scope_stats {   /* SCOPE.STAT.1 */
+  uint64_t created_in_scope, created_outside;
+  uint64_t disposed_in_scope, disposed_outside;
+  uint64_t attached, detached;
+  int64_t live;
+};
+
+struct tsm_res_links {
+  int kind;             /* enum tsm_kind */
+  tsm_handle scope;     /* owning scope, TSM_NONE if none (always none for a component) */
+  tsm_handle composite; /* the composite a component belongs to, else TSM_NONE */
 };
 
 /* One instance per adapter, static const. Slots marked (optional) may be NULL; the
@@ -166,6 +197,41 @@ struct tsm_adapter {
 
   /* Bytes of live storage on the session's device (MGR.COUNT.4). */
   int (*live_bytes)(void *s, uint64_t *out);
+
+  /* ---- ABI 1.1: dispose scopes (TSM_CAP_SCOPES, spec/scopes.md) ---------------
+   * Scope slots act on the calling thread's chain where the spec says "current"
+   * (open, current, registration of new resources, statistics); the others name
+   * their scope and may be called from any thread (SCOPE.THREAD.2). */
+  int (*scope_open)(void *s, tsm_handle *out);            /* SCOPE.STACK.1 */
+  int (*scope_dispose)(void *s, tsm_handle sc);           /* SCOPE.DISP.1-3 */
+  int (*scope_move_to_outer)(void *s, tsm_handle sc, tsm_handle r);  /* SCOPE.MOVE.1 */
+  /* other: an open scope, or TSM_NONE to detach (SCOPE.MOVE.2) */
+  int (*scope_move_to_other)(void *s, tsm_handle sc, tsm_handle r, tsm_handle other);
+  int (*scope_detach)(void *s, tsm_handle sc, tsm_handle r);         /* SCOPE.DETACH.1 */
+  int (*scope_attach)(void *s, tsm_handle sc, tsm_handle r);         /* SCOPE.ATTACH.1 */
+  /* Releases every member of sc not among the n_keep handles of keep (IN, not
+   * retained; NULL when n_keep is 0): SCOPE.ALL.1-2. */
+  int (*scope_dispose_all)(void *s, tsm_handle sc, const tsm_handle *keep, int n_keep);
+  int (*scope_handover)(void *s, tsm_handle sc);          /* SCOPE.HAND.1 */
+  /* Opens a scope on the calling thread, calls fn(arg, &result) there, moves result
+   * out and disposes the scope (SCOPE.WRAP.1). fn calls back into the adapter, so
+   * the implementation must not hold a lock across it. *out: the result. */
+  int (*scope_wrapped)(void *s, int (*fn)(void *arg, tsm_handle *result), void *arg,
+                       tsm_handle *out);
+  int (*scope_current)(void *s, tsm_handle *out);         /* TSM_NONE when none */
+  int (*scope_info)(void *s, tsm_handle sc, struct tsm_scope_info *out);
+  /* The calling thread's statistics of one kind (enum tsm_kind), SCOPE.STAT.1. */
+  int (*thread_stats)(void *s, int kind, struct tsm_scope_stats *out);
+  /* A resource's scope and composite links; works for released ones (all none). */
+  int (*res_links)(void *s, tsm_handle r, struct tsm_res_links *out);
+
+  /* ---- ABI 1.1: composites (TSM_CAP_COMPOSITES, spec/scopes.md COMP.*) ------- */
+  int (*composite_pack)(void *s, const tsm_handle *seqs, int n, int enforce_sorted,
+                        tsm_handle *out);                 /* COMP.PACK.1-2 */
+  int (*composite_list)(void *s, const tsm_handle *items, int n, tsm_handle *out);
+  /* Component `index` of c (TSM_COMPONENT_* for a packed sequence, the position for
+   * a list); *out = TSM_NONE for an absent one; EINVAL past the end. */
+  int (*composite_component)(void *s, tsm_handle c, int index, tsm_handle *out);
 };
 
 typedef const struct tsm_adapter *(*tsm_adapter_entry_fn)(void);

@@ -1,0 +1,74 @@
+/*
+ * harness/src/exec_internal.h: the state of one case run, shared by exec.c (statements),
+ * exec_observe.c (comparing the adapter with the model) and exec_thread.c (worker
+ * threads). A run owns its model, its handle maps and its workers.
+ */
+#ifndef CTS_EXEC_INTERNAL_H
+#define CTS_EXEC_INTERNAL_H
+
+#include "exec.h"
+#include "model.h"
+
+/* A handle value the judge never received: ERR.HANDLE.1 ("tsmbogus"). */
+#define CTS_BOGUS_HANDLE ((tsm_handle)0x74736d626f677573ull)
+
+/* What the judge knows of one model object: its adapter handle and where it came from. */
+struct cts_objinfo {
+  tsm_handle h;
+  int sym;   /* the symbol it was bound to, or -1 (components, wrapped scopes) */
+  int line;  /* where it was made */
+};
+
+struct cts_workers;
+struct cts_wrap;
+
+struct cts_run {
+  const struct cts_case *c;
+  const struct tsm_adapter *a;
+  void *s;
+  struct cts_model m;
+  int *sym_obj;              /* per symbol: model id (in its kind's table), or -1 */
+  struct cts_objinfo *mgr, *res, *scope;
+  size_t mgr_cap, res_cap, scope_cap;
+  const struct cts_stmt *cur;
+  struct cts_buf *msg;
+  int status;
+  int observe_links;         /* the case uses scopes or composites: res_links exists */
+  int observe_scopes;        /* the case uses scopes: scope_info, current, stats */
+  struct cts_workers *workers;
+  struct cts_wrap *wrap;     /* the innermost wrapped block running, or NULL */
+};
+
+int cts__report(struct cts_run *r, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+void cts__remember(struct cts_objinfo **v, size_t *cap, size_t id, tsm_handle h, int sym,
+                   int line);
+tsm_handle cts__mgr_handle(struct cts_run *r, int g);
+tsm_handle cts__res_handle(struct cts_run *r, int id);
+tsm_handle cts__scope_handle(struct cts_run *r, int sc);
+int cts__handle_in_use(struct cts_run *r, tsm_handle h);
+
+/* Observation (exec_observe.c): each returns 0, or -1 after reporting. */
+int cts__check_mgr(struct cts_run *r, int g);
+int cts__check_res(struct cts_run *r, int id);
+int cts__check_scope(struct cts_run *r, int sc);
+int cts__check_bytes(struct cts_run *r);
+int cts__check_thread(struct cts_run *r); /* the running thread's current scope, stats */
+int cts__check_state(struct cts_run *r);
+int cts__check_tensor(struct cts_run *r, int id, const double *want, size_t n_want,
+                      int approx, const char *what);
+int cts__values_equal(double want, double got, int approx);
+char *cts__describe_mgr(struct cts_run *r, int g, char *buf, size_t n);
+char *cts__describe_scope(struct cts_run *r, int sc, char *buf, size_t n);
+const char *cts__res_name(struct cts_run *r, int id, char *buf, size_t n);
+
+/* Threads (exec_thread.c). Thread 0 is the caller's. */
+typedef void (*cts_job_fn)(struct cts_run *r, void *arg);
+/* Runs fn on thread t and waits for it. */
+void cts__on_thread(struct cts_run *r, int t, cts_job_fn fn, void *arg);
+/* Runs fns[i](args[i]) on threads ts[i] at the same time and waits for all. */
+void cts__on_threads(struct cts_run *r, size_t n, const int *ts, cts_job_fn fn, void **args);
+void cts__stop_workers(struct cts_run *r);
+
+#endif

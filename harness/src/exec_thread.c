@@ -1,0 +1,135 @@
+/*
+ * harness/src/exec_thread.c: the case's worker threads (`thread W { }`, `parallel`).
+ * A worker lives for the whole case run, so what is thread-local in the implementation
+ * (its scope chain, its statistics: SCOPE.STACK.1, SCOPE.STAT.1) persists from one
+ * `thread W` block to the next. The judge hands a worker one job at a time.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "exec_internal.h"
+#include "util.h"
+
+struct cts_worker {
+  pthread_t tid;
+  int started;
+  int has_job;        /* set by the caller, cleared by the worker when done */
+  int quit;
+  cts_job_fn fn;
+  void *arg;
+};
+
+struct cts_workers {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  struct cts_worker *w; /* indexed by thread number; [0] unused */
+  size_t n;
+  struct cts_run *run;
+};
+
+struct start {
+  struct cts_workers *ws;
+  size_t index;
+};
+
+static void *worker_main(void *p) {
+  struct start st = *(struct start *)p;
+  free(p);
+  struct cts_workers *ws = st.ws;
+  pthread_mutex_lock(&ws->mu);
+  for (;;) {
+    struct cts_worker *w = &ws->w[st.index];
+    if (w->quit) break;
+    if (!w->has_job) {
+      pthread_cond_wait(&ws->cv, &ws->mu);
+      continue;
+    }
+    cts_job_fn fn = w->fn;
+    void *arg = w->arg;
+    pthread_mutex_unlock(&ws->mu);
+    fn(ws->run, arg);
+    pthread_mutex_lock(&ws->mu);
+    ws->w[st.index].has_job = 0;
+    pthread_cond_broadcast(&ws->cv);
+  }
+  pthread_mutex_unlock(&ws->mu);
+  return NULL;
+}
+
+static struct cts_workers *workers(struct cts_run *r) {
+  if (!r->workers) {
+    struct cts_workers *ws = cts_xcalloc(1, sizeof *ws);
+    pthread_mutex_init(&ws->mu, NULL);
+    pthread_cond_init(&ws->cv, NULL);
+    ws->run = r;
+    r->workers = ws;
+  }
+  return r->workers;
+}
+
+/* Called with ws->mu held. */
+static void post(struct cts_workers *ws, int t, cts_job_fn fn, void *arg) {
+  if ((size_t)t >= ws->n) {
+    size_t cap = ws->n;
+    cts_grow((void **)&ws->w, &cap, (size_t)t + 1, sizeof *ws->w);
+    ws->n = (size_t)t + 1;
+  }
+  struct cts_worker *w = &ws->w[t];
+  if (!w->started) {
+    struct start *st = cts_xmalloc(sizeof *st);
+    st->ws = ws;
+    st->index = (size_t)t;
+    if (pthread_create(&w->tid, NULL, worker_main, st) != 0) {
+      free(st);
+      /* No thread: run the job here rather than lose it; thread cases then fail on
+       * their thread-local expectations, which names the problem. */
+      pthread_mutex_unlock(&ws->mu);
+      fn(ws->run, arg);
+      pthread_mutex_lock(&ws->mu);
+      return;
+    }
+    w->started = 1;
+  }
+  w->fn = fn;
+  w->arg = arg;
+  w->has_job = 1;
+}
+
+static int any_busy(struct cts_workers *ws, size_t n, const int *ts) {
+  for (size_t i = 0; i < n; i++)
+    if ((size_t)ts[i] < ws->n && ws->w[ts[i]].has_job) return 1;
+  return 0;
+}
+
+void cts__on_threads(struct cts_run *r, size_t n, const int *ts, cts_job_fn fn, void **args) {
+  struct cts_workers *ws = workers(r);
+  pthread_mutex_lock(&ws->mu);
+  for (size_t i = 0; i < n; i++) post(ws, ts[i], fn, args[i]);
+  pthread_cond_broadcast(&ws->cv);
+  while (any_busy(ws, n, ts)) pthread_cond_wait(&ws->cv, &ws->mu);
+  pthread_mutex_unlock(&ws->mu);
+}
+
+void cts__on_thread(struct cts_run *r, int t, cts_job_fn fn, void *arg) {
+  if (t == 0) {
+    fn(r, arg);
+    return;
+  }
+  cts__on_threads(r, 1, &t, fn, &arg);
+}
+
+void cts__stop_workers(struct cts_run *r) {
+  struct cts_workers *ws = r->workers;
+  if (!ws) return;
+  pthread_mutex_lock(&ws->mu);
+  for (size_t i = 0; i < ws->n; i++) ws->w[i].quit = 1;
+  pthread_cond_broadcast(&ws->cv);
+  pthread_mutex_unlock(&ws->mu);
+  for (size_t i = 0; i < ws->n; i++)
+    if (ws->w[i].started) pthread_join(ws->w[i].tid, NULL);
+  pthread_cond_destroy(&ws->cv);
+  pthread_mutex_destroy(&ws->mu);
+  free(ws->w);
+  free(ws);
+  r->workers = NULL;
+}

@@ -1,0 +1,292 @@
+/*
+ * impl/src/composite.c: composites: packed sequences (PyTorch pack_sequence) and
+ * tensor lists. Clauses: COMP.UNIT.1-4, COMP.PACK.1-2, COMP.LIST.1-2, SCOPE.STAT.3,
+ * MGR.OP.1, MGR.OP.4, ERR.ORDER.1, ERR.ATOMIC.1.
+ *
+ * A composite is a resource struct (rkind COMPOSITE) on its holder's list and in its
+ * scope, with no storage; its components are tensor structs that sit on no list and
+ * point back at it (impl/src/internal.h). Everything a constructor makes is built
+ * aside and linked only once nothing can fail any more, so a refused or failed call
+ * leaves no trace (ERR.ATOMIC.1).
+ */
+#include <string.h>
+
+#include "internal.h"
+
+struct tsmr_len_idx {
+  int64_t len;
+  int idx;
+};
+
+/* Decreasing length, ties by increasing index: a total order, so qsort is stable. */
+static int tsmr_len_idx_cmp(const void *pa, const void *pb) {
+  const struct tsmr_len_idx *a = pa, *b = pb;
+  if (a->len != b->len) return a->len > b->len ? -1 : 1;
+  return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* Copies n host bytes into a component's storage. */
+static int tsmr_put_host(tsmr_ctx *ctx, struct tsmr__tensor *t, const void *src,
+                         size_t n) {
+  if (ctx->be->host_memory) {
+    memcpy(t->st->data, src, n);
+    return 0;
+  }
+  return ctx->be->copy_h2d(t->st->data, src, n);
+}
+
+/* data[off[t] + j] = seqs[sorted[j]][t]: on the host directly; on a device by one
+ * gather over the concatenated sequences (all copies stay on the device). */
+static int tsmr_pack_data(tsmr_ctx *ctx, struct tsmr__tensor *data,
+                          struct tsmr__tensor **in, int n, const int32_t *sorted,
+                          const int64_t *off, int64_t total) {
+  const struct tsmr__backend *be = ctx->be;
+  if (be->host_memory) {
+    float *dst = data->st->data;
+    for (int j = 0; j < n; j++) {
+      const struct tsmr__tensor *sq = in[sorted[j]];
+      const float *src = sq->st->data;
+      for (int64_t t = 0; t < sq->numel; t++) dst[off[t] + j] = src[t];
+    }
+    return 0;
+  }
+  size_t bytes = (size_t)total * sizeof(float);
+  int rc = 0;
+  if (total <= INT32_MAX && be->gather) {
+    void *cat = NULL, *idx_dev = NULL;
+    int32_t *idx = tsmr__alloc((size_t)total * sizeof *idx);
+    int64_t *start = tsmr__alloc((size_t)n * sizeof *start);
+    if (!idx || !start) rc = TSMR_ENOMEM;
+    if (!rc) rc = be->alloc(bytes, &cat);
+    if (!rc) rc = be->alloc((size_t)total * sizeof *idx, &idx_dev);
+    int64_t pos = 0;
+    for (int i = 0; !rc && i < n; i++) { /* concatenate, device to device */
+      start[i] = pos;
+      rc = be->copy_d2d((float *)cat + pos, in[i]->st->data,
+                        (size_t)in[i]->numel * sizeof(float));
+      pos += in[i]->numel;
+    }
+    for (int j = 0; !rc && j < n; j++)
+      for (int64_t t = 0; t < in[sorted[j]]->numel; t++)
+        idx[off[t] + j] = (int32_t)(start[sorted[j]] + t);
+    if (!rc) rc = be->copy_h2d(idx_dev, idx, (size_t)total * sizeof *idx);
+    if (!rc) rc = be->gather(data->st->data, cat, idx_dev, total, sizeof(float));
+    if (cat) be->free_mem(cat);
+    if (idx_dev) be->free_mem(idx_dev);
+    tsmr__free(idx);
+    tsmr__free(start);
+    return rc;
+  }
+  for (int j = 0; !rc && j < n; j++) { /* fallback: one element per copy */
+    const struct tsmr__tensor *sq = in[sorted[j]];
+    for (int64_t t = 0; !rc && t < sq->numel; t++)
+      rc = be->copy_d2d((float *)data->st->data + off[t] + j,
+                        (const float *)sq->st->data + t, sizeof(float));
+  }
+  return rc;
+}
+
+/* Makes component k of c: a fresh tensor of dtype and one extent. */
+static int tsmr_new_component(tsmr_ctx *ctx, struct tsmr__tensor *c, int k, int dtype,
+                              int64_t extent) {
+  struct tsmr__tensor *t;
+  int rc = tsmr__tensor_alloc(ctx, dtype, 1, &extent, extent, NULL, 0, &t);
+  if (rc) return rc;
+  t->rkind = TSMR__RES_COMPONENT;
+  t->parent = c;
+  c->comps[k] = t;
+  return 0;
+}
+
+static int tsmr_pack_l(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, int enforce_sorted,
+                       tsmr_handle *out) {
+  struct tsmr__tensor *t, *prev = NULL;
+  int rc;
+  /* 1. EINVAL: the call, the handles (a composite has no data), then the lengths of
+   *    the live one-dimensional inputs (>= 1; non-increasing with enforce_sorted). */
+  if (!out || !seqs || n < 1) return TSMR_EINVAL;
+  for (int i = 0; i < n; i++) {
+    if ((rc = tsmr__tensor_get(ctx, seqs[i], &t))) return rc;
+    if (t && t->rkind == TSMR__RES_COMPOSITE) return TSMR_EINVAL;
+  }
+  for (int i = 0; i < n; i++, prev = t) {
+    (void)tsmr__tensor_get(ctx, seqs[i], &t);
+    if (!t || t->ndim != 1) {
+      t = NULL;
+      continue;
+    }
+    if (t->shape[0] < 1) return TSMR_EINVAL;
+    if (enforce_sorted && prev && t->shape[0] > prev->shape[0]) return TSMR_EINVAL;
+  }
+  /* 2. ERELEASED. */
+  for (int i = 0; i < n; i++) {
+    (void)tsmr__tensor_get(ctx, seqs[i], &t);
+    if (!t) return TSMR_ERELEASED;
+  }
+  /* 3. ECLOSED / ECAPPED on the first sequence's holder (COMP.PACK.2, MGR.OP.1/4). */
+  (void)tsmr__tensor_get(ctx, seqs[0], &t);
+  struct tsmr__mgr *holder = tsmr__holder_res(t)->holder;
+  if (!holder) holder = ctx->root;
+  if ((rc = tsmr__mgr_accepts(holder))) return rc;
+  /* 4. The operation's own checks: one-dimensional (ESHAPE), f32 (EDTYPE). */
+  for (int i = 0; i < n; i++) {
+    (void)tsmr__tensor_get(ctx, seqs[i], &t);
+    if (t->ndim != 1) return TSMR_ESHAPE;
+  }
+  for (int i = 0; i < n; i++) {
+    (void)tsmr__tensor_get(ctx, seqs[i], &t);
+    if (t->dtype != TSMR_F32) return TSMR_EDTYPE;
+  }
+
+  /* 5. Build aside (COMP.PACK.1). */
+  struct tsmr__tensor **in = tsmr__alloc((size_t)n * sizeof *in);
+  struct tsmr_len_idx *li = tsmr__alloc((size_t)n * sizeof *li);
+  int32_t *sorted = tsmr__alloc((size_t)n * sizeof *sorted);
+  int32_t *unsorted = tsmr__alloc((size_t)n * sizeof *unsorted);
+  int32_t *bs = NULL;
+  int64_t *off = NULL, total = 0, maxlen;
+  struct tsmr__tensor *c = NULL;
+  rc = (in && li && sorted && unsorted) ? 0 : TSMR_ENOMEM;
+  if (rc) goto out;
+  for (int i = 0; i < n; i++) {
+    (void)tsmr__tensor_get(ctx, seqs[i], &in[i]);
+    li[i].len = in[i]->shape[0];
+    li[i].idx = i;
+    total += li[i].len;
+  }
+  qsort(li, (size_t)n, sizeof *li, tsmr_len_idx_cmp);
+  for (int j = 0; j < n; j++) {
+    sorted[j] = li[j].idx;
+    unsorted[li[j].idx] = j;
+  }
+  maxlen = li[0].len;
+  bs = tsmr__alloc((size_t)maxlen * sizeof *bs);
+  off = tsmr__alloc((size_t)maxlen * sizeof *off);
+  if (!bs || !off) {
+    rc = TSMR_ENOMEM;
+    goto out;
+  }
+  for (int64_t t = 0, b = n, o = 0; t < maxlen; t++) { /* sequences longer than t */
+    while (b > 0 && li[b - 1].len <= t) b--;
+    bs[t] = (int32_t)b;
+    off[t] = o;
+    o += b;
+  }
+  int ncomp = enforce_sorted ? 2 : 4;
+  if ((rc = tsmr__composite_alloc(ctx, TSMR__COMP_PACKED, 4, &c))) goto out;
+  if ((rc = tsmr_new_component(ctx, c, TSMR_COMPONENT_DATA, TSMR_F32, total)) ||
+      (rc = tsmr_new_component(ctx, c, TSMR_COMPONENT_BATCH_SIZES, TSMR_I32, maxlen)))
+    goto out;
+  if (!enforce_sorted &&
+      ((rc = tsmr_new_component(ctx, c, TSMR_COMPONENT_SORTED_INDICES, TSMR_I32, n)) ||
+       (rc = tsmr_new_component(ctx, c, TSMR_COMPONENT_UNSORTED_INDICES, TSMR_I32, n))))
+    goto out;
+  if ((rc = tsmr_pack_data(ctx, c->comps[TSMR_COMPONENT_DATA], in, n, sorted, off,
+                           total)) ||
+      (rc = tsmr_put_host(ctx, c->comps[TSMR_COMPONENT_BATCH_SIZES], bs,
+                          (size_t)maxlen * sizeof *bs)))
+    goto out;
+  if (!enforce_sorted &&
+      ((rc = tsmr_put_host(ctx, c->comps[TSMR_COMPONENT_SORTED_INDICES], sorted,
+                           (size_t)n * sizeof *sorted)) ||
+       (rc = tsmr_put_host(ctx, c->comps[TSMR_COMPONENT_UNSORTED_INDICES], unsorted,
+                           (size_t)n * sizeof *unsorted))))
+    goto out;
+  /* 6. Publish: nothing fails from here on. */
+  tsmr__tensor_link(ctx, c, holder);
+  ctx->cur->st[TSMR_KIND_TENSOR].c_out += (uint64_t)ncomp; /* SCOPE.STAT.3 */
+  tsmr__res_register(ctx, c);
+  *out = c->handle;
+  c = NULL;
+out:
+  if (c) tsmr__tensor_discard(ctx, c);
+  tsmr__free(in);
+  tsmr__free(li);
+  tsmr__free(sorted);
+  tsmr__free(unsorted);
+  tsmr__free(bs);
+  tsmr__free(off);
+  return rc;
+}
+
+static int tsmr_list_l(tsmr_ctx *ctx, const tsmr_handle *items, int n, tsmr_handle *out) {
+  struct tsmr__tensor *t, *first = NULL;
+  int rc;
+  /* 1. EINVAL: the call, the handles, plain tensors only, then among the live items:
+   *    distinct, one holder (or all detached), none borrowed (COMP.LIST.1). */
+  if (!out || !items || n < 1) return TSMR_EINVAL;
+  for (int i = 0; i < n; i++) {
+    if ((rc = tsmr__tensor_get(ctx, items[i], &t))) return rc;
+    if (t && t->rkind != TSMR__RES_PLAIN) return TSMR_EINVAL;
+  }
+  rc = 0;
+  int marked = 0; /* ckind (unused by plain tensors) marks items seen */
+  for (; marked < n; marked++) {
+    (void)tsmr__tensor_get(ctx, items[marked], &t);
+    if (!t) continue;
+    if (t->ckind || t->borrows || (first && t->holder != first->holder)) {
+      rc = TSMR_EINVAL;
+      break;
+    }
+    if (!first) first = t;
+    t->ckind = 1;
+  }
+  for (int i = 0; i < marked; i++) { /* unmark (a duplicate stopped the loop) */
+    (void)tsmr__tensor_get(ctx, items[i], &t);
+    if (t) t->ckind = 0;
+  }
+  if (rc) return rc;
+  /* 2. ERELEASED. */
+  for (int i = 0; i < n; i++) {
+    (void)tsmr__tensor_get(ctx, items[i], &t);
+    if (!t) return TSMR_ERELEASED;
+  }
+  /* 3. ECLOSED / ECAPPED on the common holder: the list is one addition to it. */
+  struct tsmr__mgr *holder = first->holder;
+  if (holder && (rc = tsmr__mgr_accepts(holder))) return rc;
+  struct tsmr__tensor *c;
+  if ((rc = tsmr__composite_alloc(ctx, TSMR__COMP_LIST, n, &c))) return rc;
+  /* 4. Publish: the items leave their holder's list and their scope (SCOPE.STAT.3). */
+  for (int i = 0; i < n; i++) {
+    (void)tsmr__tensor_get(ctx, items[i], &t);
+    tsmr__tensor_unlink(ctx, t);
+    if (t->scope) {
+      tsmr__scope_del(t);
+      ctx->cur->st[TSMR_KIND_TENSOR].detached++;
+    }
+    t->rkind = TSMR__RES_COMPONENT;
+    t->parent = c;
+    c->comps[i] = t;
+  }
+  tsmr__tensor_link(ctx, c, holder);
+  tsmr__res_register(ctx, c);
+  *out = c->handle;
+  return 0;
+}
+
+static int tsmr_component_l(tsmr_ctx *ctx, tsmr_handle ch, int index, tsmr_handle *out) {
+  struct tsmr__tensor *c;
+  int rc;
+  if (!out) return TSMR_EINVAL;
+  if ((rc = tsmr__tensor_get(ctx, ch, &c))) return rc;
+  if (c && c->rkind != TSMR__RES_COMPOSITE) return TSMR_EINVAL;
+  if (!c) return TSMR_ERELEASED;
+  if (index < 0 || index >= c->n_comps) return TSMR_EINVAL;
+  *out = c->comps[index] ? c->comps[index]->handle : TSMR_NONE;
+  return 0;
+}
+
+/* ---- locked entry points (SCOPE.THREAD.3) --------------------------------------- */
+
+int tsmr_pack(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, int enforce_sorted,
+              tsmr_handle *out) {
+  TSMR__LOCKED(tsmr_pack_l(ctx, seqs, n, enforce_sorted, out));
+}
+
+int tsmr_list(tsmr_ctx *ctx, const tsmr_handle *items, int n, tsmr_handle *out) {
+  TSMR__LOCKED(tsmr_list_l(ctx, items, n, out));
+}
+
+int tsmr_component(tsmr_ctx *ctx, tsmr_handle c, int index, tsmr_handle *out) {
+  TSMR__LOCKED(tsmr_component_l(ctx, c, index, out));
+}
