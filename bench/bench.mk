@@ -10,12 +10,12 @@ DEPS += $(BENCH_OBJ:.o=.d)
 
 $(BENCH_OBJ): bench/bench_managers.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Iimpl/include -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -pthread -Iimpl/include -c $< -o $@
 
 $(BENCH_MANAGERS): $(BENCH_OBJ) $(TSMREF_LIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $(BENCH_OBJ) -L$(B)/lib -ltsmref -Wl,-rpath,'$$ORIGIN/../lib' \
-	  $(LDFLAGS_ALL)
+	  $(LDFLAGS_ALL) -pthread
 
 bench: $(BENCH_MANAGERS)
 	$(BENCH_MANAGERS)

@@ -4,9 +4,14 @@
  *   1. scoped create + release of N small tensors (4 f32) in a sub-manager, against
  *      malloc + zero + free of the same byte size: ns/op for both and the ratio.
  *   2. closing a manager that holds N tensors: ns per resource.
+ *   3. disposing a scope that holds N tensors (SCOPE.DISP.1): ns per resource; and
+ *      create + release inside an open scope (registration and statistics).
+ *   4. the cost of the context lock (SCOPE.THREAD.3): one uncontended pthread mutex
+ *      lock + unlock pair, for reference; every tsmr_ call takes one.
  * Each figure is the best of ROUNDS rounds, alternating with its baseline.
  * Usage: bench-managers [N]   (default 1000000)
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +74,29 @@ static double bench_close(tsmr_ctx *ctx, tsmr_handle root, long n,
   return (now_ns() - t0) / (double)n;
 }
 
+static double bench_scope_dispose(tsmr_ctx *ctx, tsmr_handle root, long n,
+                                  const struct tsmr_tensor_desc *d) {
+  tsmr_handle sc, t;
+  BENCH_CHECK(tsmr_scope_open(ctx, &sc));
+  for (long i = 0; i < n; i++) BENCH_CHECK(tsmr_tensor_new(ctx, root, d, NULL, &t));
+  double t0 = now_ns();
+  BENCH_CHECK(tsmr_scope_dispose(ctx, sc));
+  return (now_ns() - t0) / (double)n;
+}
+
+static double bench_mutex(long n) {
+  pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  double t0 = now_ns();
+  for (long i = 0; i < n; i++) {
+    pthread_mutex_lock(&m);
+    __asm__ volatile("" ::: "memory");
+    pthread_mutex_unlock(&m);
+  }
+  double dt = (now_ns() - t0) / (double)n;
+  pthread_mutex_destroy(&m);
+  return dt;
+}
+
 int main(int argc, char **argv) {
   long n = argc > 1 ? atol(argv[1]) : 1000000;
   if (n <= 0) n = 1000000;
@@ -100,6 +128,26 @@ int main(int argc, char **argv) {
   }
   printf("bench 2: close of a manager holding %ld tensors\n", n);
   printf("  tsmr_mgr_close                     : %8.2f ns/resource\n", best_c);
+
+  double best_d = 1e30, best_in = 1e30, best_x = 1e30;
+  for (int r = 0; r < 3; r++) {
+    double c = bench_scope_dispose(ctx, root, n, &d);
+    if (c < best_d) best_d = c;
+  }
+  tsmr_handle sc;
+  BENCH_CHECK(tsmr_scope_open(ctx, &sc));
+  for (int r = 0; r < ROUNDS; r++) {
+    double s = bench_scoped(ctx, root, n, &d), x = bench_mutex(n);
+    if (s < best_in) best_in = s;
+    if (x < best_x) best_x = x;
+  }
+  BENCH_CHECK(tsmr_scope_dispose(ctx, sc));
+  printf("bench 3: dispose scopes (spec/scopes.md)\n");
+  printf("  tsmr_scope_dispose of %ld tensors  : %8.2f ns/resource\n", n, best_d);
+  printf("  create+release inside a scope      : %8.2f ns/op\n", best_in);
+  printf("bench 4: the context lock\n");
+  printf("  pthread mutex lock+unlock pair     : %8.2f ns (2 pairs per create+release)\n",
+         best_x);
   uint64_t live;
   BENCH_CHECK(tsmr_live_bytes(ctx, &live));
   tsmr_ctx_close(ctx);

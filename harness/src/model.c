@@ -749,14 +749,22 @@ int cts_model_list(struct cts_model *m, const int *items, size_t n, int *out) {
     int r = items[i];
     if (r == CTS_BOGUS || m->res[r].kind != TSM_KIND_TENSOR || m->res[r].composite != CTS_NONE)
       rc = TSM_EINVAL;
-    for (size_t k = 0; k < i; k++)
-      if (items[k] == r) rc = TSM_EINVAL;
   }
-  for (size_t i = 0; !rc && i < n; i++) rc = check_res(m, items[i]);
   if (rc) return rc;
-  int holder = m->res[items[0]].holder;                /* COMP.LIST.1 */
+  /* COMP.LIST.1: among the live items, distinct, one holder, none borrowed; then
+   * ERELEASED for a released one. */
+  int holder = CTS_NONE, first = 1;
+  for (size_t i = 0; i < n; i++) {
+    int r = items[i];
+    if (!m->res[r].valid) continue;
+    for (size_t k = 0; k < i; k++)
+      if (items[k] == r) return TSM_EINVAL;
+    if (m->res[r].n_borrows || (!first && m->res[r].holder != holder)) return TSM_EINVAL;
+    holder = m->res[r].holder;
+    first = 0;
+  }
   for (size_t i = 0; i < n; i++)
-    if (m->res[items[i]].holder != holder || m->res[items[i]].n_borrows) return TSM_EINVAL;
+    if ((rc = check_res(m, items[i]))) return rc;
   if (holder != CTS_NONE && (rc = check_addition(m, holder))) return rc;
   int c = new_composite(m, holder);
   for (size_t i = 0; i < n; i++) {

@@ -258,7 +258,7 @@ static void finish(struct slot *s, struct cts_job *job, int wstatus, int timed_o
     char m[200];
     snprintf(m, sizeof m,
              "the case process exited with status %d without reporting a result "
-             "(did the adapter call exit?)",
+             "(an adapter that called exit, or a sanitizer report: see the output)",
              WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
     job->message = cts_xstrdup(m);
   } else {

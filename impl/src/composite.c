@@ -102,21 +102,11 @@ static int tsmr_pack_l(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, int enforc
                        tsmr_handle *out) {
   struct tsmr__tensor *t, *prev = NULL;
   int rc;
-  /* 1. EINVAL: the call, the handles (a composite has no data), then the lengths of
-   *    the live one-dimensional inputs (>= 1; non-increasing with enforce_sorted). */
+  /* 1. EINVAL: the call, the handles (a composite has no data). */
   if (!out || !seqs || n < 1) return TSMR_EINVAL;
   for (int i = 0; i < n; i++) {
     if ((rc = tsmr__tensor_get(ctx, seqs[i], &t))) return rc;
     if (t && t->rkind == TSMR__RES_COMPOSITE) return TSMR_EINVAL;
-  }
-  for (int i = 0; i < n; i++, prev = t) {
-    (void)tsmr__tensor_get(ctx, seqs[i], &t);
-    if (!t || t->ndim != 1) {
-      t = NULL;
-      continue;
-    }
-    if (t->shape[0] < 1) return TSMR_EINVAL;
-    if (enforce_sorted && prev && t->shape[0] > prev->shape[0]) return TSMR_EINVAL;
   }
   /* 2. ERELEASED. */
   for (int i = 0; i < n; i++) {
@@ -128,7 +118,8 @@ static int tsmr_pack_l(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, int enforc
   struct tsmr__mgr *holder = tsmr__holder_res(t)->holder;
   if (!holder) holder = ctx->root;
   if ((rc = tsmr__mgr_accepts(holder))) return rc;
-  /* 4. The operation's own checks: one-dimensional (ESHAPE), f32 (EDTYPE). */
+  /* 4. The operation's own checks (COMP.PACK.1): one-dimensional (ESHAPE), f32
+   *    (EDTYPE), then lengths >= 1, non-increasing with enforce_sorted (EINVAL). */
   for (int i = 0; i < n; i++) {
     (void)tsmr__tensor_get(ctx, seqs[i], &t);
     if (t->ndim != 1) return TSMR_ESHAPE;
@@ -136,6 +127,11 @@ static int tsmr_pack_l(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, int enforc
   for (int i = 0; i < n; i++) {
     (void)tsmr__tensor_get(ctx, seqs[i], &t);
     if (t->dtype != TSMR_F32) return TSMR_EDTYPE;
+  }
+  for (int i = 0; i < n; i++, prev = t) {
+    (void)tsmr__tensor_get(ctx, seqs[i], &t);
+    if (t->shape[0] < 1) return TSMR_EINVAL;
+    if (enforce_sorted && prev && t->shape[0] > prev->shape[0]) return TSMR_EINVAL;
   }
 
   /* 5. Build aside (COMP.PACK.1). */
