@@ -20,6 +20,7 @@ DEPS :=
 .PHONY: all run check install clean bench mutants
 all: all-targets
 
+include deps.mk
 include impl/impl.mk
 include harness/harness.mk
 include harness/adapters/example/example.mk

@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 #define TSM_ADAPTER_ABI_MAJOR 1
-#define TSM_ADAPTER_ABI_MINOR 1
+#define TSM_ADAPTER_ABI_MINOR 2
 #define TSM_ADAPTER_ENTRY_NAME "tsm_adapter_entry"
 
 /* The error codes of spec/errors.md. The case language names them without the E. */
@@ -42,14 +42,16 @@ extern "C" {
   XX(EDTYPE, -9, "dtype mismatch")                                         \
   XX(EDEVICE, -10, "device mismatch or device unavailable")                \
   XX(ERANGE, -11, "index out of range")                                    \
-  XX(EDISPOSED, -12, "scope has been disposed")
+  XX(EDISPOSED, -12, "scope has been disposed")                          \
+  XX(EVERSION, -13, "unsupported DLPack major version")                     \
+  XX(EDLPACK, -14, "malformed or unsupported DLPack tensor")
 
 enum tsm_errno {
   TSM_OK = 0,
 #define TSM__ERRNO_ENUM(name, value, text) TSM_##name = value,
   TSM_ERRNO_MAP(TSM__ERRNO_ENUM)
 #undef TSM__ERRNO_ENUM
-  TSM_ERRNO_MIN = -12
+  TSM_ERRNO_MIN = -14
 };
 
 typedef uint64_t tsm_handle;
@@ -61,8 +63,8 @@ enum tsm_cap {
   TSM_CAP_MANAGERS = 1u << 0,    /* spec/managers.md */
   TSM_CAP_SCOPES = 1u << 1,      /* spec/scopes.md, SCOPE.* (ABI 1.1 slots) */
   TSM_CAP_COMPOSITES = 1u << 2,  /* spec/scopes.md, COMP.* (ABI 1.1 slots) */
-  TSM_CAP_DLPACK_C = 1u << 3,    /* spec/dlpack.md, C ABI (reserved) */
-  TSM_CAP_DLPACK_PY = 1u << 4,   /* spec/dlpack.md, Python capsules (reserved) */
+  TSM_CAP_DLPACK_C = 1u << 3,    /* spec/dlpack.md, C ABI (ABI 1.2 slots) */
+  TSM_CAP_DLPACK_PY = 1u << 4,   /* spec/dlpack.md, Python capsules (harness/python) */
   TSM_CAP_GRAPHS = 1u << 5,      /* spec/graphs.md (reserved) */
   TSM_CAP_THREADS = 1u << 6      /* slots may be called from several threads */
 };
@@ -142,6 +144,17 @@ struct tsm_res_links {
   tsm_handle scope;     /* owning scope, TSM_NONE if none (always none for a component) */
   tsm_handle composite; /* the composite a component belongs to, else TSM_NONE */
 };
+
+/* ---- ABI 1.2 types ---------------------------------------------------------- */
+
+/* Which managed struct a void* of the DLPack slots points at. */
+enum tsm_dlpack_form {
+  TSM_DLPACK_LEGACY = 0,    /* DLManagedTensor (DLPack 0.x, Debian's libdlpack-dev) */
+  TSM_DLPACK_VERSIONED = 1  /* DLManagedTensorVersioned (DLPack 1.x) */
+};
+
+/* What an export is asked for (DLP.EXPORT.5). */
+enum tsm_dlpack_request { TSM_DLPACK_COPY = 1u << 0, TSM_DLPACK_READ_ONLY = 1u << 1 };
 
 /* One instance per adapter, static const. Slots marked (optional) may be NULL; the
  * judge then reports the cases that need them NotSupported. `s` is the session
@@ -232,6 +245,14 @@ struct tsm_adapter {
   /* Component `index` of c (TSM_COMPONENT_* for a packed sequence, the position for
    * a list); *out = TSM_NONE for an absent one; EINVAL past the end. */
   int (*composite_component)(void *s, tsm_handle c, int index, tsm_handle *out);
+
+  /* ---- ABI 1.2: DLPack C ABI (TSM_CAP_DLPACK_C, spec/dlpack.md) ---------------
+   * *out: a DLManagedTensor* or DLManagedTensorVersioned* (enum tsm_dlpack_form),
+   * RETURN to the caller, who owns it and runs its deleter exactly once (DLP.DEL.1). */
+  int (*dlpack_export)(void *s, tsm_handle r, int form, uint32_t request, void **out);
+  /* managed: IN, consumed whatever the result (DLP.IMPORT.2); the new tensor is held
+   * by m (DLP.MGR.1). */
+  int (*dlpack_import)(void *s, void *managed, int form, tsm_handle m, tsm_handle *out);
 };
 
 typedef const struct tsm_adapter *(*tsm_adapter_entry_fn)(void);
