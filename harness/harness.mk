@@ -12,6 +12,12 @@ $(B)/obj/harness/src/%.o: harness/src/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -pthread -Iharness/include -c $< -o $@
 
+# The two DLPack forms, each against its packaged header (deps.mk).
+$(B)/obj/harness/src/dlpack_legacy.o: | $(DLPACK_LEGACY_H)
+$(B)/obj/harness/src/dlpack_versioned.o: harness/src/dlpack_versioned.c | $(DLPACK_V1_INC_FILE)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -pthread -Iharness/include -I"$$(cat $(DLPACK_V1_INC_FILE))" -c $< -o $@
+
 $(TSM_CTS): $(HARNESS_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -pthread $^ -o $@ -ldl -lm

@@ -89,6 +89,10 @@ const char *cts_adapter_missing_slot(const struct tsm_adapter *a, uint32_t famil
     CTS__REQUIRE(scope_info)
     CTS__REQUIRE(thread_stats)
   }
+  if (families & TSM_CAP_DLPACK_C) {
+    CTS__REQUIRE(dlpack_export)
+    CTS__REQUIRE(dlpack_import)
+  }
   if (families & TSM_CAP_COMPOSITES) {
     CTS__REQUIRE(composite_pack)
     CTS__REQUIRE(composite_list)

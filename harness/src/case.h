@@ -43,6 +43,11 @@ enum cts_stmt_kind {
   CTS_PACK,              /* composite dst = pack [list] sorted|unsorted (flag: 1 sorted) */
   CTS_LIST,              /* composite dst = list [list] */
   CTS_COMPONENT,         /* tensor dst = component a count */
+  /* DLPack (spec/dlpack.md) */
+  CTS_DL_EXPORT,         /* dlpack dst = export a form [copy] [readonly] */
+  CTS_DL_MAKE,           /* dlpack dst = make form shape ... (dl options) */
+  CTS_DL_IMPORT,         /* tensor dst = import a into b */
+  CTS_DL_DROP,           /* drop a */
   /* threads */
   CTS_THREAD,            /* thread flag { body }: flag is the thread number, 1.. */
   CTS_PARALLEL,          /* parallel { thread blocks } */
@@ -65,7 +70,8 @@ enum cts_stmt_kind {
   CTS_EXPECT_OUTER,    /* a's outer scope == b (-2: none) */
   CTS_EXPECT_COMPOSITE,/* a's composite == b (-2: none) */
   CTS_EXPECT_ABSENT,   /* component count of a is absent */
-  CTS_EXPECT_STATS     /* flag: enum tsm_kind; stats[] under stats_mask */
+  CTS_EXPECT_STATS,    /* flag: enum tsm_kind; stats[] under stats_mask */
+  CTS_EXPECT_DELETED   /* a's deleter ran count times */
 };
 
 #define CTS_FIRST_EXPECT CTS_EXPECT_OWNER
@@ -89,8 +95,28 @@ enum cts_sym_kind {
   CTS_SYM_TENSOR = 2,
   CTS_SYM_SCOPE = 4,
   CTS_SYM_COMPOSITE = 8,
+  CTS_SYM_DLPACK = 16, /* a managed tensor the judge holds or handed over */
   CTS_SYM_RESOURCE = CTS_SYM_TENSOR | CTS_SYM_COMPOSITE,
-  CTS_SYM_ANY = 15
+  CTS_SYM_ANY = 15     /* bogus: any kind but a DLPack tensor */
+};
+
+/* Where a judge-made DLPack tensor says its memory is. */
+enum cts_dl_where { CTS_DL_WHERE_HOST, CTS_DL_WHERE_CPU, CTS_DL_WHERE_CUDA_HOST,
+                    CTS_DL_WHERE_CUDA_MANAGED, CTS_DL_WHERE_OPENCL, CTS_DL_WHERE_VULKAN };
+
+/* The options of `export` and `make` (cases/README.md, DLPack). */
+struct cts_dl_opts {
+  int form;              /* enum tsm_dlpack_form */
+  uint32_t request;      /* export: enum tsm_dlpack_request bits */
+  int fill;              /* make: CTS_ZEROS, CTS_ARANGE or CTS_VALUES (st->vals) */
+  int no_strides;        /* NULL strides */
+  int n_strides;         /* given strides, or 0 for compact ones */
+  int64_t strides[TSM_MAX_DIMS];
+  int64_t offset;        /* byte_offset */
+  int64_t major, minor;
+  int readonly, copied, no_deleter, null_data;
+  int where;             /* enum cts_dl_where */
+  int code, bits, lanes; /* dtype; 0 bits: the statement's f32 or i32 */
 };
 
 /* Symbols 0 and 1 are predefined. */
@@ -130,6 +156,7 @@ struct cts_stmt {
   size_t n_list;
   int64_t stats[CTS_N_STATS]; /* CTS_EXPECT_STATS */
   unsigned stats_mask;        /* 1u << enum cts_stat for each counter given */
+  struct cts_dl_opts *dl;     /* CTS_DL_EXPORT, CTS_DL_MAKE */
 };
 
 struct cts_case {

@@ -162,6 +162,7 @@ static const char *kind_name(int kind) {
     case CTS_SYM_TENSOR: return "tensor";
     case CTS_SYM_SCOPE: return "scope";
     case CTS_SYM_COMPOSITE: return "composite";
+    case CTS_SYM_DLPACK: return "DLPack tensor";
     case CTS_SYM_RESOURCE: return "tensor or composite";
     case CTS_SYM_MANAGER | CTS_SYM_SCOPE: return "manager or scope";
     default: return "name";
@@ -469,6 +470,133 @@ static int parse_component_index(struct parser *p, struct line_toks *lt, int64_t
   return parse_int(p, lt, 0, out, "a component name or position");
 }
 
+static int parse_form(struct parser *p, struct line_toks *lt, struct cts_dl_opts *dl) {
+  struct tok *t = next(lt);
+  if (tok_is(t, "versioned") || tok_is(t, "legacy")) {
+    dl->form = tok_is(t, "versioned") ? TSM_DLPACK_VERSIONED : TSM_DLPACK_LEGACY;
+    return 0;
+  }
+  fail_at(p, lt->line, t->col, "expected 'versioned' or 'legacy'");
+  return -1;
+}
+
+/* The options of `make`, in any order (cases/README.md, DLPack). */
+static int parse_make_options(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  static const struct {
+    const char *name;
+    int code, bits;
+  } dtypes[] = {{"bool", 6, 8}, {"bf16", 4, 16}, {"f8", 8, 8},  {"c64", 5, 64},
+                {"f64", 2, 64}, {"i64", 0, 64},  {"u8", 1, 8},  {NULL, 0, 0}};
+  static const char *const wheres[] = {"host", "cpu", "cuda_host", "cuda_managed", "opencl",
+                                       "vulkan", NULL};
+  struct cts_dl_opts *dl = st->dl;
+  while (peek(lt)->kind != T_END) {
+    struct tok *t = next(lt);
+    int64_t n;
+    if (tok_is(t, "values")) {
+      dl->fill = CTS_VALUES;
+      if (parse_values(p, lt, &st->vals, &st->nvals)) return -1;
+    } else if (tok_is(t, "arange")) {
+      dl->fill = CTS_ARANGE;
+    } else if (tok_is(t, "strides")) {
+      int ndim = 0;
+      if (parse_shape(p, lt, &ndim, dl->strides)) return -1;
+      if (ndim != st->ndim) {
+        fail_at(p, lt->line, t->col, "%d strides for %d dimensions", ndim, st->ndim);
+        return -1;
+      }
+      dl->n_strides = ndim;
+    } else if (tok_is(t, "nostrides")) {
+      dl->no_strides = 1;
+    } else if (tok_is(t, "offset") || tok_is(t, "major") || tok_is(t, "minor") ||
+               tok_is(t, "lanes")) {
+      if (parse_int(p, lt, 0, &n, "a non-negative integer")) return -1;
+      if (tok_is(t, "offset")) dl->offset = n;
+      else if (tok_is(t, "major")) dl->major = n;
+      else if (tok_is(t, "minor")) dl->minor = n;
+      else dl->lanes = (int)n;
+    } else if (tok_is(t, "readonly")) {
+      dl->readonly = 1;
+    } else if (tok_is(t, "copied")) {
+      dl->copied = 1;
+    } else if (tok_is(t, "nodeleter")) {
+      dl->no_deleter = 1;
+    } else if (tok_is(t, "nulldata")) {
+      dl->null_data = 1;
+    } else if (tok_is(t, "device")) {
+      struct tok *w = next(lt);
+      int found = -1;
+      for (int i = 0; wheres[i]; i++)
+        if (tok_is(w, wheres[i])) found = i;
+      if (found < 0) {
+        fail_at(p, lt->line, w->col, "expected host, cpu, cuda_host, cuda_managed, opencl or "
+                "vulkan (the judge's memory is host memory)");
+        return -1;
+      }
+      dl->where = found;
+    } else if (tok_is(t, "dtype")) {
+      struct tok *d = next(lt);
+      int found = -1;
+      for (int i = 0; dtypes[i].name; i++)
+        if (tok_is(d, dtypes[i].name)) found = i;
+      if (found < 0) {
+        fail_at(p, lt->line, d->col, "expected bool, bf16, f8, c64, f64, i64 or u8");
+        return -1;
+      }
+      dl->code = dtypes[found].code;
+      dl->bits = dtypes[found].bits;
+    } else {
+      fail_at(p, lt->line, t->col, "unknown option '%.*s' of make", (int)t->len, t->s);
+      return -1;
+    }
+  }
+  if (dl->fill == CTS_VALUES && (int64_t)st->nvals != shape_elems(st->ndim, st->shape)) {
+    fail_at(p, lt->line, st->col, "%zu values for a shape of %lld elements", st->nvals,
+            (long long)shape_elems(st->ndim, st->shape));
+    return -1;
+  }
+  return 0;
+}
+
+static int parse_dlpack_rhs(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  struct tok *verb = next(lt);
+  p->c->families |= TSM_CAP_DLPACK_C;
+  st->dl = cts_xcalloc(1, sizeof *st->dl);
+  st->dl->major = 1;
+  st->dl->minor = 3;
+  st->dl->lanes = 1;
+  if (tok_is(verb, "export")) {
+    st->kind = CTS_DL_EXPORT;
+    if ((st->a = use_name(p, lt, CTS_SYM_RESOURCE)) < 0 || parse_form(p, lt, st->dl)) return -1;
+    while (peek(lt)->kind != T_END) {
+      struct tok *t = next(lt);
+      if (tok_is(t, "copy")) {
+        st->dl->request |= TSM_DLPACK_COPY;
+      } else if (tok_is(t, "readonly")) {
+        st->dl->request |= TSM_DLPACK_READ_ONLY;
+      } else {
+        fail_at(p, lt->line, t->col, "expected 'copy' or 'readonly'");
+        return -1;
+      }
+    }
+    return 0;
+  }
+  if (tok_is(verb, "make")) {
+    st->kind = CTS_DL_MAKE;
+    if (parse_form(p, lt, st->dl) || parse_shape(p, lt, &st->ndim, st->shape)) return -1;
+    struct tok *t = peek(lt);
+    st->dtype = TSM_F32;
+    if (tok_is(t, "f32") || tok_is(t, "i32")) {
+      st->dtype = tok_is(t, "f32") ? TSM_F32 : TSM_I32;
+      next(lt);
+    }
+    return parse_make_options(p, lt, st);
+  }
+  fail_at(p, lt->line, verb->col, "expected 'export' or 'make'%s",
+          verb->kind == T_END ? " at end of line" : "");
+  return -1;
+}
+
 static int parse_binding_rhs(struct parser *p, struct line_toks *lt, struct cts_stmt *st,
                              int kind) {
   struct tok *verb = peek(lt);
@@ -511,7 +639,16 @@ static int parse_binding_rhs(struct parser *p, struct line_toks *lt, struct cts_
       fail_at(p, lt->line, verb->col, "expected 'pack' or 'list'%s",
               verb->kind == T_END ? " at end of line" : "");
       return -1;
+    case CTS_SYM_DLPACK:
+      return parse_dlpack_rhs(p, lt, st);
     default:
+      if (tok_is(verb, "import")) {
+        next(lt);
+        p->c->families |= TSM_CAP_DLPACK_C;
+        st->kind = CTS_DL_IMPORT;
+        if ((st->a = use_name(p, lt, CTS_SYM_DLPACK)) < 0 || expect_word(p, lt, "into")) return -1;
+        return (st->b = use_name(p, lt, CTS_SYM_MANAGER)) < 0 ? -1 : 0;
+      }
       if (tok_is(verb, "component")) {
         next(lt);
         p->c->families |= TSM_CAP_COMPOSITES;
@@ -640,6 +777,12 @@ static int parse_expect(struct parser *p, struct line_toks *lt, struct cts_stmt 
     if ((st->a = use_name(p, lt, CTS_SYM_COMPOSITE)) < 0) return -1;
     return parse_component_index(p, lt, &st->count);
   }
+  if (tok_is(what, "deleted")) {
+    st->kind = CTS_EXPECT_DELETED;
+    p->c->families |= TSM_CAP_DLPACK_C;
+    if ((st->a = use_name(p, lt, CTS_SYM_DLPACK)) < 0 || expect_punct(p, lt, "==")) return -1;
+    return parse_int(p, lt, 0, &st->count, "a count");
+  }
   if (tok_is(what, "stats")) {
     static const char *const counters[CTS_N_STATS] = {
         "created_in", "created_outside", "disposed_in", "disposed_outside",
@@ -703,11 +846,12 @@ static int parse_action(struct parser *p, struct line_toks *lt, struct cts_stmt 
   struct tok *kw = next(lt);
   st->dst = st->a = st->b = st->out = -1;
   if (tok_is(kw, "manager") || tok_is(kw, "tensor") || tok_is(kw, "scope") ||
-      tok_is(kw, "composite")) {
-    int kind = tok_is(kw, "manager")  ? CTS_SYM_MANAGER
-               : tok_is(kw, "tensor") ? CTS_SYM_TENSOR
-               : tok_is(kw, "scope")  ? CTS_SYM_SCOPE
-                                      : CTS_SYM_COMPOSITE;
+      tok_is(kw, "composite") || tok_is(kw, "dlpack")) {
+    int kind = tok_is(kw, "manager")     ? CTS_SYM_MANAGER
+               : tok_is(kw, "tensor")    ? CTS_SYM_TENSOR
+               : tok_is(kw, "scope")     ? CTS_SYM_SCOPE
+               : tok_is(kw, "composite") ? CTS_SYM_COMPOSITE
+                                         : CTS_SYM_DLPACK;
     /* Bind after the right-hand side so `tensor x = add x x` uses the old x. */
     int name_pos = lt->pos;
     struct tok *name = next(lt);
@@ -758,6 +902,11 @@ static int parse_action(struct parser *p, struct line_toks *lt, struct cts_stmt 
     st->kind = CTS_SCOPE_DETACH;
     p->c->families |= TSM_CAP_SCOPES;
     return (st->b = use_name(p, lt, CTS_SYM_SCOPE)) < 0 ? -1 : 0;
+  }
+  if (tok_is(kw, "drop")) {
+    st->kind = CTS_DL_DROP;
+    p->c->families |= TSM_CAP_DLPACK_C;
+    return (st->a = use_name(p, lt, CTS_SYM_DLPACK)) < 0 ? -1 : 0;
   }
   if (tok_is(kw, "release")) {
     st->kind = CTS_RELEASE;
@@ -1204,7 +1353,7 @@ uint32_t cts_family_cap(const char *family) {
     uint32_t cap;
   } families[] = {{"managers", TSM_CAP_MANAGERS},   {"scopes", TSM_CAP_SCOPES},
                   {"composites", TSM_CAP_COMPOSITES}, {"dlpack-c", TSM_CAP_DLPACK_C},
-                  {"dlpack-py", TSM_CAP_DLPACK_PY}, {"graphs", TSM_CAP_GRAPHS},
+                  {"dlpack-py", TSM_CAP_DLPACK_PY},   {"graphs", TSM_CAP_GRAPHS},
                   {"threads", TSM_CAP_THREADS},     {NULL, 0}};
   for (int i = 0; families[i].name; i++)
     if (strcmp(families[i].name, family) == 0) return families[i].cap;
@@ -1269,6 +1418,7 @@ static void free_stmt(struct cts_stmt *st) {
   free(st->text);
   free(st->vals);
   free(st->list);
+  free(st->dl);
   if (st->inner) {
     free_stmt(st->inner);
     free(st->inner);

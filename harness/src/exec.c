@@ -116,7 +116,9 @@ enum made { MADE_NOTHING, MADE_MGR, MADE_RES, MADE_SCOPE };
 static int made_kind(const struct cts_stmt *st) {
   switch (st->kind) {
     case CTS_MGR_SUB: case CTS_MGR_SUB_OF: return MADE_MGR;
-    case CTS_CREATE: case CTS_OP: case CTS_PACK: case CTS_LIST: case CTS_COMPONENT: return MADE_RES;
+    case CTS_CREATE: case CTS_OP: case CTS_PACK: case CTS_LIST: case CTS_COMPONENT:
+    case CTS_DL_IMPORT:
+      return MADE_RES;
     case CTS_SCOPE_OPEN: return MADE_SCOPE;
     default: return MADE_NOTHING;
   }
@@ -277,7 +279,7 @@ static int learn_components(struct cts_run *r, int c, int line) {
   return 0;
 }
 
-static int bind_made(struct cts_run *r, const struct cts_stmt *st, int id, tsm_handle h) {
+int cts__bind_made(struct cts_run *r, const struct cts_stmt *st, int id, tsm_handle h) {
   int kind = made_kind(st);
   if (kind == MADE_NOTHING || st->dst < 0) return 0;
   if (st->kind == CTS_COMPONENT) {
@@ -304,8 +306,8 @@ static int bind_made(struct cts_run *r, const struct cts_stmt *st, int id, tsm_h
 }
 
 /* The elements of what the statement made: a tensor, or a packed sequence's parts. */
-static int check_made_values(struct cts_run *r, const struct cts_stmt *st, int id) {
-  if (st->kind == CTS_CREATE || st->kind == CTS_OP)
+int cts__check_made_values(struct cts_run *r, const struct cts_stmt *st, int id) {
+  if (st->kind == CTS_CREATE || st->kind == CTS_OP || st->kind == CTS_DL_IMPORT)
     return cts__check_tensor(r, id, cts_model_values(&r->m, id),
                              (size_t)cts_model_elems(&r->m.res[id]), cts_model_approx(&r->m, id),
                              "value");
@@ -321,7 +323,7 @@ static int check_made_values(struct cts_run *r, const struct cts_stmt *st, int i
 }
 
 /* Compares the two sides' codes. RETURN 0 when the statement may go on. */
-static int judge_codes(struct cts_run *r, int model_rc, int adapter_rc, int expected_err) {
+int cts__judge_codes(struct cts_run *r, int model_rc, int adapter_rc, int expected_err) {
   if (expected_err) {
     if (model_rc != expected_err)
       return cts__report(r, CTS_ERROR, "the case expects %s but the spec model gives %s",
@@ -350,10 +352,10 @@ static int exec_action(struct cts_run *r, const struct cts_stmt *st, int expecte
     to_handles(r, st, &o, &h);
     int model_rc = model_call(r, st, &o, &made);
     int adapter_rc = adapter_call(r, st, &h, &made_h);
-    rc = judge_codes(r, model_rc, adapter_rc, expected_err);
-    if (rc == 0 && !expected_err) rc = bind_made(r, st, made, made_h);
+    rc = cts__judge_codes(r, model_rc, adapter_rc, expected_err);
+    if (rc == 0 && !expected_err) rc = cts__bind_made(r, st, made, made_h);
     if (rc == 0) rc = cts__check_state(r);
-    if (rc == 0 && !expected_err && made != CTS_NONE) rc = check_made_values(r, st, made);
+    if (rc == 0 && !expected_err && made != CTS_NONE) rc = cts__check_made_values(r, st, made);
   }
   free(o.list);
   free(h.list);
@@ -516,8 +518,8 @@ static int replay_block(struct cts_run *r, struct recorder *rec, const struct ct
     int made = CTS_NONE;
     int rc = resolve(r, st, &o);
     if (rc == 0) {
-      rc = judge_codes(r, model_call(r, st, &o, &made), one.rc, 0);
-      if (rc == 0) rc = bind_made(r, st, made, one.made);
+      rc = cts__judge_codes(r, model_call(r, st, &o, &made), one.rc, 0);
+      if (rc == 0) rc = cts__bind_made(r, st, made, one.made);
       if (rc == 0 && made_kind(st) == MADE_RES && made != CTS_NONE) {
         struct made_res one_made = {made, st};
         CTS_PUSH(made_list->v, made_list->n, made_list->cap, one_made);
@@ -556,7 +558,7 @@ static int exec_parallel(struct cts_run *r, const struct cts_stmt *st) {
   }
   for (size_t i = 0; rc == 0 && i < made.n; i++) {
     r->cur = made.v[i].st;
-    if (r->m.res[made.v[i].id].valid) rc = check_made_values(r, made.v[i].st, made.v[i].id);
+    if (r->m.res[made.v[i].id].valid) rc = cts__check_made_values(r, made.v[i].st, made.v[i].id);
   }
   free(made.v);
   r->cur = st;
@@ -760,7 +762,15 @@ static int exec_block(struct cts_run *r, const struct cts_block *b) {
       case CTS_PARALLEL: rc = exec_parallel(r, st); break;
       case CTS_WRAPPED: rc = exec_wrapped(r, st); break;
       case CTS_RESULT: rc = operand(r, st->a, &r->wrap->result); break;
-      case CTS_EXPECT_ERROR: rc = exec_action(r, st->inner, st->err); break;
+      case CTS_EXPECT_ERROR:
+        rc = st->inner->kind >= CTS_DL_EXPORT && st->inner->kind <= CTS_DL_DROP
+                 ? cts__exec_dlpack(r, st->inner, st->err)
+                 : exec_action(r, st->inner, st->err);
+        break;
+      case CTS_DL_EXPORT: case CTS_DL_MAKE: case CTS_DL_IMPORT: case CTS_DL_DROP:
+        rc = cts__exec_dlpack(r, st, 0);
+        break;
+      case CTS_EXPECT_DELETED: rc = cts__expect_deleted(r, st); break;
       default:
         rc = st->kind >= CTS_FIRST_EXPECT ? exec_expect(r, st) : exec_action(r, st, 0);
     }
@@ -779,6 +789,9 @@ int cts_exec_case(const struct cts_case *c, const struct tsm_adapter *a, int dev
   r.status = CTS_PASS;
   r.observe_scopes = (c->families & TSM_CAP_SCOPES) != 0;
   r.observe_links = (c->families & (TSM_CAP_SCOPES | TSM_CAP_COMPOSITES)) != 0;
+  const struct tsm_device *devs = NULL;
+  if (a->device_list(&devs) > device_index && devs[device_index].name)
+    r.m.cuda_session = r.cuda_session = !strncmp(devs[device_index].name, "cuda", 4);
   const char *missing = cts_adapter_missing_slot(a, c->families);
   if (missing) {
     cts__report(&r, CTS_ERROR, "adapter declares the case's families but its '%s' slot is NULL",
@@ -790,7 +803,9 @@ int cts_exec_case(const struct cts_case *c, const struct tsm_adapter *a, int dev
     cts__report(&r, CTS_FAIL, "session_open(%d) failed with %s", device_index, cts_err_name(rc));
     return r.status;
   }
+  int cuda = r.m.cuda_session;
   cts_model_init(&r.m);
+  r.m.cuda_session = cuda;
   r.sym_obj = cts_xmalloc(c->n_syms * sizeof(int));
   for (size_t i = 0; i < c->n_syms; i++) r.sym_obj[i] = -1;
   tsm_handle root = TSM_NONE;
@@ -803,7 +818,9 @@ int cts_exec_case(const struct cts_case *c, const struct tsm_adapter *a, int dev
     if (cts__check_state(&r) == 0) exec_block(&r, &c->body);
   }
   cts__stop_workers(&r);
+  cts__dlpack_before_close(&r);
   a->session_close(r.s);
+  cts__dlpack_after_close(&r);
   cts_model_free(&r.m);
   free(r.sym_obj);
   free(r.mgr);

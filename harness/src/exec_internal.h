@@ -21,6 +21,15 @@ struct cts_objinfo {
 
 struct cts_workers;
 struct cts_wrap;
+struct cts_dl_record;
+
+/* A DLPack tensor the judge made or received (exec_dlpack.c). */
+struct cts_dlobj {
+  void *managed;              /* the struct; judge-made ones are freed after the case */
+  struct cts_dl_record *rec;  /* judge-made: its counting deleter's record */
+  int sym, line;
+  int judge_drops;            /* deleter runs by the judge as owner */
+};
 
 struct cts_run {
   const struct cts_case *c;
@@ -37,6 +46,9 @@ struct cts_run {
   int observe_scopes;        /* the case uses scopes: scope_info, current, stats */
   struct cts_workers *workers;
   struct cts_wrap *wrap;     /* the innermost wrapped block running, or NULL */
+  struct cts_dlobj *dl;      /* per model DLPack id */
+  size_t dl_cap;
+  int cuda_session;
 };
 
 int cts__report(struct cts_run *r, int status, const char *fmt, ...)
@@ -62,6 +74,18 @@ int cts__values_equal(double want, double got, int approx);
 char *cts__describe_mgr(struct cts_run *r, int g, char *buf, size_t n);
 char *cts__describe_scope(struct cts_run *r, int sc, char *buf, size_t n);
 const char *cts__res_name(struct cts_run *r, int id, char *buf, size_t n);
+
+/* Shared by the statement executors (exec.c). */
+int cts__bind_made(struct cts_run *r, const struct cts_stmt *st, int id, tsm_handle h);
+int cts__check_made_values(struct cts_run *r, const struct cts_stmt *st, int id);
+int cts__judge_codes(struct cts_run *r, int model_rc, int adapter_rc, int expected_err);
+
+/* DLPack (exec_dlpack.c). */
+int cts__exec_dlpack(struct cts_run *r, const struct cts_stmt *st, int expected_err);
+int cts__expect_deleted(struct cts_run *r, const struct cts_stmt *st);
+int cts__check_dlpack(struct cts_run *r);
+void cts__dlpack_before_close(struct cts_run *r);
+void cts__dlpack_after_close(struct cts_run *r);
 
 /* Threads (exec_thread.c). Thread 0 is the caller's. */
 typedef void (*cts_job_fn)(struct cts_run *r, void *arg);

@@ -304,6 +304,7 @@ int cts__check_state(struct cts_run *r) {
         if (cts__check_scope(r, (int)sc)) return -1;
     if (cts__check_thread(r)) return -1;
   }
+  if (r->m.n_dls && cts__check_dlpack(r)) return -1;
   cts_model_clear_dirty(&r->m);
   return cts__check_bytes(r);
 }

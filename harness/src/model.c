@@ -69,6 +69,8 @@ void cts_model_free(struct cts_model *m) {
   }
   for (size_t i = 0; i < m->n_st; i++) free(m->st[i].vals);
   for (size_t i = 0; i < m->n_scopes; i++) free(m->scopes[i].members.v);
+  for (size_t i = 0; i < m->n_dls; i++) free(m->dls[i].vals);
+  free(m->dls);
   free(m->scopes);
   free(m->threads);
   free(m->mgrs);
@@ -78,6 +80,7 @@ void cts_model_free(struct cts_model *m) {
 }
 
 void cts_model_clear_dirty(struct cts_model *m) {
+  for (size_t i = 0; i < m->n_dls; i++) m->dls[i].dirty = 0;
   for (size_t i = 0; i < m->n_scopes; i++) m->scopes[i].dirty = 0;
   for (size_t i = 0; i < m->n_mgrs; i++) m->mgrs[i].dirty = 0;
   for (size_t i = 0; i < m->n_res; i++) m->res[i].dirty = 0;
@@ -130,7 +133,14 @@ static void set_holder(struct cts_model *m, int r, int g) {
 }
 
 static void storage_unref(struct cts_model *m, int s) {
-  if (--m->st[s].refs == 0) m->live_bytes -= m->st[s].bytes;
+  if (--m->st[s].refs > 0) return;
+  m->live_bytes -= m->st[s].bytes;
+  int dl = m->st[s].dl;
+  if (dl != CTS_NONE) { /* DLP.MGR.1: the alias's release runs the deleter */
+    m->dls[dl].deletes++;
+    m->dls[dl].state = CTS_DL_GONE;
+    m->dls[dl].dirty = 1;
+  }
 }
 
 static void leave_scope(struct cts_model *m, int r) {
@@ -302,7 +312,7 @@ static double to_dtype(int dtype, double v) {
 }
 
 static int new_storage(struct cts_model *m, int dtype, int64_t n, double *vals) {
-  struct cts_mstorage s = {(uint64_t)n * 4u, 1, vals, n, 0};
+  struct cts_mstorage s = {CTS_NONE, (uint64_t)n * 4u, 1, vals, n, 0};
   (void)dtype;
   CTS_PUSH(m->st, m->n_st, m->cap_st, s);
   m->live_bytes += s.bytes;
@@ -787,3 +797,127 @@ int cts_model_component(const struct cts_model *m, int c, int64_t index, int *ou
   *out = m->res[c].components.v[index];
   return 0;
 }
+
+/* ---- DLPack (spec/dlpack.md) ------------------------------------------------- */
+
+static int new_dl(struct cts_model *m, int judge_made, int form) {
+  struct cts_mdl d;
+  memset(&d, 0, sizeof d);
+  d.judge_made = judge_made;
+  d.form = form;
+  d.state = CTS_DL_JUDGE;
+  d.storage = CTS_NONE;
+  d.dirty = 1;
+  CTS_PUSH(m->dls, m->n_dls, m->cap_dls, d);
+  return (int)m->n_dls - 1;
+}
+
+int cts_model_dl_make(struct cts_model *m, const struct cts_mdl_desc *desc, double *vals,
+                      int *out) {
+  *out = new_dl(m, 1, desc->form);
+  m->dls[*out].desc = *desc;
+  m->dls[*out].vals = vals;
+  return 0;
+}
+
+int cts_model_dl_export(struct cts_model *m, int r, int form, uint32_t request, int *out) {
+  if (r == CTS_BOGUS) return TSM_EINVAL;
+  if (form == TSM_DLPACK_LEGACY && request) return TSM_EINVAL;    /* DLP.EXPORT.5 */
+  if (m->res[r].kind != TSM_KIND_TENSOR) return TSM_EINVAL;
+  if (!m->res[r].valid) return TSM_ERELEASED;
+  int s = m->res[r].storage;
+  if (request & TSM_DLPACK_COPY) {                                 /* DLP.EXPORT.5 */
+    double *v = cts_xcalloc(m->st[s].n ? (size_t)m->st[s].n : 1, sizeof(double));
+    memcpy(v, m->st[s].vals, (size_t)m->st[s].n * sizeof(double));
+    s = new_storage(m, m->res[r].dtype, m->st[s].n, v);
+  } else {
+    m->st[s].refs++;                                               /* DLP.EXPORT.3-4 */
+  }
+  *out = new_dl(m, 0, form);
+  m->dls[*out].storage = s;
+  return 0;
+}
+
+int cts_model_dl_compact(const struct cts_mdl_desc *d) {
+  if (d->no_strides || d->n_strides == 0) return 1;
+  int64_t expect = 1;
+  for (int i = d->ndim - 1; i >= 0; i--) {
+    if (d->shape[i] == 0) return 1; /* no element to place */
+    if (d->shape[i] != 1 && d->strides[i] != expect) return 0;
+    expect *= d->shape[i];
+  }
+  return 1;
+}
+
+/* The deleter has run, as a consumer's refusal or copy requires (DLP.IMPORT.2). */
+static void dl_consumed_now(struct cts_model *m, int x) {
+  struct cts_mdl *d = &m->dls[x];
+  if (d->judge_made)
+    d->deletes++;
+  else
+    storage_unref(m, d->storage);
+  d->state = CTS_DL_GONE;
+  d->dirty = 1;
+}
+
+static int dl_import_check(const struct cts_model *m, const struct cts_mdl *d) {
+  if (!d->judge_made) return 0; /* an export of this session is well formed */
+  const struct cts_mdl_desc *k = &d->desc;
+  if (k->form == TSM_DLPACK_VERSIONED && k->major != 1) return TSM_EVERSION; /* DLP.IMPORT.1 */
+  int64_t elems = 1;
+  for (int i = 0; i < k->ndim; i++) {
+    if (k->shape[i] < 0) return TSM_EDLPACK;
+    elems *= k->shape[i];
+  }
+  if (k->null_data && elems > 0) return TSM_EDLPACK;
+  if (k->form == TSM_DLPACK_VERSIONED && k->minor >= 2 && k->no_strides && k->ndim > 0)
+    return TSM_EDLPACK;                                           /* DLP.IMPORT.4 */
+  int host = k->device_type == 3 || k->device_type == 13;
+  if (!(host || (k->device_type == 1 && !m->cuda_session))) return TSM_EDEVICE; /* .7 */
+  int f32 = k->code == 2 && k->bits == 32, i32 = k->code == 0 && k->bits == 32;
+  if (!(f32 || i32) || k->lanes != 1) return TSM_EDTYPE;         /* DLP.IMPORT.6 */
+  return 0;
+}
+
+int cts_model_dl_import(struct cts_model *m, int x, int g, int *out) {
+  int rc = check_mgr(m, g);
+  if (!rc) rc = check_addition(m, g);
+  struct cts_mdl *d = &m->dls[x];
+  if (!rc) rc = dl_import_check(m, d);
+  if (rc) {
+    dl_consumed_now(m, x);
+    return rc;
+  }
+  d->state = CTS_DL_HANDED;
+  d->dirty = 1;
+  if (!d->judge_made) { /* DLP.MGR.3: the export's storage, counted once */
+    int s = d->storage;
+    int64_t shape[1] = {m->st[s].n};
+    int src = CTS_NONE;
+    for (size_t i = 0; i < m->n_res && src == CTS_NONE; i++)
+      if (m->res[i].storage == s) src = (int)i;
+    *out = new_res(m, g, s, src != CTS_NONE ? m->res[src].dtype : TSM_F32,
+                   src != CTS_NONE ? m->res[src].ndim : 1, src != CTS_NONE ? m->res[src].shape : shape);
+    d->state = CTS_DL_GONE;
+    register_new(m, *out);
+    return 0;
+  }
+  const struct cts_mdl_desc *k = &d->desc;
+  int64_t n = 1;
+  for (int i = 0; i < k->ndim; i++) n *= k->shape[i];
+  double *v = cts_xcalloc(n ? (size_t)n : 1, sizeof(double));
+  for (int64_t i = 0; i < n; i++) v[i] = to_dtype(k->dtype, d->vals[i]);
+  int s = new_storage(m, k->dtype, n, v);
+  if (cts_model_dl_compact(k) && !m->cuda_session) { /* DLP.MGR.3: alias */
+    m->live_bytes -= m->st[s].bytes;
+    m->st[s].bytes = 0;
+    m->st[s].dl = x;
+  } else {
+    dl_consumed_now(m, x);
+  }
+  *out = new_res(m, g, s, k->dtype, k->ndim, k->shape);
+  register_new(m, *out);
+  return 0;
+}
+
+void cts_model_dl_drop(struct cts_model *m, int x) { dl_consumed_now(m, x); }
