@@ -43,6 +43,17 @@ $(B)/obj/impl/%.o: impl/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -pthread $(TSMREF_CFLAGS) $(TSMREF_VIS) -c $< -o $@
 
+# DLPack (impl/src/dlpack*.c): the two forms compile against the packaged headers
+# (deps.mk installs them on demand; never vendored). Both headers define the same
+# names, so each form is its own translation unit.
+TSMREF_DLX_LEGACY_OBJ := $(B)/obj/impl/src/dlpack_legacy.o
+TSMREF_DLX_V1_OBJ := $(B)/obj/impl/src/dlpack_versioned.o
+$(TSMREF_DLX_LEGACY_OBJ): | $(DLPACK_LEGACY_H)
+$(TSMREF_DLX_V1_OBJ): impl/src/dlpack_versioned.c | $(DLPACK_V1_INC_FILE)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -pthread $(TSMREF_CFLAGS) $(TSMREF_VIS) \
+	  -I"$$(cat $(DLPACK_V1_INC_FILE))" -c $< -o $@
+
 $(TSMREF_ADAPTER_OBJ): impl/adapter/tsmref_adapter.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -pthread -Iharness/include -Iimpl/include -c $< -o $@
@@ -78,7 +89,7 @@ endif
 tsmref_pc = printf '%s\n' 'prefix=$(1)' 'libdir=$${prefix}/lib' \
   'includedir=$${prefix}/include' '' 'Name: tsmref' \
   'Description: tsm-cts reference implementation of scoped tensor memory' \
-  'Version: 1.1.0' 'Libs: -L$${libdir} -ltsmref' 'Libs.private: -ldl -pthread' \
+  'Version: 1.2.0' 'Libs: -L$${libdir} -ltsmref' 'Libs.private: -ldl -pthread' \
   'Cflags: -I$${includedir} -pthread' > $(2)
 
 $(TSMREF_PC): impl/impl.mk

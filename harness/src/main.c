@@ -466,11 +466,13 @@ static int cmd_lint(const struct options *o, int list_only) {
   return bad ? 1 : 0;
 }
 
-/* Harness self-tests name the clauses they check in a `clauses: [...]` comment. */
-static void scan_extra_citations(struct cts_spec *spec, const char *dir, int *unknown) {
+/* Harness self-tests name the clauses they check in a `clauses: [...]` comment; the
+ * Python bridge's cases (*.pytsm) in their frontmatter. */
+static void scan_extra_citations(struct cts_spec *spec, const char *dir, const char *suffix,
+                                 int *unknown) {
   char **files = NULL;
   size_t n = 0, cap = 0;
-  if (cts_collect_files(dir, "", &files, &n, &cap) != 0) return;
+  if (cts_collect_files(dir, suffix, &files, &n, &cap) != 0) return;
   for (size_t i = 0; i < n; i++) {
     char *text = cts_read_file(files[i], NULL);
     for (char *p = text; p && (p = strstr(p, "clauses: [")) != NULL;) {
@@ -533,8 +535,9 @@ static int cmd_coverage(const struct options *o) {
   char *extra = cts_xstrdup(o->extra ? o->extra : "");
   char *save = NULL;
   for (char *dir = strtok_r(extra, ",", &save); dir; dir = strtok_r(NULL, ",", &save))
-    scan_extra_citations(&spec, dir, &errors);
+    scan_extra_citations(&spec, dir, "", &errors);
   free(extra);
+  scan_extra_citations(&spec, o->cases, ".pytsm", &errors);
   size_t uncovered = 0;
   const char *chapter = NULL;
   size_t ch_total = 0, ch_cov = 0;

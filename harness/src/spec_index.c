@@ -11,22 +11,22 @@
 
 #include "util.h"
 
+/* PREFIX "." TOPIC ("." TOPIC)* "." NUMBER: upper-case words, then digits. */
 int cts_clause_id_valid(const char *id) {
   const char *p = id;
-  for (int part = 0; part < 3; part++) {
+  int words = 0;
+  for (;;) {
     const char *start = p;
-    if (part < 2) {
-      while (isupper((unsigned char)*p)) p++;
-    } else {
-      while (isdigit((unsigned char)*p)) p++;
-    }
-    if (p == start) return 0;
-    if (part < 2) {
-      if (*p != '.') return 0;
-      p++;
-    }
+    while (isupper((unsigned char)*p)) p++;
+    if (p == start) break;
+    if (*p != '.') return 0;
+    p++;
+    words++;
   }
-  return *p == '\0';
+  if (words < 2) return 0;
+  const char *digits = p;
+  while (isdigit((unsigned char)*p)) p++;
+  return p != digits && *p == '\0';
 }
 
 static void scan_chapter(struct cts_spec *spec, const char *path, const char *file) {

@@ -10,6 +10,7 @@
 
 #include "case.h"
 #include "model.h"
+#include "util.h"
 
 static int passed, failed;
 
@@ -256,6 +257,60 @@ static void test_pack_and_list(void) {
   cts_model_free(&m);
 }
 
+static struct cts_mdl_desc desc_f32(int form, int64_t n) {
+  struct cts_mdl_desc d;
+  memset(&d, 0, sizeof d);
+  d.form = form;
+  d.major = 1;
+  d.minor = 3;
+  d.device_type = 1;
+  d.ndim = 1;
+  d.shape[0] = n;
+  d.code = 2;
+  d.bits = 32;
+  d.lanes = 1;
+  d.dtype = TSM_F32;
+  return d;
+}
+
+static void test_dlpack(void) {
+  struct cts_model m;
+  cts_model_init(&m);
+  int g = sub(&m, 0), x = -1, t = -1, e = -1;
+  struct cts_mdl_desc d = desc_f32(TSM_DLPACK_VERSIONED, 4);
+  cts_model_dl_make(&m, &d, cts_xcalloc(4, sizeof(double)), &x);
+  CHECK(cts_model_dl_import(&m, x, g, &t) == 0);            /* DLP.MGR.1 */
+  CHECK(m.live_bytes == 0 && m.dls[x].deletes == 0);        /* DLP.MGR.3: alias */
+  CHECK(cts_model_close(&m, g) == 0 && m.dls[x].deletes == 1); /* DLP.DEL.1 */
+  d.major = 2;
+  cts_model_dl_make(&m, &d, cts_xcalloc(4, sizeof(double)), &x);
+  CHECK(cts_model_dl_import(&m, x, 0, &t) == TSM_EVERSION && m.dls[x].deletes == 1);
+  d = desc_f32(TSM_DLPACK_VERSIONED, 4);
+  d.no_strides = 1;
+  cts_model_dl_make(&m, &d, cts_xcalloc(4, sizeof(double)), &x);
+  CHECK(cts_model_dl_import(&m, x, 0, &t) == TSM_EDLPACK);  /* DLP.IMPORT.4: minor 3 */
+  d.minor = 1;
+  cts_model_dl_make(&m, &d, cts_xcalloc(4, sizeof(double)), &x);
+  CHECK(cts_model_dl_import(&m, x, 0, &t) == 0);
+  d = desc_f32(TSM_DLPACK_LEGACY, 4);
+  d.ndim = 2;
+  d.shape[0] = 2;
+  d.shape[1] = 2;
+  d.n_strides = 2;
+  d.strides[0] = 1;
+  d.strides[1] = 2;                                          /* transposed */
+  cts_model_dl_make(&m, &d, cts_xcalloc(4, sizeof(double)), &x);
+  CHECK(cts_model_dl_import(&m, x, 0, &t) == 0);
+  CHECK(m.dls[x].deletes == 1 && m.live_bytes == 16);       /* copied at once */
+  int src = tensor(&m, 0);
+  CHECK(cts_model_dl_export(&m, src, TSM_DLPACK_LEGACY, TSM_DLPACK_COPY, &e) == TSM_EINVAL);
+  CHECK(cts_model_dl_export(&m, src, TSM_DLPACK_VERSIONED, 0, &e) == 0);
+  CHECK(cts_model_release(&m, src) == 0 && m.live_bytes == 32); /* DLP.EXPORT.3 */
+  cts_model_dl_drop(&m, e);
+  CHECK(m.live_bytes == 16);
+  cts_model_free(&m);
+}
+
 static void test_parser_forms(void) {
   static const char text[] =
       "---\ndescription: d\nclauses: [MGR.OP.1]\n---\n"
@@ -293,6 +348,7 @@ int main(void) {
   test_scopes_non_lifo();
   test_threads_and_handover();
   test_pack_and_list();
+  test_dlpack();
   test_parser_forms();
   printf("test-model: %d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;

@@ -4,7 +4,8 @@
  * includes <tsm/adapter.h>. Handles, dtypes, op numbers, state bits and error codes
  * have the same values on both sides (checked below at compile time).
  * Clauses: ABI.LOAD.1, ABI.VER.1-2, ABI.CAP.1, ABI.DEV.1, ABI.SESSION.1,
- * ABI.HANDLE.1, ABI.INFO.1; ABI 1.1 slots: SCOPE.*, COMP.* (spec/scopes.md).
+ * ABI.HANDLE.1, ABI.INFO.1; ABI 1.1 slots: SCOPE.*, COMP.* (spec/scopes.md); ABI 1.2
+ * slots: DLP.* (spec/dlpack.md).
  * Every slot may be called from several threads (TSM_CAP_THREADS): libtsmref locks
  * per context.
  */
@@ -35,6 +36,10 @@ TSMA_SAME(TSM_COMPONENT_BATCH_SIZES, TSMR_COMPONENT_BATCH_SIZES);
 TSMA_SAME(TSM_COMPONENT_SORTED_INDICES, TSMR_COMPONENT_SORTED_INDICES);
 TSMA_SAME(TSM_COMPONENT_UNSORTED_INDICES, TSMR_COMPONENT_UNSORTED_INDICES);
 TSMA_SAME(TSM_ERRNO_MIN, TSMR_ERRNO_MIN);
+TSMA_SAME(TSM_DLPACK_LEGACY, TSMR_DLPACK_LEGACY);
+TSMA_SAME(TSM_DLPACK_VERSIONED, TSMR_DLPACK_VERSIONED);
+TSMA_SAME(TSM_DLPACK_COPY, TSMR_DLPACK_COPY);
+TSMA_SAME(TSM_DLPACK_READ_ONLY, TSMR_DLPACK_READ_ONLY);
 _Static_assert(sizeof(tsm_handle) == sizeof(tsmr_handle), "handle width");
 
 #define TSMA_MAX_DEVICES 8
@@ -248,13 +253,27 @@ static int tsma_composite_component(void *s, tsm_handle c, int index, tsm_handle
   return tsmr_component(s, c, index, out);
 }
 
+/* ---- ABI 1.2: DLPack C ABI ---------------------------------------------------- */
+
+static int tsma_dlpack_export(void *s, tsm_handle r, int form, uint32_t request,
+                              void **out) {
+  return tsmr_dlpack_export(s, r, form, request, out);
+}
+
+/* managed is consumed by libtsmref whatever the result (DLP.IMPORT.2). */
+static int tsma_dlpack_import(void *s, void *managed, int form, tsm_handle m,
+                              tsm_handle *out) {
+  return tsmr_dlpack_import(s, managed, form, m, out);
+}
+
 #define TSMA_OP_BIT(op) (1u << (op))
 
 static const struct tsm_adapter tsma_adapter = {
     .abi_major = TSM_ADAPTER_ABI_MAJOR,
     .abi_minor = TSM_ADAPTER_ABI_MINOR,
     .struct_size = sizeof(struct tsm_adapter),
-    .caps = TSM_CAP_MANAGERS | TSM_CAP_SCOPES | TSM_CAP_COMPOSITES | TSM_CAP_THREADS,
+    .caps = TSM_CAP_MANAGERS | TSM_CAP_SCOPES | TSM_CAP_COMPOSITES | TSM_CAP_THREADS |
+        TSM_CAP_DLPACK_C,
     .ops = TSMA_OP_BIT(TSM_OP_ADD) | TSMA_OP_BIT(TSM_OP_SUB) |
         TSMA_OP_BIT(TSM_OP_MUL) | TSMA_OP_BIT(TSM_OP_SUM) | TSMA_OP_BIT(TSM_OP_GATHER) |
         TSMA_OP_BIT(TSM_OP_RESHAPE) | TSMA_OP_BIT(TSM_OP_MATMUL),
@@ -298,6 +317,9 @@ static const struct tsm_adapter tsma_adapter = {
     .composite_pack = tsma_composite_pack,
     .composite_list = tsma_composite_list,
     .composite_component = tsma_composite_component,
+    /* ABI 1.2 */
+    .dlpack_export = tsma_dlpack_export,
+    .dlpack_import = tsma_dlpack_import,
 };
 
 __attribute__((visibility("default"))) const struct tsm_adapter *tsm_adapter_entry(void) {

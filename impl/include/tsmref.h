@@ -28,6 +28,10 @@
  * move and die with them. Scope handles keep their meaning too: a disposed scope's
  * handle reports disposed, and every operation but dispose and queries on it answers
  * TSMR_EDISPOSED.
+ *
+ * DLPack (spec/dlpack.md). tsmr_dlpack_export/import exchange tensors through the
+ * DLPack C ABI in both forms; the managed structs travel as void * (this header needs
+ * no DLPack header).
  */
 #ifndef TSMREF_H
 #define TSMREF_H
@@ -47,8 +51,8 @@ extern "C" {
 #endif
 
 #define TSMREF_VERSION_MAJOR 1
-#define TSMREF_VERSION_MINOR 1
-#define TSMREF_VERSION_STRING "1.1.0"
+#define TSMREF_VERSION_MINOR 2
+#define TSMREF_VERSION_STRING "1.2.0"
 
 /* The error codes of spec/errors.md, same names and values. */
 #define TSMR_ERRNO_MAP(XX)                                                 \
@@ -63,14 +67,16 @@ extern "C" {
   XX(EDTYPE, -9, "dtype mismatch")                                         \
   XX(EDEVICE, -10, "device mismatch or device unavailable")                \
   XX(ERANGE, -11, "index out of range")                                    \
-  XX(EDISPOSED, -12, "scope has been disposed")
+  XX(EDISPOSED, -12, "scope has been disposed")                           \
+  XX(EVERSION, -13, "unsupported DLPack major version")                    \
+  XX(EDLPACK, -14, "malformed or unsupported DLPack tensor")
 
 enum tsmr_errno {
   TSMR_OK = 0,
 #define TSMR__ERRNO_ENUM(name, value, text) TSMR_##name = value,
   TSMR_ERRNO_MAP(TSMR__ERRNO_ENUM)
 #undef TSMR__ERRNO_ENUM
-  TSMR_ERRNO_MIN = -12
+  TSMR_ERRNO_MIN = -14
 };
 
 /* RETURN: static text for code (never NULL, not owned by the caller); unknown codes
@@ -309,6 +315,48 @@ TSMR_API int tsmr_list(tsmr_ctx *ctx, const tsmr_handle *items, int n, tsmr_hand
  * sequence, the position for a list); TSMR_NONE for an absent one. TSMR_EINVAL past
  * the end or when c is not a composite. */
 TSMR_API int tsmr_component(tsmr_ctx *ctx, tsmr_handle c, int index, tsmr_handle *out);
+
+/* ---- DLPack C ABI (DLP.*, spec/dlpack.md) ------------------------------------------
+ * The managed structs are passed as void *; form says which one (same values as the
+ * adapter ABI's tsm_dlpack_form): DLManagedTensor (legacy, DLPack 0.x) or
+ * DLManagedTensorVersioned (DLPack 1.x). Only f32 (kDLFloat, 32 bits) and i32 (kDLInt,
+ * 32 bits), lanes 1, are exchanged. */
+enum tsmr_dlpack_form { TSMR_DLPACK_LEGACY = 0, TSMR_DLPACK_VERSIONED = 1 };
+/* Requests of tsmr_dlpack_export (same values as the adapter ABI's tsm_dlpack_request). */
+enum tsmr_dlpack_request { TSMR_DLPACK_COPY = 1u << 0, TSMR_DLPACK_READ_ONLY = 1u << 1 };
+/* The DLPack minor version that versioned exports carry (major is always 1). */
+TSMR_API int tsmr_dlpack_versioned_minor(void);
+
+/* Exports tensor t. out: OUT, a new managed struct of form, owned by the caller, who
+ * runs its deleter exactly once (DLP.DEL.1); the deleter may run on any thread, also
+ * after tsmr_ctx_close (the buffer then is freed by the deleter). The export shares t's
+ * storage (a reference: it stays valid and counts in live bytes until the deleter runs,
+ * DLP.EXPORT.3-4), unless request has TSMR_DLPACK_COPY: then it owns a copy of its own
+ * (counted too) and sets IS_COPIED. TSMR_DLPACK_READ_ONLY sets READ_ONLY. Versioned
+ * exports carry version {1, tsmr_dlpack_versioned_minor()}, non-NULL strides when
+ * ndim > 0, byte_offset 0; legacy ones non-NULL strides too. The device is kDLCPU/0 or
+ * kDLCUDA/0. Refusals in order: TSMR_EINVAL (form, unknown request bits, any request
+ * on the legacy form, a handle that is not a tensor, a composite), TSMR_ERELEASED,
+ * TSMR_ENOMEM. A component of a composite may be exported. */
+TSMR_API int tsmr_dlpack_export(tsmr_ctx *ctx, tsmr_handle t, int form, uint32_t request,
+                                void **out);
+/* Imports managed: IN, a managed struct of form, CONSUMED whatever the result
+ * (DLP.IMPORT.2): on success the new tensor owns it, on any refusal its deleter has run
+ * once before the return. The only exceptions: managed NULL or form unknown
+ * (TSMR_EINVAL, nothing consumed, nothing called). The new tensor is a plain resource
+ * held by m, in the calling thread's current scope (DLP.MGR.1). It aliases the memory
+ * of a compact tensor the session can use (deleter at its release; adds no live bytes;
+ * one of this context's own exports aliases the exported storage, whose deleter runs
+ * here), else it is a compact copy (deleter at once; adds its size) (DLP.MGR.3).
+ * Refusals in order: TSMR_EINVAL (ctx, out, m not a manager) / TSMR_ECLOSED /
+ * TSMR_ECAPPED, TSMR_EVERSION (major != 1: only version and deleter read),
+ * TSMR_EDLPACK (ndim outside 0..8, NULL shape with ndim > 0, a negative extent, an
+ * element count that overflows, NULL data with elements, NULL strides with ndim > 0
+ * from a versioned producer of minor >= 2), TSMR_EDEVICE (DLP.IMPORT.7), TSMR_EDTYPE,
+ * then TSMR_ENOMEM or a copy error. The foreign deleter is never called with the
+ * context lock held. out: OUT, the new tensor. */
+TSMR_API int tsmr_dlpack_import(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
+                                tsmr_handle *out);
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "internal.h"
+#include "dlx.h"
 
 static atomic_uint_fast64_t tsmr_ctx_serials;
 
@@ -39,6 +39,8 @@ int tsmr_ctx_open(const char *device, tsmr_ctx **out) {
 
 void tsmr_ctx_close(tsmr_ctx *ctx) {
   if (!ctx) return;
+  struct tsmr__dlx_anchor *anchor = ctx->dlx_anchor;
+  tsmr__dlx_close_begin(ctx);     /* export deleters wait (DLP.EXPORT.3) */
   pthread_mutex_lock(&ctx->lock); /* no other call may run now; keeps TSan informed */
   ctx->cur = NULL;                /* nothing counts any more */
   tsmr__mgr_close(ctx, ctx->root); /* the root closes only here */
@@ -46,6 +48,7 @@ void tsmr_ctx_close(tsmr_ctx *ctx) {
   while (!tsmr__list_empty(&ctx->detached))
     tsmr__tensor_release(
         ctx, tsmr__container_of(ctx->detached.next, struct tsmr__tensor, node));
+  tsmr__dlx_close_orphan(ctx); /* storages of live exports leave the context */
   TSMR_ASSERT(ctx->live_bytes == 0 && "storage LEAK at context close");
   for (uint32_t i = 0; i < ctx->scopes.len; i++) { /* open scopes: empty by now */
     struct tsmr__scope *s = ctx->scopes.slots[i].obj;
@@ -72,9 +75,12 @@ void tsmr_ctx_close(tsmr_ctx *ctx) {
   tsmr__table_free(&ctx->mgrs);
   tsmr__table_free(&ctx->tensors);
   tsmr__table_free(&ctx->scopes);
+  struct tsmr__storage *pending = ctx->dlx_pending; /* aliased imports' deleters */
   pthread_mutex_unlock(&ctx->lock);
   pthread_mutex_destroy(&ctx->lock);
+  tsmr__dlx_close_end(anchor);
   tsmr__free(ctx);
+  if (pending) tsmr__dlx_run_pending(pending);
 }
 
 const char *tsmr_ctx_device(const tsmr_ctx *ctx) { return ctx ? ctx->device_name : ""; }

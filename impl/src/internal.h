@@ -111,10 +111,17 @@ struct tsmr__mgr {
 };
 
 struct tsmr__storage {
-  uint64_t refs;        /* live tensors sharing it */
-  size_t nbytes;
+  uint64_t refs;        /* live tensors and DLPack exports sharing it */
+  size_t nbytes;        /* bytes counted in live bytes (0 for an aliased import) */
   void *data;           /* device pointer; == small for small host storage */
-  struct tsmr__storage *next_free;
+  struct tsmr__storage *next_free; /* free list; or the pending list (ext set) */
+  /* An aliased DLPack import (dlpack.c): the foreign managed struct and the function
+   * that runs its deleter; data is the producer's and is never freed here. Such a
+   * storage struct is never recycled: once its refs reach 0 it goes on the context's
+   * pending list and tsmr__leave runs ext_del(ext) and frees it after unlocking. */
+  void *ext;
+  void (*ext_del)(void *ext);
+  int orphaned;         /* held only by exports that outlived the context (dlpack.c) */
   union {
     unsigned char bytes[64];
     long double align_ld;
@@ -203,6 +210,10 @@ struct tsmr_ctx {
   uint64_t serial;              /* unique per context, never reused */
   struct tsmr__thread *threads, *cur;
   struct tsmr__table scopes;    /* never-reused slots, obj NULL once disposed */
+  /* DLPack (dlpack.c): the anchor of this context's exports (NULL until the first
+   * export) and the aliased-import storages whose deleters run at the next leave. */
+  struct tsmr__dlx_anchor *dlx_anchor;
+  struct tsmr__storage *dlx_pending;
 };
 
 /* Per-thread cache of the last context's thread state (scope.c). */
@@ -233,7 +244,17 @@ static inline int tsmr__enter(tsmr_ctx *ctx) {
   ctx->cur = ts;
   return 0;
 }
-static inline void tsmr__leave(tsmr_ctx *ctx) { pthread_mutex_unlock(&ctx->lock); }
+/* Runs the foreign DLPack deleters of a pending list and frees its storage structs
+ * (dlpack.c); called without any lock. */
+void tsmr__dlx_run_pending(struct tsmr__storage *p);
+/* Drops the lock; foreign deleters that became due meanwhile run after unlocking (a
+ * foreign deleter is arbitrary code and may call back). */
+static inline void tsmr__leave(tsmr_ctx *ctx) {
+  struct tsmr__storage *p = ctx->dlx_pending;
+  if (__builtin_expect(p != NULL, 0)) ctx->dlx_pending = NULL;
+  pthread_mutex_unlock(&ctx->lock);
+  if (__builtin_expect(p != NULL, 0)) tsmr__dlx_run_pending(p);
+}
 
 /* Public wrappers: NAME(ctx, ...) runs NAME##_l under the lock. */
 #define TSMR__LOCKED(call)                                                     \
@@ -396,6 +417,16 @@ int tsmr__shape_check(int dtype, int ndim, const int64_t *shape, int64_t *numel,
 static inline size_t tsmr__dtype_size(int dtype) {
   return (dtype == TSMR_F32 || dtype == TSMR_I32) ? 4 : 0;
 }
+
+/* Storage (tensor.c). new: a fresh storage of nbytes (zero-filled when zero), refs 1,
+ * counted in live bytes. put: drops a reference; the last one frees it (an aliased
+ * import's goes on ctx->dlx_pending). wrap: refs 1, an aliased import of foreign
+ * memory data, counting no bytes; ext/ext_del as in struct tsmr__storage. */
+int tsmr__storage_new(tsmr_ctx *ctx, size_t nbytes, int64_t numel, int zero,
+                      struct tsmr__storage **out);
+void tsmr__storage_put(tsmr_ctx *ctx, struct tsmr__storage *s);
+int tsmr__storage_wrap(tsmr_ctx *ctx, void *data, void *ext, void (*ext_del)(void *),
+                       struct tsmr__storage **out);
 
 /* Links t into m's owned (or borrowed, when its stack is non-empty) list, or into
  * the detached list when m is NULL. */

@@ -30,24 +30,49 @@ int tsmr__shape_check(int dtype, int ndim, const int64_t *shape, int64_t *numel,
   return 0;
 }
 
-static void tsmr_storage_put(tsmr_ctx *ctx, struct tsmr__storage *s) {
+void tsmr__storage_put(tsmr_ctx *ctx, struct tsmr__storage *s) {
   TSMR_ASSERT(s->refs > 0 && "storage refcount UAF");
   if (--s->refs) return;
+  TSMR_ASSERT(!s->orphaned);
   TSMR_ASSERT(ctx->live_bytes >= s->nbytes && "live bytes underflow");
   ctx->live_bytes -= s->nbytes;
+  if (s->ext_del) { /* an aliased import: its deleter runs after unlocking */
+    s->next_free = ctx->dlx_pending;
+    ctx->dlx_pending = s;
+    return;
+  }
   if (s->data && s->data != (void *)s->small.bytes) ctx->be->free_mem(s->data);
   s->data = NULL;
   s->next_free = ctx->free_storages;
   ctx->free_storages = s;
 }
 
-static int tsmr_storage_new(tsmr_ctx *ctx, size_t nbytes, int64_t numel, int zero,
-                            struct tsmr__storage **out) {
+int tsmr__storage_wrap(tsmr_ctx *ctx, void *data, void *ext, void (*ext_del)(void *),
+                       struct tsmr__storage **out) {
+  (void)ctx;
+  struct tsmr__storage *s = tsmr__alloc(sizeof *s); /* never recycled: see internal.h */
+  if (!s) return TSMR_ENOMEM;
+  s->refs = 1;
+  s->nbytes = 0; /* the producer's memory (DLP.MGR.3) */
+  s->data = data;
+  s->next_free = NULL;
+  s->ext = ext;
+  s->ext_del = ext_del;
+  s->orphaned = 0;
+  *out = s;
+  return 0;
+}
+
+int tsmr__storage_new(tsmr_ctx *ctx, size_t nbytes, int64_t numel, int zero,
+                      struct tsmr__storage **out) {
   struct tsmr__storage *s = ctx->free_storages;
   if (s) ctx->free_storages = s->next_free;
   else if (!(s = tsmr__alloc(sizeof *s))) return TSMR_ENOMEM;
   s->nbytes = nbytes;
   s->data = NULL;
+  s->ext = NULL;
+  s->ext_del = NULL;
+  s->orphaned = 0;
   if (nbytes == 0) {
     /* empty tensor: no device memory */
   } else if (ctx->be->host_memory && nbytes <= sizeof s->small.bytes) {
@@ -87,7 +112,7 @@ static int tsmr_res_new(tsmr_ctx *ctx, int dtype, int ndim, const int64_t *shape
     st = NULL;
   } else if (st) {
     st->refs++;
-  } else if ((rc = tsmr_storage_new(ctx, nbytes, numel, zero, &st))) {
+  } else if ((rc = tsmr__storage_new(ctx, nbytes, numel, zero, &st))) {
     t->next_free = ctx->free_tensors;
     ctx->free_tensors = t;
     return rc;
@@ -163,7 +188,7 @@ static void tsmr_res_free(tsmr_ctx *ctx, struct tsmr__tensor *t, int count) {
   if (t->node.next != TSMR__POISON1) tsmr__tensor_unlink(ctx, t);
   t->holder = NULL;
   tsmr__borrow_clear(ctx, t);
-  if (t->st) tsmr_storage_put(ctx, t->st);
+  if (t->st) tsmr__storage_put(ctx, t->st);
   t->st = NULL;
   t->parent = NULL;
   tsmr__tslot_release(&ctx->tensors, tsmr__h_slot(t->handle));

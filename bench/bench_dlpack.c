@@ -1,0 +1,137 @@
+/*
+ * bench/bench_dlpack.c: micro-benchmarks of libtsmref's DLPack C ABI (spec/dlpack.md),
+ * each against a baseline measured in the same run: create + release of the same
+ * small tensor (4 f32) in the root manager.
+ *   1. round trip through the C ABI: tsmr_dlpack_export (versioned) + tsmr_dlpack_import
+ *      of that export (recognised as our own: aliases the storage) + tsmr_res_release.
+ *   2. export + the consumer running the deleter (what another framework costs us).
+ *   3. import of a foreign compact tensor (aliased) + release (runs its deleter).
+ * The source tensor lives for the whole run. Each figure is the best of ROUNDS rounds.
+ * Built against the DLPack 1.x header of apache-tvm-ffi (deps.mk).
+ * Usage: bench-dlpack [N]   (default 1000000)
+ */
+#include <dlpack/dlpack.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "tsmref.h"
+
+#define ROUNDS 5
+#define BENCH_CHECK(call)                                                          \
+  do {                                                                             \
+    int rc_ = (call);                                                              \
+    if (rc_ != 0) {                                                                \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                \
+              tsmr_err_name(rc_));                                                 \
+      exit(1);                                                                     \
+    }                                                                              \
+  } while (0)
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static const struct tsmr_tensor_desc bench_desc = {TSMR_F32, 1, {4}};
+
+static double bench_create(tsmr_ctx *ctx, tsmr_handle m, long n) {
+  double t0 = now_ns();
+  for (long i = 0; i < n; i++) {
+    tsmr_handle t;
+    BENCH_CHECK(tsmr_tensor_new(ctx, m, &bench_desc, NULL, &t));
+    BENCH_CHECK(tsmr_res_release(ctx, t));
+  }
+  return (now_ns() - t0) / (double)n;
+}
+
+static double bench_round_trip(tsmr_ctx *ctx, tsmr_handle m, tsmr_handle src, long n) {
+  double t0 = now_ns();
+  for (long i = 0; i < n; i++) {
+    void *e;
+    tsmr_handle t;
+    BENCH_CHECK(tsmr_dlpack_export(ctx, src, TSMR_DLPACK_VERSIONED, 0, &e));
+    BENCH_CHECK(tsmr_dlpack_import(ctx, e, TSMR_DLPACK_VERSIONED, m, &t));
+    BENCH_CHECK(tsmr_res_release(ctx, t));
+  }
+  return (now_ns() - t0) / (double)n;
+}
+
+static double bench_export_delete(tsmr_ctx *ctx, tsmr_handle src, long n) {
+  double t0 = now_ns();
+  for (long i = 0; i < n; i++) {
+    struct DLManagedTensorVersioned *e;
+    BENCH_CHECK(tsmr_dlpack_export(ctx, src, TSMR_DLPACK_VERSIONED, 0, (void **)&e));
+    e->deleter(e);
+  }
+  return (now_ns() - t0) / (double)n;
+}
+
+static long bench_foreign_deleted;
+static void bench_foreign_deleter(struct DLManagedTensorVersioned *mt) {
+  (void)mt;
+  bench_foreign_deleted++;
+}
+
+static double bench_foreign_import(tsmr_ctx *ctx, tsmr_handle m, long n) {
+  static float data[4] = {1, 2, 3, 4};
+  static int64_t shape[1] = {4}, strides[1] = {1};
+  struct DLManagedTensorVersioned mt = {0};
+  double t0 = now_ns();
+  for (long i = 0; i < n; i++) {
+    tsmr_handle t;
+    mt.version.major = 1;
+    mt.version.minor = DLPACK_MINOR_VERSION;
+    mt.deleter = bench_foreign_deleter;
+    mt.dl_tensor.data = data;
+    mt.dl_tensor.device.device_type = kDLCPU;
+    mt.dl_tensor.ndim = 1;
+    mt.dl_tensor.dtype.code = kDLFloat;
+    mt.dl_tensor.dtype.bits = 32;
+    mt.dl_tensor.dtype.lanes = 1;
+    mt.dl_tensor.shape = shape;
+    mt.dl_tensor.strides = strides;
+    BENCH_CHECK(tsmr_dlpack_import(ctx, &mt, TSMR_DLPACK_VERSIONED, m, &t));
+    BENCH_CHECK(tsmr_res_release(ctx, t));
+  }
+  return (now_ns() - t0) / (double)n;
+}
+
+static double min2(double a, double b) { return a < b ? a : b; }
+
+int main(int argc, char **argv) {
+  long n = argc > 1 ? atol(argv[1]) : 1000000;
+  tsmr_ctx *ctx;
+  tsmr_handle root, src;
+  if (n <= 0) n = 1000000;
+  BENCH_CHECK(tsmr_ctx_open("cpu", &ctx));
+  BENCH_CHECK(tsmr_mgr_root(ctx, &root));
+  BENCH_CHECK(tsmr_tensor_new(ctx, root, &bench_desc, NULL, &src));
+  double best_c = 1e30, best_rt = 1e30, best_ed = 1e30, best_fi = 1e30;
+  bench_create(ctx, root, n / 10 + 1); /* warm the free lists */
+  for (int r = 0; r < ROUNDS; r++) {
+    best_c = min2(best_c, bench_create(ctx, root, n));
+    best_rt = min2(best_rt, bench_round_trip(ctx, root, src, n));
+    best_ed = min2(best_ed, bench_export_delete(ctx, src, n));
+    best_fi = min2(best_fi, bench_foreign_import(ctx, root, n));
+  }
+  uint64_t live = 0;
+  BENCH_CHECK(tsmr_live_bytes(ctx, &live));
+  if (live != 16 || bench_foreign_deleted != (long)ROUNDS * n) {
+    fprintf(stderr, "bench-dlpack: bookkeeping off (live %llu, deleted %ld)\n",
+            (unsigned long long)live, bench_foreign_deleted);
+    return 1;
+  }
+  printf("bench dlpack: %ld iterations, best of %d, 4 f32 on cpu\n", n, ROUNDS);
+  printf("  tensor_new + release (baseline)      : %8.2f ns/op\n", best_c);
+  printf("  export(versioned) + import + release : %8.2f ns/round trip  (%.2f x)\n",
+         best_rt, best_rt / best_c);
+  printf("  export(versioned) + deleter          : %8.2f ns/op          (%.2f x)\n",
+         best_ed, best_ed / best_c);
+  printf("  foreign import (alias) + release     : %8.2f ns/op          (%.2f x)\n",
+         best_fi, best_fi / best_c);
+  tsmr_ctx_close(ctx);
+  return 0;
+}

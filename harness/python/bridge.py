@@ -1,0 +1,565 @@
+#!/usr/bin/env python3
+"""bridge.py: the capsule-level runner of the DLPack Python clauses (spec/dlpack.md DLP.PY.*).
+
+  bridge.py run [--large] [--json FILE] [-j N] [--peers a,b] [--case-filter S] PATH...
+  bridge.py lint PATH...
+
+Every case (cases/dlpack/python/*.pytsm, grammar in that folder's README.md) runs for
+every producer x consumer pair of {tsmref, numpy, tvm-ffi, jax}; `roles: [producer]`
+cases run once per producer (consumer column "-"), `roles: [consumer]` cases once per
+consumer with tsmref producing (producer row "-").
+
+Each producer row runs in its own worker process (peers imported once per process; a
+crash loses only that row's remaining cells, reported Crash). Known failures of real
+peers are listed in harness/expectations/python-<peer>.txt; they report XFail, and an
+XPass fails the run like a Fail, Crash or Error.
+"""
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import caselang  # noqa: E402
+
+EXC_TYPES = {"BufferError": BufferError, "ValueError": ValueError, "TypeError": TypeError,
+             "RuntimeError": RuntimeError, "any": Exception}
+
+
+class CaseFail(Exception):
+    def __init__(self, line, msg):
+        super().__init__(f"line {line}: {msg}")
+        self.line = line
+
+
+# ---- execution ------------------------------------------------------------------------
+
+class Holder:
+    """What a consumer is handed: __dlpack__ returns the capsule under test (consume C)
+    or forwards to the producer's array, probing each capsule (from A)."""
+
+    def __init__(self, run, cap=None, probe=None, array=None):
+        self.run, self.cap, self.probe, self.array = run, cap, probe, array
+        self.calls = []
+
+    def __dlpack__(self, **kw):
+        self.calls.append(kw)
+        if self.array is None:
+            return self.cap
+        cap = self.array.__dlpack__(**kw)
+        self.cap, self.probe = cap, self.run.new_probe(cap, kw)
+        return cap
+
+    def __dlpack_device__(self):
+        if self.array is not None:
+            return self.array.__dlpack_device__()
+        return self.probe.device
+
+
+def _f32(v, dtype):
+    import numpy as np
+    return np.asarray(v, dtype=dtype).tolist()
+
+
+class Run:
+    def __init__(self, case, producer, consumer):
+        import dl
+        import peers
+        self.dl, self.case = dl, case
+        self.P = peers.get(producer)
+        self.C = peers.get(consumer)
+        self.env = {}
+        self.probes = []
+        self.line = 0
+
+    def fail(self, msg):
+        raise CaseFail(self.line, msg)
+
+    def new_probe(self, cap, kw):
+        try:
+            p = self.dl.Probe(cap)
+        except ValueError as e:
+            self.fail(f"DLP.PY.NAME.1: {e}")
+        self.probes.append(p)
+        # DLP.PY.NAME.1: legacy unless the caller asked for a version >= 1.0.
+        mv = kw.get("max_version")
+        if p.versioned and (mv is None or tuple(mv) < (1, 0)):
+            self.fail(f"DLP.PY.NAME.1: capsule 'dltensor_versioned' returned for max_version={mv}")
+        if p.versioned and p.version[0] != 1:
+            self.fail(f"versioned capsule with major version {p.version[0]}")
+        return p
+
+    def get(self, name, kinds):
+        if name not in self.env:
+            self.fail(f"{name!r} is not bound")
+        v = self.env[name]
+        if v[0] not in kinds:
+            self.fail(f"{name!r} is a {v[0]}, not a {' or '.join(kinds)}")
+        return v
+
+    # statements
+    def exec_block(self, body):
+        for st in body:
+            self.exec(st)
+
+    def exec(self, st):
+        self.line = st["line"]
+        op = st["op"]
+        if op == "repeat":
+            for _ in range(st["n"]):
+                self.exec_block(st["body"])
+            return
+        if op == "flat":
+            return self.flat(st)
+        getattr(self, "op_" + op)(st)
+        self.line = st["line"]
+        self.invariants()
+
+    def op_make(self, st):
+        import numpy as np
+        shape, dtype = st["shape"], st["dtype"]
+        n = int(np.prod(shape)) if shape else 1
+        if "values" in st:
+            vals = np.asarray(st["values"], dtype=dtype).reshape(-1)
+            if vals.size != n:
+                self.fail(f"{vals.size} values for shape {shape}")
+        elif st["fill"] == "arange":
+            vals = np.arange(n, dtype=dtype)
+        else:
+            vals = np.zeros(n, dtype=dtype)
+        arr = self.P.make(vals.tolist(), shape, dtype)
+        self.env[st["name"]] = ("array", arr, None)
+
+    def export_kwargs(self, st):
+        kw = {}
+        if st["form"] == "versioned":
+            kw["max_version"] = (1, 3)
+        if "max_version" in st:
+            kw["max_version"] = st["max_version"]
+        for k in ("copy", "stream", "dl_device"):
+            if k in st:
+                kw[k] = st[k]
+        return kw
+
+    def op_export(self, st):
+        arr = self.get(st["src"], ["array", "tensor"])[1]
+        kw = self.export_kwargs(st)
+        cap = arr.__dlpack__(**kw)
+        self.env[st["name"]] = ("capsule", cap, self.new_probe(cap, kw))
+
+    def _consume(self, holder, probe_before, name):
+        cap = holder.cap
+        used_before = cap is not None and self.dl.capsule_name(cap).startswith("used_")
+        calls_before = probe_before.calls if probe_before else 0
+        try:
+            out = self.C.from_dlpack(holder)
+        except Exception:
+            if used_before:  # DLP.PY.USED.1: a refused re-consumption changes nothing
+                if self.dl.capsule_name(cap) != probe_before.name_at_export.join(["used_", ""]):
+                    self.fail(f"DLP.PY.USED.1: refusing a used capsule renamed it to "
+                              f"{self.dl.capsule_name(cap)!r}")
+                if probe_before.calls != calls_before:
+                    self.fail("DLP.PY.USED.1: refusing a used capsule ran its deleter")
+            raise
+        if used_before:
+            self.fail("DLP.PY.USED.1: a consumed capsule was consumed again")
+        probe = holder.probe
+        if probe is not None:
+            now = self.dl.capsule_name(holder.cap)
+            want = "used_" + probe.name_at_export
+            if now != want:
+                self.fail(f"DLP.PY.NAME.2: after consumption the capsule is named {now!r}, "
+                          f"expected {want!r}")
+        if name:
+            self.env[name] = ("tensor", out, probe)
+
+    def op_consume(self, st):
+        _, cap, probe = self.get(st["src"], ["capsule"])
+        self._consume(Holder(self, cap=cap, probe=probe), probe, st["name"])
+
+    def op_from(self, st):
+        arr = self.get(st["src"], ["array"])[1]
+        h = Holder(self, array=arr)
+        self._consume(h, None, st["name"])
+        if "as" in st:
+            self.env[st["as"]] = ("capsule", h.cap, h.probe)
+
+    def op_drop(self, st):
+        for n in st["names"]:
+            self.get(n, ["array", "capsule", "tensor"])
+            del self.env[n]
+        gc.collect()
+
+    def op_collect(self, st):
+        gc.collect()
+
+    def op_expect_error(self, st):
+        types = tuple(EXC_TYPES[e] for e in st["exc"])
+        inner = st["stmt"]
+        try:
+            getattr(self, "op_" + inner["op"])(inner)
+        except CaseFail:
+            raise
+        except types:
+            return
+        except Exception as e:  # noqa: BLE001
+            self.fail(f"expected {'|'.join(st['exc'])}, got {type(e).__name__}: {e}")
+        self.fail(f"expected {'|'.join(st['exc'])}, the statement succeeded")
+
+    def values_of(self, name):
+        kind, obj, probe = self.get(name, ["array", "tensor", "capsule"])
+        if kind == "array":
+            return self.P.tolist(obj), self.P.dtype(obj)
+        if kind == "tensor":
+            return self.C.tolist(obj), self.C.dtype(obj)
+        return probe.values, probe.dtype
+
+    def op_expect(self, st):
+        k, x, v = st["kind"], st["x"], st.get("v")
+        if k in ("name", "version", "flag", "noflag", "deleted", "strides", "offset"):
+            _, cap, probe = self.get(x, ["capsule"])
+        if k == "name":
+            got = self.dl.capsule_name(cap)
+        elif k == "version":
+            got = probe.version[0] if probe.versioned else 0
+        elif k in ("flag", "noflag"):
+            bit = self.dl.FLAG_IS_COPIED if st["flag"] == "copied" else self.dl.FLAG_READ_ONLY
+            has = bool(probe.flags and probe.flags & bit)
+            if has != (k == "flag"):
+                self.fail(f"flag {st['flag']} is {'set' if has else 'not set'} "
+                          f"(flags={probe.flags}, capsule {probe.name_at_export})")
+            return
+        elif k == "deleted":
+            gc.collect()
+            got = probe.calls
+        elif k == "strides":
+            got = probe.strides
+        elif k == "offset":
+            got = probe.byte_offset
+        elif k == "values":
+            got, dtype = self.values_of(x)
+            v = _f32(v, dtype)
+        elif k == "shape":
+            kind, obj, probe = self.get(x, ["array", "tensor", "capsule"])
+            got = list(probe.shape if kind == "capsule" else
+                       (self.P if kind == "array" else self.C).shape(obj))
+        elif k == "dtype":
+            got = self.values_of(x)[1]
+        elif k == "device":
+            got = tuple(int(i) for i in self.get(x, ["array", "tensor"])[1].__dlpack_device__())
+        if got != v:
+            self.fail(f"expect {k} {x}: expected {v!r}, got {got!r}")
+
+    # checks
+    def invariants(self):
+        for p in self.probes:
+            if p.violations:
+                self.fail(f"DLP.DEL.1: {p.violations[0]}")
+        for name, (kind, obj, probe) in self.env.items():
+            if kind == "tensor" and probe is not None and probe.calls > 0:
+                ptr = self.C.data_ptr(obj)
+                if ptr and ptr == probe.data:
+                    self.fail(f"DLP.DEL.1: the deleter of {name}'s capsule ran while the "
+                              f"consumer's tensor still aliases it (use after free)")
+
+    def flat(self, st):
+        dl = self.dl
+        before = set(self.env)
+        gc.collect()
+        o0, r0 = dl.outstanding(), dl.rss_bytes()
+        self.exec_block(st["body"])
+        for n in set(self.env) - before:
+            del self.env[n]
+        settle()
+        o1, r1 = dl.outstanding(), dl.rss_bytes()
+        self.line = st["line"]
+        if o1 > o0:
+            self.fail(f"DLP.PY.ROUND.1: {o1 - o0} capsule deleters never ran over the loop "
+                      f"(leak; RSS grew {(r1 - r0) / 2**20:.1f} MiB)")
+        if r1 - r0 > st["mib"] * 2**20:
+            self.fail(f"DLP.PY.ROUND.1: RSS grew {(r1 - r0) / 2**20:.1f} MiB over the loop "
+                      f"(limit {st['mib']} MiB)")
+
+    def finish(self):
+        self.line = 0
+        self.env.clear()
+        settle()
+        self.invariants()
+        for p in self.probes:
+            if p.calls != 1:
+                self.fail(f"DLP.DEL.1: a capsule's deleter ran {p.calls} times by the end "
+                          f"({'leak' if p.calls == 0 else 'double release'}; exported as "
+                          f"{p.name_at_export}, now {p.name_at_destruction or 'alive'})")
+
+
+def settle():
+    for _ in range(3):
+        gc.collect()
+    for _ in range(50):  # a peer may release on another thread
+        import dl
+        if all(p.calls or p.capsule_alive for p in dl.Probe.registry[-64:]):
+            break
+        time.sleep(0.002)
+    gc.collect()
+
+
+def run_one(case, producer, consumer):
+    r = Run(case, producer, consumer)
+    try:
+        r.exec_block(case["body"])
+        r.finish()
+        return "Pass", ""
+    except CaseFail as e:
+        return "Fail", str(e)
+    except Exception as e:  # noqa: BLE001
+        tb = traceback.extract_tb(e.__traceback__)
+        return "Fail", f"line {r.line}: unexpected {type(e).__name__}: {e} ({tb[-1].name})"
+    finally:
+        r.env.clear()
+        gc.collect()
+
+
+# ---- expectations, matrix ---------------------------------------------------------------
+
+def load_expectations(folder):
+    out = []
+    if not os.path.isdir(folder):
+        return out
+    for fn in sorted(os.listdir(folder)):
+        if not (fn.startswith("python-") and fn.endswith(".txt")):
+            continue
+        with open(os.path.join(folder, fn)) as f:
+            for i, ln in enumerate(f, 1):
+                s = ln.strip()
+                if not s or s.startswith("#"):
+                    continue
+                parts = s.split(None, 3)
+                if len(parts) < 4 or "->" not in parts[1] or "|" not in parts[3]:
+                    raise SystemExit(f"{fn}:{i}: expected 'CASE PRODUCER->CONSUMER STATUS "
+                                     f"reason | reference'")
+                p, c = parts[1].split("->")
+                out.append({"case": parts[0], "producer": p, "consumer": c,
+                            "status": parts[2], "reason": parts[3], "file": f"{fn}:{i}",
+                            "used": False})
+    return out
+
+
+def match_expectation(exps, case_id, p, c):
+    for e in exps:
+        if e["case"] == case_id and e["producer"] in ("*", p) and e["consumer"] in ("*", c):
+            return e
+    return None
+
+
+def case_id(path):
+    rel = os.path.relpath(os.path.abspath(path), os.path.join(ROOT, "cases"))
+    return rel
+
+
+def jobs_for(cases, peers_list, large):
+    jobs = []
+    for c in cases:
+        skip = "large" in c["tags"] and not large
+        roles = set(c["roles"])
+        if roles == {"producer", "consumer"}:
+            pairs = [(p, q) for p in peers_list for q in peers_list]
+        elif roles == {"producer"}:
+            pairs = [(p, "-") for p in peers_list]
+        else:
+            pairs = [("-", q) for q in peers_list]
+        for p, q in pairs:
+            jobs.append({"path": c["path"], "producer": p, "consumer": q, "skip": skip})
+    return jobs
+
+
+def worker_main(args):
+    """Runs the jobs of one producer row, one JSON line per result."""
+    with open(args.jobs) as f:
+        jobs = json.load(f)
+    spec = caselang.spec_clause_ids(os.path.join(ROOT, "spec"))
+    cache = {}
+    for j in jobs:
+        if j["path"] not in cache:
+            cache[j["path"]] = caselang.parse_file(j["path"], spec)
+        print(json.dumps({"start": j}), flush=True)
+        p = "tsmref" if j["producer"] == "-" else j["producer"]
+        c = "tsmref" if j["consumer"] == "-" else j["consumer"]
+        t0 = time.time()
+        status, msg = run_one(cache[j["path"]], p, c)
+        print(json.dumps({"done": j, "status": status, "message": msg,
+                          "seconds": round(time.time() - t0, 3)}), flush=True)
+    return 0
+
+
+def run_main(args):
+    spec = caselang.spec_clause_ids(os.path.join(ROOT, "spec"))
+    files = caselang.collect(args.paths)
+    cases, errors = [], []
+    for f in files:
+        try:
+            cases.append(caselang.parse_file(f, spec))
+        except caselang.ParseError as e:
+            errors.append(str(e))
+    for e in errors:
+        print(f"parse error: {e}", file=sys.stderr)
+    peers_list = args.peers.split(",")
+    jobs = jobs_for(cases, peers_list, args.large)
+    exps = load_expectations(args.expectations)
+    results = []
+    rows = {}
+    for j in jobs:
+        if j["skip"]:
+            results.append(dict(j, status="Skip", message="large (run with --large)"))
+        else:
+            rows.setdefault(j["producer"], []).append(j)
+    procs = []
+    import tempfile
+    tmpdir = tempfile.mkdtemp(prefix="tsm-bridge-")
+    pending = list(rows.items())
+    running = []
+    t0 = time.time()
+
+    def start(row, rjobs):
+        fn = os.path.join(tmpdir, f"jobs-{row}.json")
+        with open(fn, "w") as f:
+            json.dump(rjobs, f)
+        pr = subprocess.Popen([sys.executable, os.path.abspath(__file__), "worker", "--jobs", fn],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return (row, rjobs, pr)
+
+    while pending or running:
+        while pending and len(running) < args.jobs_n:
+            running.append(start(*pending.pop(0)))
+        row, rjobs, pr = running.pop(0)
+        out, err = pr.communicate()
+        done, started = {}, None
+        for ln in out.splitlines():
+            try:
+                rec = json.loads(ln)
+            except ValueError:
+                continue
+            if "start" in rec:
+                started = rec["start"]
+            else:
+                done[(rec["done"]["path"], rec["done"]["consumer"])] = rec
+        for j in rjobs:
+            rec = done.get((j["path"], j["consumer"]))
+            if rec:
+                results.append(dict(j, status=rec["status"], message=rec["message"],
+                                    seconds=rec["seconds"]))
+            elif started and (started["path"], started["consumer"]) == (j["path"], j["consumer"]):
+                results.append(dict(j, status="Crash", message=f"worker died (rc {pr.returncode}): "
+                                    + err.strip()[-400:]))
+            else:
+                results.append(dict(j, status="Error", message="not run: the worker died earlier"))
+    # expectations
+    for r in results:
+        cid = case_id(r["path"])
+        r["case"] = cid
+        if r["status"] == "Skip":
+            continue
+        e = match_expectation(exps, cid, r["producer"], r["consumer"])
+        if e:
+            e["used"] = True
+            r["expectation"] = e["reason"]
+            if r["status"] == e["status"]:
+                r["status"] = "XFail"
+            elif r["status"] == "Pass":
+                r["status"] = "XPass"
+    unused = [e for e in exps if not e["used"]]
+    return report(results, errors, peers_list, unused, args, time.time() - t0)
+
+
+def report(results, errors, peers_list, unused, args, secs):
+    cols = peers_list + ["-"]
+    rows = peers_list + ["-"]
+    cell = {}
+    for r in results:
+        c = cell.setdefault((r["producer"], r["consumer"]),
+                            {"Pass": 0, "Fail": 0, "XFail": 0, "XPass": 0, "Crash": 0,
+                             "Error": 0, "Skip": 0})
+        c[r["status"]] += 1
+    bad = [r for r in results if r["status"] in ("Fail", "XPass", "Crash", "Error")]
+    print(f"\nDLPack Python interop matrix (rows: producer, columns: consumer; "
+          f"pass/fail/xfail; '-' = role-only cases)")
+    w = 14
+    print("producer\\consumer".ljust(18) + "".join(c.ljust(w) for c in cols))
+    for p in rows:
+        line = p.ljust(18)
+        for c in cols:
+            v = cell.get((p, c))
+            if not v:
+                line += ".".ljust(w)
+                continue
+            f = v["Fail"] + v["XPass"] + v["Crash"] + v["Error"]
+            line += f"{v['Pass']}/{f}/{v['XFail']}".ljust(w)
+        print(line)
+    tot = {}
+    for r in results:
+        tot[r["status"]] = tot.get(r["status"], 0) + 1
+    print("\n" + ", ".join(f"{k} {v}" for k, v in sorted(tot.items())) + f"  ({secs:.1f} s)")
+    for r in bad:
+        print(f"{r['status']}: {r['case']} [{r['producer']}->{r['consumer']}] {r['message']}")
+    for e in unused:
+        print(f"warning: expectation never matched: {e['file']} {e['case']} "
+              f"{e['producer']}->{e['consumer']}")
+    if args.verbose:
+        for r in results:
+            if r["status"] == "XFail":
+                print(f"XFail: {r['case']} [{r['producer']}->{r['consumer']}] {r['message']}")
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        matrix = {p: {c: cell[(p, c)] for c in cols if (p, c) in cell} for p in rows}
+        with open(args.json, "w") as f:
+            json.dump({"peers": peers_list, "matrix": matrix, "totals": tot,
+                       "parse_errors": errors, "results": results,
+                       "unused_expectations": [e["file"] for e in unused]}, f, indent=1)
+    return 1 if bad or errors else 0
+
+
+def lint_main(args):
+    spec = caselang.spec_clause_ids(os.path.join(ROOT, "spec"))
+    bad = 0
+    files = caselang.collect(args.paths)
+    for f in files:
+        try:
+            caselang.parse_file(f, spec)
+        except caselang.ParseError as e:
+            print(e)
+            bad += 1
+    print(f"bridge lint: {len(files)} case files, {bad} with errors", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="bridge.py")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("paths", nargs="+")
+    r.add_argument("--large", action="store_true")
+    r.add_argument("--json")
+    r.add_argument("-j", dest="jobs_n", type=int, default=2)
+    r.add_argument("--peers", default="tsmref,numpy,tvm-ffi,jax")
+    r.add_argument("--expectations", default=os.path.join(ROOT, "harness", "expectations"))
+    r.add_argument("-v", "--verbose", action="store_true")
+    w = sub.add_parser("worker")
+    w.add_argument("--jobs", required=True)
+    li = sub.add_parser("lint")
+    li.add_argument("paths", nargs="+")
+    args = ap.parse_args(argv)
+    if args.cmd == "run":
+        return run_main(args)
+    if args.cmd == "worker":
+        return worker_main(args)
+    return lint_main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,247 @@
+"""dl.py: capsule internals through ctypes, for the Python bridge (spec/dlpack.md DLP.PY.*).
+
+The DLManagedTensor / DLManagedTensorVersioned layouts are declared in ctypes from the
+offsets recorded in shared/brief/dlpack.md §1.2 (x86-64: DLTensor 48 bytes, legacy
+dl_tensor 0 / manager_ctx 48 / deleter 56; versioned version 0 / manager_ctx 8 /
+deleter 16 / flags 24 / dl_tensor 32); a self-check asserts them at import.
+
+Probe: wraps the deleter of a producer's managed tensor with a counting trampoline
+that forwards the first call to the original deleter and refuses (and records) any
+further call, so a double release is observed instead of crashing the process.
+"""
+import ctypes
+import struct as _struct
+
+import numpy as np
+
+FLAG_READ_ONLY = 1 << 0
+FLAG_IS_COPIED = 1 << 1
+
+KDLCPU = 1
+
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p)]
+
+
+class DLPackVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+class DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [("version", DLPackVersion), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64),
+                ("dl_tensor", DLTensor)]
+
+
+assert ctypes.sizeof(DLTensor) == 48 and DLTensor.byte_offset.offset == 40
+assert ctypes.sizeof(DLManagedTensor) == 64 and DLManagedTensor.deleter.offset == 56
+assert ctypes.sizeof(DLManagedTensorVersioned) == 80
+assert DLManagedTensorVersioned.deleter.offset == 16
+assert DLManagedTensorVersioned.flags.offset == 24
+assert DLManagedTensorVersioned.dl_tensor.offset == 32
+
+_api = ctypes.pythonapi
+_api.PyCapsule_GetName.restype = ctypes.c_char_p
+_api.PyCapsule_GetName.argtypes = [ctypes.py_object]
+_api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+_api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_api.PyCapsule_SetName.restype = ctypes.c_int
+_api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_api.PyCapsule_IsValid.restype = ctypes.c_int
+_api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_api.PyCapsule_GetDestructor.restype = ctypes.c_void_p
+_api.PyCapsule_GetDestructor.argtypes = [ctypes.py_object]
+_api.PyCapsule_SetDestructor.restype = ctypes.c_int
+_api.PyCapsule_SetDestructor.argtypes = [ctypes.py_object, ctypes.c_void_p]
+# Inside a destructor the capsule is dying: never wrap it into a py_object again.
+_GetNameRaw = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.c_void_p)(("PyCapsule_GetName", _api))
+DESTRUCTOR = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)
+
+# PyCapsule keeps the const char* it is given: the names must outlive the capsules.
+_NAMES = {n: ctypes.create_string_buffer(n.encode())
+          for n in ("dltensor", "dltensor_versioned", "used_dltensor", "used_dltensor_versioned")}
+
+
+def is_capsule(obj):
+    return type(obj).__name__ == "PyCapsule"
+
+
+def capsule_name(cap):
+    n = _api.PyCapsule_GetName(cap)
+    return None if n is None else n.decode()
+
+
+def capsule_pointer(cap):
+    """Pointer of a capsule under its current name (no ownership taken)."""
+    name = _api.PyCapsule_GetName(cap)
+    return _api.PyCapsule_GetPointer(cap, name)
+
+
+def set_capsule_name(cap, name):
+    """Renames a capsule (what a consumer does when it takes ownership)."""
+    if _api.PyCapsule_SetName(cap, ctypes.cast(_NAMES[name], ctypes.c_char_p)) != 0:
+        raise RuntimeError("PyCapsule_SetName failed")
+
+
+def managed(ptr, versioned):
+    cls = DLManagedTensorVersioned if versioned else DLManagedTensor
+    return cls.from_address(ptr)
+
+
+_NP_DTYPES = {(0, 8): np.int8, (0, 16): np.int16, (0, 32): np.int32, (0, 64): np.int64,
+              (1, 8): np.uint8, (1, 16): np.uint16, (1, 32): np.uint32, (1, 64): np.uint64,
+              (2, 16): np.float16, (2, 32): np.float32, (2, 64): np.float64, (6, 8): np.bool_}
+
+
+def dtype_name(dt):
+    t = _NP_DTYPES.get((dt.code, dt.bits))
+    return np.dtype(t).name if t is not None and dt.lanes == 1 else f"code{dt.code}/{dt.bits}x{dt.lanes}"
+
+
+def read_dltensor(t):
+    """Elements of a CPU DLTensor as a nested list (honours byte_offset and strides)."""
+    shape = [t.shape[i] for i in range(t.ndim)]
+    npdt = np.dtype(_NP_DTYPES[(t.dtype.code, t.dtype.bits)])
+    isz = npdt.itemsize
+    if t.strides:
+        strides = [t.strides[i] * isz for i in range(t.ndim)]
+    else:
+        strides = list(np.empty(shape, npdt).strides) if shape else []
+    n = int(np.prod(shape)) if shape else 1
+    if n == 0:
+        return np.empty(shape, npdt).tolist()
+    base = (t.data or 0) + t.byte_offset
+    lo = sum(min(0, (s - 1) * st) for s, st in zip(shape, strides))
+    hi = sum(max(0, (s - 1) * st) for s, st in zip(shape, strides)) + isz
+    buf = (ctypes.c_char * (hi - lo)).from_address(base + lo)
+    arr = np.ndarray(shape, npdt, buffer=buf, offset=-lo, strides=strides)
+    return arr.tolist()
+
+
+def read_memory(ptr, shape, dtype, strides=None):
+    """Elements at a raw data pointer (a consumer's storage) as a nested list."""
+    npdt = np.dtype(dtype)
+    n = int(np.prod(shape)) if shape else 1
+    if n == 0:
+        return np.empty(shape, npdt).tolist()
+    if strides is None:
+        strides = np.empty(shape, npdt).strides
+    else:
+        strides = [s * npdt.itemsize for s in strides]
+    hi = sum((s - 1) * st for s, st in zip(shape, strides)) + npdt.itemsize
+    buf = (ctypes.c_char * hi).from_address(ptr)
+    return np.ndarray(shape, npdt, buffer=buf, strides=strides).tolist()
+
+
+class Probe:
+    """One producer capsule, with its deleter wrapped by a counting trampoline.
+
+    calls: how many times anyone called the deleter. A second call is recorded in
+    `violations` and NOT forwarded (the original deleter already freed the struct).
+    """
+    registry = []  # probes stay alive: their trampolines must outlive every caller
+
+    def __init__(self, cap, label=""):
+        self.label = label
+        self.name_at_export = capsule_name(cap)
+        if self.name_at_export not in ("dltensor", "dltensor_versioned"):
+            raise ValueError(f"capsule named {self.name_at_export!r} is not a DLPack export")
+        self.versioned = self.name_at_export == "dltensor_versioned"
+        self.ptr = capsule_pointer(cap)
+        m = managed(self.ptr, self.versioned)
+        # Snapshot what checks need while the struct is alive.
+        t = m.dl_tensor
+        self.version = (m.version.major, m.version.minor) if self.versioned else None
+        self.flags = m.flags if self.versioned else None
+        self.ndim = t.ndim
+        self.shape = [t.shape[i] for i in range(t.ndim)] if t.shape else []
+        self.strides = [t.strides[i] for i in range(t.ndim)] if t.strides else None
+        self.byte_offset = t.byte_offset
+        self.device = (t.device.device_type, t.device.device_id)
+        self.dtype = dtype_name(t.dtype)
+        self.data = (t.data or 0) + t.byte_offset
+        try:
+            small = int(np.prod(self.shape)) <= 65536 if self.shape else True
+            self.values = read_dltensor(t) if t.device.device_type == KDLCPU and small else None
+        except Exception as e:  # noqa: BLE001 - recorded, checked by expectations
+            self.values = f"unreadable: {e}"
+        self.calls = 0
+        self.violations = []
+        self._orig = m.deleter
+        self._tramp = DELETER(self._called)
+        m.deleter = ctypes.cast(self._tramp, ctypes.c_void_p).value if self._orig else None
+        # Wrap the capsule destructor too: some producers (jaxlib) free an unconsumed
+        # capsule's tensor by calling their deleter function directly, not through the
+        # struct's field; that counts as the deleter call. A destructor that runs the
+        # deleter of a consumed capsule breaks DLP.PY.DTOR.1.
+        self.dtor_runs = 0
+        self.name_at_destruction = None
+        self._orig_dtor = _api.PyCapsule_GetDestructor(cap)
+        self._dtor = DESTRUCTOR(self._destroyed)
+        _api.PyCapsule_SetDestructor(cap, ctypes.cast(self._dtor, ctypes.c_void_p).value)
+        self.capsule_alive = True
+        Probe.registry.append(self)
+
+    def _destroyed(self, capptr):
+        self.capsule_alive = False
+        n = _GetNameRaw(capptr)
+        self.name_at_destruction = n.decode() if n is not None else None
+        before = self.calls
+        if self._orig_dtor:
+            self.dtor_runs += 1
+            DESTRUCTOR(self._orig_dtor)(capptr)
+        unconsumed = self.name_at_destruction in ("dltensor", "dltensor_versioned")
+        if self.calls > before and not unconsumed:
+            self.violations.append(
+                f"capsule destructor ran the deleter of a capsule named "
+                f"{self.name_at_destruction!r} (DLP.PY.DTOR.1)")
+        if unconsumed and self.calls == before and self._orig_dtor:
+            # Freed directly by the producer's destructor: count it as the deleter call.
+            self.calls += 1
+            if self.calls > 1:
+                self.violations.append(f"deleter called {self.calls} times (double release)")
+
+    def _called(self, ptr):
+        self.calls += 1
+        if self.calls > 1:
+            self.violations.append(f"deleter called {self.calls} times (double release)")
+            return
+        if self._orig:
+            DELETER(self._orig)(ptr)
+
+    @property
+    def deleted(self):
+        return self.calls
+
+
+def outstanding():
+    """Probes whose deleter has not run yet."""
+    return sum(1 for p in Probe.registry if p.calls == 0)
+
+
+def rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+def pack_i64(values):
+    return _struct.pack(f"{len(values)}q", *values)

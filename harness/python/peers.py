@@ -1,0 +1,147 @@
+"""peers.py: the frameworks the bridge exchanges capsules between.
+
+Each peer is a producer (make an array from values, export it through its own
+__dlpack__) and a consumer (its own from_dlpack). Peers are imported lazily, once per
+process (jax's import is slow).
+
+  name      producer                               consumer
+  tsmref    tsmref.tensor (impl/python)            tsmref.from_dlpack
+  numpy     numpy.ndarray                          numpy.from_dlpack
+  tvm-ffi   tvm_ffi.Tensor (tvm_ffi.from_dlpack    tvm_ffi.from_dlpack
+            of a fresh numpy array)
+  jax       jax.Array on CPU (jnp.asarray)         jax.dlpack.from_dlpack
+"""
+import os
+
+import numpy as np
+
+import dl
+
+PEERS = ["tsmref", "numpy", "tvm-ffi", "jax"]
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+
+class Peer:
+    name = "?"
+
+    def make(self, values, shape, dtype):
+        raise NotImplementedError
+
+    def from_dlpack(self, obj):
+        raise NotImplementedError
+
+    def tolist(self, arr):
+        raise NotImplementedError
+
+    def shape(self, arr):
+        return tuple(int(s) for s in arr.shape)
+
+    def data_ptr(self, arr):
+        """Address of element 0 of a consumer's result, None when unknown."""
+        return None
+
+
+class TsmrefPeer(Peer):
+    name = "tsmref"
+
+    def __init__(self):
+        import tsmref
+        self.m = tsmref
+
+    def make(self, values, shape, dtype):
+        return self.m.tensor(list(values), shape=tuple(shape), dtype=dtype)
+
+    def from_dlpack(self, obj):
+        return self.m.from_dlpack(obj)
+
+    def tolist(self, arr):
+        return arr.tolist()
+
+    def dtype(self, arr):
+        return arr.dtype
+
+
+class NumpyPeer(Peer):
+    name = "numpy"
+
+    def make(self, values, shape, dtype):
+        return np.array(values, dtype=dtype).reshape(shape)
+
+    def from_dlpack(self, obj):
+        return np.from_dlpack(obj)
+
+    def tolist(self, arr):
+        return arr.tolist()
+
+    def dtype(self, arr):
+        return arr.dtype.name
+
+    def data_ptr(self, arr):
+        return arr.__array_interface__["data"][0]
+
+
+class TvmFfiPeer(Peer):
+    name = "tvm-ffi"
+
+    def __init__(self):
+        import tvm_ffi
+        self.m = tvm_ffi
+
+    def make(self, values, shape, dtype):
+        return self.m.from_dlpack(np.array(values, dtype=dtype).reshape(shape))
+
+    def from_dlpack(self, obj):
+        return self.m.from_dlpack(obj)
+
+    def tolist(self, arr):
+        return dl.read_memory(self.data_ptr(arr), self.shape(arr), self.dtype(arr),
+                              list(arr.strides))
+
+    def dtype(self, arr):
+        return str(arr.dtype)
+
+    def data_ptr(self, arr):
+        p = arr.data_ptr
+        return p() if callable(p) else p
+
+
+class JaxPeer(Peer):
+    name = "jax"
+
+    def __init__(self):
+        import jax
+        import jax.numpy as jnp
+        import jax.dlpack
+        self.jax, self.jnp = jax, jnp
+
+    def make(self, values, shape, dtype):
+        return self.jnp.asarray(np.array(values, dtype=dtype).reshape(shape))
+
+    def from_dlpack(self, obj):
+        return self.jax.dlpack.from_dlpack(obj)
+
+    def tolist(self, arr):
+        return np.asarray(arr).tolist()
+
+    def dtype(self, arr):
+        return arr.dtype.name
+
+    def data_ptr(self, arr):
+        try:
+            return arr.unsafe_buffer_pointer()
+        except Exception:  # noqa: BLE001
+            return None
+
+
+_CLASSES = {"tsmref": TsmrefPeer, "numpy": NumpyPeer, "tvm-ffi": TvmFfiPeer, "jax": JaxPeer}
+_CACHE = {}
+EXTRA = {}  # name -> Peer instance: deliberately broken consumers of the self-tests
+
+
+def get(name):
+    if name in EXTRA:
+        return EXTRA[name]
+    if name not in _CACHE:
+        _CACHE[name] = _CLASSES[name]()
+    return _CACHE[name]

@@ -1,0 +1,579 @@
+/*
+ * impl/python/tsmref_py.c: the `tsmref` CPython extension, the reference
+ * implementation's side of the DLPack Python capsule protocol (spec/dlpack.md,
+ * DLP.PY.*). It wraps libtsmref (impl/include/tsmref.h): one CPU context per process,
+ * tensors held by its root manager, exports and imports through tsmr_dlpack_export /
+ * tsmr_dlpack_import.
+ *
+ *   tsmref.tensor(data, shape=None, dtype="float32") -> Tensor
+ *   Tensor.tolist(), .shape, .dtype, .nbytes, .release()
+ *   Tensor.__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)
+ *   Tensor.__dlpack_device__() -> (1, 0)
+ *   tsmref.from_dlpack(obj) -> Tensor        (obj: has __dlpack__, or a capsule)
+ *   tsmref.live_bytes() / tsmref.live_count() (leak probes: MGR.COUNT.4, DLP.EXPORT.3)
+ *
+ * Capsules (python_spec.rst): named "dltensor" / "dltensor_versioned" (statically
+ * allocated names); the destructor runs the deleter only while the capsule still
+ * carries its unconsumed name (DLP.PY.DTOR.1). The consumer renames to used_* exactly
+ * when it hands the pointer to tsmr_dlpack_import, which consumes it whatever it
+ * returns (DLP.IMPORT.2), so no error path after the rename needs a deleter call.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <dlpack/dlpack.h> /* DLPack 1.x header bundled with apache-tvm-ffi (deps.mk) */
+#include <stdint.h>
+#include <string.h>
+
+#include "tsmref.h"
+
+/* The DLPack slots of libtsmref (ABI 1.2). Declared here as well so that the module
+ * states the contract it is written against; a header that disagrees fails to compile.
+ * form: 0 = DLManagedTensor, 1 = DLManagedTensorVersioned. request: bit 0 copy,
+ * bit 1 read-only. Import always consumes `managed`: on failure its deleter has run. */
+TSMR_API int tsmr_dlpack_export(tsmr_ctx *ctx, tsmr_handle tensor, int form,
+                                uint32_t request, void **out);
+TSMR_API int tsmr_dlpack_import(tsmr_ctx *ctx, void *managed, int form, tsmr_handle mgr,
+                                tsmr_handle *out);
+
+enum { FORM_LEGACY = 0, FORM_VERSIONED = 1 };
+enum { REQ_COPY = 1u << 0, REQ_READ_ONLY = 1u << 1 };
+
+/* Statically allocated capsule names (python_spec.rst). */
+static const char NAME_LEGACY[] = "dltensor";
+static const char NAME_VERSIONED[] = "dltensor_versioned";
+static const char NAME_USED_LEGACY[] = "used_dltensor";
+static const char NAME_USED_VERSIONED[] = "used_dltensor_versioned";
+
+static tsmr_ctx *g_ctx;
+static tsmr_handle g_root;
+
+/* ---- Tensor ---------------------------------------------------------------------- */
+
+typedef struct {
+  PyObject_HEAD
+  tsmr_handle h; /* TSMR_NONE once released */
+  PyObject *weakrefs;
+} TensorObject;
+
+static PyTypeObject Tensor_Type;
+
+static PyObject *raise_tsmr(PyObject *exc, const char *what, int rc) {
+  PyErr_Format(exc, "%s: %s (%s)", what, tsmr_strerror(rc), tsmr_err_name(rc));
+  return NULL;
+}
+
+static PyObject *tensor_wrap(tsmr_handle h) {
+  TensorObject *t = PyObject_New(TensorObject, &Tensor_Type);
+  if (!t) {
+    tsmr_res_release(g_ctx, h); /* runs an import's deleter (DLP.MGR.1) */
+    return NULL;
+  }
+  t->h = h;
+  t->weakrefs = NULL;
+  return (PyObject *)t;
+}
+
+static void Tensor_dealloc(TensorObject *self) {
+  if (self->weakrefs) PyObject_ClearWeakRefs((PyObject *)self);
+  if (self->h != TSMR_NONE) tsmr_res_release(g_ctx, self->h);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int tensor_live(TensorObject *self) {
+  if (self->h == TSMR_NONE) {
+    PyErr_SetString(PyExc_ValueError, "tensor was released");
+    return 0;
+  }
+  return 1;
+}
+
+static int get_desc(TensorObject *self, struct tsmr_tensor_desc *d) {
+  if (!tensor_live(self)) return -1;
+  int rc = tsmr_tensor_desc(g_ctx, self->h, d);
+  if (rc) {
+    raise_tsmr(PyExc_RuntimeError, "tsmr_tensor_desc", rc);
+    return -1;
+  }
+  return 0;
+}
+
+static int64_t desc_count(const struct tsmr_tensor_desc *d) {
+  int64_t n = 1;
+  for (int i = 0; i < d->ndim; i++) n *= d->shape[i];
+  return n;
+}
+
+static PyObject *Tensor_get_shape(TensorObject *self, void *closure) {
+  (void)closure;
+  struct tsmr_tensor_desc d;
+  if (get_desc(self, &d)) return NULL;
+  PyObject *t = PyTuple_New(d.ndim);
+  if (!t) return NULL;
+  for (int i = 0; i < d.ndim; i++) {
+    PyObject *v = PyLong_FromLongLong((long long)d.shape[i]);
+    if (!v) {
+      Py_DECREF(t);
+      return NULL;
+    }
+    PyTuple_SET_ITEM(t, i, v);
+  }
+  return t;
+}
+
+static PyObject *Tensor_get_dtype(TensorObject *self, void *closure) {
+  (void)closure;
+  struct tsmr_tensor_desc d;
+  if (get_desc(self, &d)) return NULL;
+  return PyUnicode_FromString(d.dtype == TSMR_I32 ? "int32" : "float32");
+}
+
+static PyObject *Tensor_get_nbytes(TensorObject *self, void *closure) {
+  (void)closure;
+  struct tsmr_tensor_desc d;
+  if (get_desc(self, &d)) return NULL;
+  return PyLong_FromLongLong((long long)(desc_count(&d) * 4));
+}
+
+/* Nested list of dims [dim, ndim) starting at element *pos. */
+static PyObject *build_list(const struct tsmr_tensor_desc *d, const void *buf, int dim,
+                            int64_t *pos) {
+  if (dim == d->ndim) {
+    int64_t i = (*pos)++;
+    if (d->dtype == TSMR_I32) return PyLong_FromLong((long)((const int32_t *)buf)[i]);
+    return PyFloat_FromDouble((double)((const float *)buf)[i]);
+  }
+  PyObject *l = PyList_New((Py_ssize_t)d->shape[dim]);
+  if (!l) return NULL;
+  for (int64_t k = 0; k < d->shape[dim]; k++) {
+    PyObject *v = build_list(d, buf, dim + 1, pos);
+    if (!v) {
+      Py_DECREF(l);
+      return NULL;
+    }
+    PyList_SET_ITEM(l, (Py_ssize_t)k, v);
+  }
+  return l;
+}
+
+static PyObject *Tensor_tolist(TensorObject *self, PyObject *noargs) {
+  (void)noargs;
+  struct tsmr_tensor_desc d;
+  if (get_desc(self, &d)) return NULL;
+  size_t nbytes = (size_t)desc_count(&d) * 4;
+  void *buf = PyMem_Malloc(nbytes ? nbytes : 1);
+  if (!buf) return PyErr_NoMemory();
+  int rc = tsmr_tensor_read(g_ctx, self->h, buf, nbytes);
+  if (rc) {
+    PyMem_Free(buf);
+    return raise_tsmr(PyExc_RuntimeError, "tsmr_tensor_read", rc);
+  }
+  int64_t pos = 0;
+  PyObject *l = build_list(&d, buf, 0, &pos);
+  PyMem_Free(buf);
+  return l;
+}
+
+static PyObject *Tensor_release(TensorObject *self, PyObject *noargs) {
+  (void)noargs;
+  if (self->h != TSMR_NONE) {
+    tsmr_res_release(g_ctx, self->h);
+    self->h = TSMR_NONE;
+  }
+  Py_RETURN_NONE;
+}
+
+/* ---- Producer: __dlpack__ / __dlpack_device__ ----------------------------------- */
+
+/* Capsule destructors (python_spec.rst's reference destructor, DLP.PY.DTOR.1): the
+ * deleter runs only for a capsule that still has its unconsumed name. A consumed
+ * capsule (used_*) or one renamed to anything else is left alone. */
+static void capsule_destructor(PyObject *cap, const char *unconsumed, int form) {
+  const char *name = PyCapsule_GetName(cap);
+  if (!name || strcmp(name, unconsumed) != 0) {
+    if (!name) PyErr_Clear();
+    return;
+  }
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  void *p = PyCapsule_GetPointer(cap, name);
+  if (!p) {
+    PyErr_WriteUnraisable(cap);
+  } else if (form == FORM_VERSIONED) {
+    DLManagedTensorVersioned *m = p;
+    if (m->deleter) m->deleter(m);
+  } else {
+    DLManagedTensor *m = p;
+    if (m->deleter) m->deleter(m);
+  }
+  PyErr_Restore(type, value, tb);
+}
+
+static void capsule_destructor_legacy(PyObject *cap) {
+  capsule_destructor(cap, NAME_LEGACY, FORM_LEGACY);
+}
+
+static void capsule_destructor_versioned(PyObject *cap) {
+  capsule_destructor(cap, NAME_VERSIONED, FORM_VERSIONED);
+}
+
+static void run_deleter(void *p, int form) {
+  if (form == FORM_VERSIONED) {
+    DLManagedTensorVersioned *m = p;
+    if (m->deleter) m->deleter(m);
+  } else {
+    DLManagedTensor *m = p;
+    if (m->deleter) m->deleter(m);
+  }
+}
+
+/* (major, minor) -> *major; -1 with TypeError when not a pair of ints. */
+static int parse_version(PyObject *o, long *major, long *minor) {
+  if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 2) {
+    PyErr_SetString(PyExc_TypeError, "max_version must be a tuple (major, minor)");
+    return -1;
+  }
+  *major = PyLong_AsLong(PyTuple_GET_ITEM(o, 0));
+  if (*major == -1 && PyErr_Occurred()) return -1;
+  *minor = PyLong_AsLong(PyTuple_GET_ITEM(o, 1));
+  if (*minor == -1 && PyErr_Occurred()) return -1;
+  return 0;
+}
+
+static PyObject *Tensor_dlpack(TensorObject *self, PyObject *args, PyObject *kwds) {
+  static char *kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
+  PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None,
+           *copy = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOO:__dlpack__", kwlist, &stream,
+                                   &max_version, &dl_device, &copy))
+    return NULL;
+  if (!tensor_live(self)) return NULL;
+  /* DLP.PY.STREAM.1: a CPU producer accepts only stream=None. An argument error, so
+   * not BufferError (array API: "Other errors ... incorrect arguments passed"). */
+  if (stream != Py_None) {
+    PyErr_SetString(PyExc_ValueError, "tsmref tensors are on CPU: only stream=None is accepted");
+    return NULL;
+  }
+  int form = FORM_LEGACY;
+  if (max_version != Py_None) {
+    long major, minor;
+    if (parse_version(max_version, &major, &minor)) return NULL;
+    (void)minor;
+    form = major >= 1 ? FORM_VERSIONED : FORM_LEGACY;
+  }
+  if (dl_device != Py_None) {
+    if (!PyTuple_Check(dl_device) || PyTuple_GET_SIZE(dl_device) != 2) {
+      PyErr_SetString(PyExc_TypeError, "dl_device must be a tuple (device_type, device_id)");
+      return NULL;
+    }
+    long dt = PyLong_AsLong(PyTuple_GET_ITEM(dl_device, 0));
+    if (dt == -1 && PyErr_Occurred()) return NULL;
+    long id = PyLong_AsLong(PyTuple_GET_ITEM(dl_device, 1));
+    if (id == -1 && PyErr_Occurred()) return NULL;
+    if (dt != kDLCPU || id != 0) {
+      PyErr_Format(PyExc_BufferError, "tsmref cannot export to device (%ld, %ld): only (1, 0)",
+                   dt, id);
+      return NULL;
+    }
+  }
+  uint32_t request = 0;
+  if (copy != Py_None) {
+    int c = PyObject_IsTrue(copy);
+    if (c < 0) return NULL;
+    if (c) {
+      /* A legacy capsule has no flags to say IS_COPIED (DLP.EXPORT.5). */
+      if (form == FORM_LEGACY) {
+        PyErr_SetString(PyExc_BufferError,
+                        "copy=True needs a versioned capsule: pass max_version >= (1, 0)");
+        return NULL;
+      }
+      request |= REQ_COPY;
+    }
+    /* copy=False: a CPU export never needs a copy. */
+  }
+  void *managed = NULL;
+  int rc = tsmr_dlpack_export(g_ctx, self->h, form, request, &managed);
+  if (rc) return raise_tsmr(PyExc_BufferError, "tsmr_dlpack_export", rc);
+  PyObject *cap = PyCapsule_New(managed, form == FORM_VERSIONED ? NAME_VERSIONED : NAME_LEGACY,
+                                form == FORM_VERSIONED ? capsule_destructor_versioned
+                                                       : capsule_destructor_legacy);
+  if (!cap) run_deleter(managed, form); /* never handed out: we are still the owner */
+  return cap;
+}
+
+static PyObject *Tensor_dlpack_device(TensorObject *self, PyObject *noargs) {
+  (void)noargs;
+  if (!tensor_live(self)) return NULL;
+  return Py_BuildValue("(ii)", (int)kDLCPU, 0);
+}
+
+/* ---- Construction ----------------------------------------------------------------- */
+
+/* Flattens a (nested) sequence into out[*n...]; records the shape when dims is given. */
+static int flatten(PyObject *o, int depth, int64_t *dims, int *ndim, PyObject *acc) {
+  if (PyList_Check(o) || PyTuple_Check(o)) {
+    if (depth >= TSMR_MAX_DIMS) {
+      PyErr_SetString(PyExc_ValueError, "too many dimensions");
+      return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    if (depth + 1 > *ndim) {
+      *ndim = depth + 1;
+      dims[depth] = n;
+    } else if (dims[depth] != n) {
+      PyErr_SetString(PyExc_ValueError, "ragged nested sequence");
+      return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+      if (flatten(PySequence_Fast_GET_ITEM(o, i), depth + 1, dims, ndim, acc)) return -1;
+    return 0;
+  }
+  return PyList_Append(acc, o);
+}
+
+static PyObject *mod_tensor(PyObject *mod, PyObject *args, PyObject *kwds) {
+  (void)mod;
+  static char *kwlist[] = {"data", "shape", "dtype", NULL};
+  PyObject *data, *shape = Py_None;
+  const char *dtype = "float32";
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|Os:tensor", kwlist, &data, &shape, &dtype))
+    return NULL;
+  struct tsmr_tensor_desc d;
+  memset(&d, 0, sizeof d);
+  if (!strcmp(dtype, "float32") || !strcmp(dtype, "f32")) d.dtype = TSMR_F32;
+  else if (!strcmp(dtype, "int32") || !strcmp(dtype, "i32")) d.dtype = TSMR_I32;
+  else {
+    PyErr_Format(PyExc_ValueError, "unsupported dtype '%s' (float32 or int32)", dtype);
+    return NULL;
+  }
+  PyObject *flat = PyList_New(0);
+  if (!flat) return NULL;
+  int64_t dims[TSMR_MAX_DIMS] = {0};
+  int ndim = 0;
+  if (flatten(data, 0, dims, &ndim, flat)) goto fail;
+  if (shape != Py_None) {
+    PyObject *s = PySequence_Fast(shape, "shape must be a sequence of ints");
+    if (!s) goto fail;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(s);
+    if (n > TSMR_MAX_DIMS) {
+      Py_DECREF(s);
+      PyErr_SetString(PyExc_ValueError, "too many dimensions");
+      goto fail;
+    }
+    d.ndim = (int)n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+      long long v = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(s, i));
+      if (v == -1 && PyErr_Occurred()) {
+        Py_DECREF(s);
+        goto fail;
+      }
+      d.shape[i] = v;
+    }
+    Py_DECREF(s);
+  } else {
+    d.ndim = ndim;
+    memcpy(d.shape, dims, sizeof dims);
+  }
+  int64_t count = desc_count(&d);
+  if (count < 0 || count != (int64_t)PyList_GET_SIZE(flat)) {
+    PyErr_Format(PyExc_ValueError, "%zd values do not fill the shape (%lld elements)",
+                 PyList_GET_SIZE(flat), (long long)count);
+    goto fail;
+  }
+  void *buf = PyMem_Malloc(count ? (size_t)count * 4 : 1);
+  if (!buf) {
+    PyErr_NoMemory();
+    goto fail;
+  }
+  for (int64_t i = 0; i < count; i++) {
+    PyObject *v = PyList_GET_ITEM(flat, (Py_ssize_t)i);
+    if (d.dtype == TSMR_F32) {
+      double x = PyFloat_AsDouble(v);
+      if (x == -1.0 && PyErr_Occurred()) goto fail_buf;
+      ((float *)buf)[i] = (float)x;
+    } else {
+      long x = PyLong_AsLong(v);
+      if (x == -1 && PyErr_Occurred()) goto fail_buf;
+      if (x < INT32_MIN || x > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "value out of int32 range");
+        goto fail_buf;
+      }
+      ((int32_t *)buf)[i] = (int32_t)x;
+    }
+  }
+  tsmr_handle h;
+  int rc = tsmr_tensor_new(g_ctx, g_root, &d, buf, &h);
+  PyMem_Free(buf);
+  Py_DECREF(flat);
+  if (rc) return raise_tsmr(PyExc_ValueError, "tsmr_tensor_new", rc);
+  return tensor_wrap(h);
+fail_buf:
+  PyMem_Free(buf);
+fail:
+  Py_DECREF(flat);
+  return NULL;
+}
+
+/* ---- Consumer: from_dlpack ------------------------------------------------------ */
+
+static PyObject *get_capsule(PyObject *obj) {
+  if (PyCapsule_CheckExact(obj)) {
+    Py_INCREF(obj);
+    return obj;
+  }
+  PyObject *meth = PyObject_GetAttrString(obj, "__dlpack__");
+  if (!meth) return NULL; /* AttributeError, as the array API says */
+  PyObject *kw = Py_BuildValue("{s:(ii)}", "max_version", 1, DLPACK_MINOR_VERSION);
+  PyObject *empty = PyTuple_New(0);
+  PyObject *cap = NULL;
+  if (kw && empty) {
+    cap = PyObject_Call(meth, empty, kw);
+    if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) {
+      /* A producer predating max_version (array API's recommended fallback). */
+      PyErr_Clear();
+      cap = PyObject_Call(meth, empty, NULL);
+    }
+  }
+  Py_XDECREF(kw);
+  Py_XDECREF(empty);
+  Py_DECREF(meth);
+  return cap;
+}
+
+static PyObject *mod_from_dlpack(PyObject *mod, PyObject *obj) {
+  (void)mod;
+  PyObject *cap = get_capsule(obj);
+  if (!cap) return NULL;
+  if (!PyCapsule_CheckExact(cap)) {
+    Py_DECREF(cap);
+    PyErr_SetString(PyExc_TypeError, "__dlpack__ did not return a PyCapsule");
+    return NULL;
+  }
+  int form;
+  const char *used;
+  const char *name;
+  if (PyCapsule_IsValid(cap, NAME_VERSIONED)) {
+    form = FORM_VERSIONED;
+    name = NAME_VERSIONED;
+    used = NAME_USED_VERSIONED;
+  } else if (PyCapsule_IsValid(cap, NAME_LEGACY)) {
+    form = FORM_LEGACY;
+    name = NAME_LEGACY;
+    used = NAME_USED_LEGACY;
+  } else {
+    /* DLP.PY.USED.1: a consumed (or foreign) capsule is refused; nothing changes. */
+    const char *n = PyCapsule_GetName(cap);
+    if (!n && PyErr_Occurred()) PyErr_Clear();
+    PyErr_Format(PyExc_ValueError,
+                 "capsule named '%s' cannot be consumed (already consumed, or not a DLPack "
+                 "capsule)",
+                 n ? n : "(null)");
+    Py_DECREF(cap);
+    return NULL;
+  }
+  void *managed = PyCapsule_GetPointer(cap, name);
+  if (!managed) {
+    Py_DECREF(cap);
+    return NULL;
+  }
+  /* Take ownership (DLP.PY.NAME.2): from here on the deleter is ours to run, and
+   * tsmr_dlpack_import runs it on every path (DLP.IMPORT.2, DLP.DEL.1). */
+  if (PyCapsule_SetName(cap, used) != 0) {
+    Py_DECREF(cap);
+    return NULL; /* not renamed: the capsule still owns the tensor */
+  }
+  Py_DECREF(cap);
+  tsmr_handle h;
+  int rc = tsmr_dlpack_import(g_ctx, managed, form, g_root, &h);
+  if (rc) return raise_tsmr(PyExc_BufferError, "tsmr_dlpack_import", rc);
+  return tensor_wrap(h);
+}
+
+/* ---- Probes ----------------------------------------------------------------------- */
+
+static PyObject *mod_live_bytes(PyObject *mod, PyObject *noargs) {
+  (void)mod;
+  (void)noargs;
+  uint64_t n = 0;
+  int rc = tsmr_live_bytes(g_ctx, &n);
+  if (rc) return raise_tsmr(PyExc_RuntimeError, "tsmr_live_bytes", rc);
+  return PyLong_FromUnsignedLongLong((unsigned long long)n);
+}
+
+static PyObject *mod_live_count(PyObject *mod, PyObject *noargs) {
+  (void)mod;
+  (void)noargs;
+  struct tsmr_mgr_info info;
+  int rc = tsmr_mgr_info(g_ctx, g_root, &info);
+  if (rc) return raise_tsmr(PyExc_RuntimeError, "tsmr_mgr_info", rc);
+  return PyLong_FromUnsignedLongLong((unsigned long long)info.live);
+}
+
+/* ---- Tables ---------------------------------------------------------------------- */
+
+static PyMethodDef Tensor_methods[] = {
+    {"tolist", (PyCFunction)Tensor_tolist, METH_NOARGS, "elements as a nested list"},
+    {"release", (PyCFunction)Tensor_release, METH_NOARGS, "release the tensor now"},
+    {"__dlpack__", (PyCFunction)(void (*)(void))Tensor_dlpack, METH_VARARGS | METH_KEYWORDS,
+     "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)"},
+    {"__dlpack_device__", (PyCFunction)Tensor_dlpack_device, METH_NOARGS,
+     "(device_type, device_id)"},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef Tensor_getset[] = {
+    {"shape", (getter)Tensor_get_shape, NULL, "shape tuple", NULL},
+    {"dtype", (getter)Tensor_get_dtype, NULL, "'float32' or 'int32'", NULL},
+    {"nbytes", (getter)Tensor_get_nbytes, NULL, "bytes of the elements", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject Tensor_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tsmref.Tensor",
+    .tp_basicsize = sizeof(TensorObject),
+    .tp_dealloc = (destructor)Tensor_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A tensor of the tsmref reference implementation (CPU).",
+    .tp_weaklistoffset = offsetof(TensorObject, weakrefs),
+    .tp_methods = Tensor_methods,
+    .tp_getset = Tensor_getset,
+};
+
+static PyMethodDef mod_methods[] = {
+    {"tensor", (PyCFunction)(void (*)(void))mod_tensor, METH_VARARGS | METH_KEYWORDS,
+     "tensor(data, shape=None, dtype='float32')"},
+    {"from_dlpack", (PyCFunction)mod_from_dlpack, METH_O, "import through DLPack"},
+    {"live_bytes", (PyCFunction)mod_live_bytes, METH_NOARGS,
+     "live bytes of the session (tensors and unreleased exports)"},
+    {"live_count", (PyCFunction)mod_live_count, METH_NOARGS,
+     "live resources held by the root manager"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef tsmref_module = {
+    PyModuleDef_HEAD_INIT, "tsmref",
+    "tsm-cts reference implementation: tensors and the DLPack capsule protocol", -1,
+    mod_methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit_tsmref(void) {
+  if (PyType_Ready(&Tensor_Type) < 0) return NULL;
+  if (!g_ctx) {
+    /* One context for the process; never closed: exports may outlive the module, and
+     * their deleters need it (DLP.EXPORT.3). */
+    int rc = tsmr_ctx_open("cpu", &g_ctx);
+    if (rc) return raise_tsmr(PyExc_ImportError, "tsmr_ctx_open", rc);
+    rc = tsmr_mgr_root(g_ctx, &g_root);
+    if (rc) return raise_tsmr(PyExc_ImportError, "tsmr_mgr_root", rc);
+  }
+  PyObject *m = PyModule_Create(&tsmref_module);
+  if (!m) return NULL;
+  Py_INCREF(&Tensor_Type);
+  if (PyModule_AddObject(m, "Tensor", (PyObject *)&Tensor_Type) < 0) {
+    Py_DECREF(&Tensor_Type);
+    Py_DECREF(m);
+    return NULL;
+  }
+  if (PyModule_AddIntConstant(m, "DLPACK_MAJOR", DLPACK_MAJOR_VERSION) ||
+      PyModule_AddIntConstant(m, "DLPACK_MINOR", DLPACK_MINOR_VERSION)) {
+    Py_DECREF(m);
+    return NULL;
+  }
+  return m;
+}

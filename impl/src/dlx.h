@@ -1,0 +1,110 @@
+/*
+ * impl/src/dlx.h: the internal interface between libtsmref's DLPack core (dlpack.c)
+ * and its two form translation units, dlpack_legacy.c (Debian's libdlpack-dev 0.6,
+ * DLManagedTensor) and dlpack_versioned.c (the DLPack 1.x header of apache-tvm-ffi,
+ * DLManagedTensorVersioned). Both headers define the same type names, so each form
+ * lives in its own TU and this header uses no DLPack type: values are the DLPack
+ * enum values (each form TU checks them against its header at compile time).
+ * Clauses: DLP.DEL.*, DLP.EXPORT.*, DLP.IMPORT.*, DLP.MGR.*.
+ */
+#ifndef TSMR_DLX_H
+#define TSMR_DLX_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+/* DLDeviceType and DLDataTypeCode values used here (same in 0.6 and 1.x). */
+enum {
+  TSMR__DLX_CPU = 1,
+  TSMR__DLX_CUDA = 2,
+  TSMR__DLX_CUDA_HOST = 3,
+  TSMR__DLX_CUDA_MANAGED = 13
+};
+enum { TSMR__DLX_INT = 0, TSMR__DLX_FLOAT = 2 };
+/* DLPACK_FLAG_BITMASK_* */
+#define TSMR__DLX_FLAG_READ_ONLY (1ull << 0)
+#define TSMR__DLX_FLAG_IS_COPIED (1ull << 1)
+
+/* The fields of a managed tensor, as the core reads them (parse). */
+struct tsmr__dlx_view {
+  void *data;
+  uint64_t byte_offset;
+  int device_type, device_id;
+  int ndim;
+  const int64_t *shape, *strides; /* strides NULL: compact */
+  int strides_refused;            /* NULL strides a versioned minor >= 2 may not give */
+  uint8_t code, bits;
+  uint16_t lanes;
+};
+
+/* What an export describes (build). strides are compact, computed by the core. */
+struct tsmr__dlx_out {
+  void *data;
+  int device_type, device_id;
+  int ndim;
+  const int64_t *shape, *strides;
+  uint8_t code, bits;
+  uint64_t flags; /* versioned only */
+};
+
+/* Every context that exported keeps one anchor; each live export holds a reference.
+ * lock orders before the context lock. While ctx is set, the export list and the
+ * exports' storages belong to the context (its lock); tsmr_ctx_close sets ctx to NULL
+ * and the storages become orphaned: the anchor's lock then guards them and be frees
+ * their memory (DLP.EXPORT.3 after the session ended). */
+struct tsmr__dlx_anchor {
+  pthread_mutex_t lock;
+  atomic_uint_fast64_t refs;    /* 1 for the context while open + 1 per live export */
+  tsmr_ctx *ctx;                /* NULL once the context closed */
+  const struct tsmr__backend *be;
+  tsmr__list exports;           /* struct tsmr__dlx_rec.node */
+};
+
+/* The head of every block a form TU allocates for an export (freed with tsmr__free
+ * of the record: it is the block's first member). The form's managed struct is its
+ * manager_ctx. */
+struct tsmr__dlx_rec {
+  struct tsmr__dlx_anchor *anchor;
+  struct tsmr__storage *st;     /* one reference */
+  tsmr__list node;              /* in anchor->exports */
+};
+
+/* One per form. */
+struct tsmr__dlx_form {
+  /* Reads managed: the version first (versioned: major != 1 gives TSMR_EVERSION and
+   * nothing else is read), then the fields into v. RETURN 0 or TSMR_EVERSION. */
+  int (*parse)(void *managed, struct tsmr__dlx_view *v);
+  /* Runs managed's deleter when it is not NULL (DLP.DEL.2); reads nothing else. */
+  void (*call_deleter)(void *managed);
+  /* RETURN managed's record when managed is one of libtsmref's exports of this form
+   * (our deleter), else NULL. Call only after parse succeeded. */
+  struct tsmr__dlx_rec *(*own)(void *managed);
+  /* Allocates a block with a record at its start and fills the managed struct from
+   * o with libtsmref's deleter. rec, managed: OUT. RETURN 0 or TSMR_ENOMEM. */
+  int (*build)(const struct tsmr__dlx_out *o, struct tsmr__dlx_rec **rec, void **managed);
+};
+
+extern const struct tsmr__dlx_form tsmr__dlx_legacy;
+extern const struct tsmr__dlx_form tsmr__dlx_versioned;
+extern const int tsmr__dlx_versioned_minor; /* DLPACK_MINOR_VERSION built against */
+
+/* The deleter of every export (both forms call it before freeing their block): drops
+ * the record's storage reference and its anchor reference. Any thread; takes the
+ * anchor lock then the context lock; runs foreign deleters that became due after
+ * unlocking both. */
+void tsmr__dlx_rec_drop(struct tsmr__dlx_rec *rec);
+
+/* tsmr_ctx_close, before it takes the context lock: locks the anchor (if any) so no
+ * export deleter runs meanwhile. */
+void tsmr__dlx_close_begin(tsmr_ctx *ctx);
+/* tsmr_ctx_close with the context lock held, after every tensor is released: the
+ * remaining exports' storages leave the context's live bytes and become orphaned. */
+void tsmr__dlx_close_orphan(tsmr_ctx *ctx);
+/* tsmr_ctx_close after unlocking the context: unlocks the anchor and drops the
+ * context's reference to it. */
+void tsmr__dlx_close_end(struct tsmr__dlx_anchor *a);
+
+#endif /* TSMR_DLX_H */

@@ -1,0 +1,47 @@
+# python.mk: the Python side of the DLPack family (spec/dlpack.md, DLP.PY.*).
+# Included by the top-level Makefile after deps.mk and impl/impl.mk, which provide
+# B, CC, CSTD, WARN, OPT, VENV_STAMP, VENV_PY, DLPACK_V1_INC_FILE and TSMREF_LIB.
+#
+#   $(PYTHON_EXT)    $(B)/python/tsmref.so  the `tsmref` CPython extension (impl/python/)
+#   python           builds it (phony)
+#   interop          runs every capsule-level case (cases/dlpack/python/*.pytsm) for
+#                    every producer x consumer pair of {tsmref, numpy, tvm-ffi, jax},
+#                    writes $(B)/report/interop.json and prints the matrix; non-zero
+#                    exit on any unexpected result. INTEROP_FLAGS=--large adds `large`.
+#   interop-selftest the bridge's self-tests: deliberately broken consumers (the IREE
+#                    leak, the turbine rename-back) must be reported
+#   bench-python     capsule round-trip micro-benchmark (harness/python/bench_capsule.py)
+#
+# The extension is built without $(SAN): a sanitizer runtime cannot be loaded into an
+# uninstrumented python. It links libtsmref.so with an rpath to $(B)/lib.
+
+PYTHON_EXT := $(B)/python/tsmref.so
+PYTHON_EXT_SRC := impl/python/tsmref_py.c
+PYTHON_EXT_CFLAGS := $(CSTD) $(WARN) $(OPT) -fPIC -MMD -MP -fvisibility=hidden
+PYTHON_BRIDGE_ENV := PYTHONPATH=$(B)/python:harness/python JAX_PLATFORMS=cpu \
+  TSM_CTS_BUILD=$(B)
+INTEROP_FLAGS ?=
+
+DEPS += $(PYTHON_EXT:.so=.d)
+
+.PHONY: python interop interop-selftest bench-python
+
+python: $(PYTHON_EXT)
+
+$(PYTHON_EXT): $(PYTHON_EXT_SRC) $(TSMREF_LIB) $(VENV_STAMP) $(DLPACK_V1_INC_FILE) \
+  impl/include/tsmref.h
+	@mkdir -p $(@D)
+	$(CC) $(PYTHON_EXT_CFLAGS) -Iimpl/include -I"$$(cat $(DLPACK_V1_INC_FILE))" \
+	  -I"$$($(VENV_PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
+	  -shared -o $@ $(PYTHON_EXT_SRC) -L$(dir $(TSMREF_LIB)) -ltsmref -Wl,-rpath,'$$ORIGIN/../lib'
+
+interop: $(PYTHON_EXT)
+	@mkdir -p $(B)/report
+	$(PYTHON_BRIDGE_ENV) $(VENV_PY) harness/python/bridge.py run $(INTEROP_FLAGS) \
+	  --json $(B)/report/interop.json cases/dlpack/python
+
+interop-selftest: $(PYTHON_EXT)
+	$(PYTHON_BRIDGE_ENV) $(VENV_PY) harness/python/test_bridge.py
+
+bench-python: $(PYTHON_EXT)
+	$(PYTHON_BRIDGE_ENV) $(VENV_PY) harness/python/bench_capsule.py
