@@ -30,10 +30,13 @@ include bench/bench.mk
 all-targets: $(ALL_TARGETS)
 
 REPORT := $(B)/report
+# `make run LARGE=0` leaves out the cases tagged large (the full-size IREE seed alone
+# takes about two hours on a CPU-only machine).
+LARGE ?= 1
 # The main job: every case, every available device, the reference implementation.
 run: all
 	@mkdir -p $(REPORT)
-	$(TSM_CTS) run --adapter $(TSMREF_ADAPTER) --large -j $$(nproc) \
+	$(TSM_CTS) run --adapter $(TSMREF_ADAPTER) $(if $(filter 1,$(LARGE)),--large) -j $$(nproc) \
 	  --json $(REPORT)/results.json --junit $(REPORT)/junit.xml cases
 
 check:

@@ -33,6 +33,10 @@ EXC_TYPES = {"BufferError": BufferError, "ValueError": ValueError, "TypeError": 
              "RuntimeError": RuntimeError, "any": Exception}
 
 
+class NotApplicable(Exception):
+    """The pair cannot run this case (reported Skip, with the reason)."""
+
+
 class CaseFail(Exception):
     def __init__(self, line, msg):
         super().__init__(f"line {line}: {msg}")
@@ -52,6 +56,10 @@ class Holder:
     def __dlpack__(self, **kw):
         self.calls.append(kw)
         if self.array is None:
+            mv = kw.get("max_version")
+            if self.probe.versioned and (mv is None or tuple(mv) < (1, 0)):
+                raise NotApplicable("the consumer asks only for legacy capsules "
+                                    f"(__dlpack__ called with {kw})")
             return self.cap
         cap = self.array.__dlpack__(**kw)
         self.cap, self.probe = cap, self.run.new_probe(cap, kw)
@@ -61,6 +69,11 @@ class Holder:
         if self.array is not None:
             return self.array.__dlpack_device__()
         return self.probe.device
+
+
+def _flat(v):
+    import numpy as np
+    return np.asarray(v).reshape(-1).tolist() if isinstance(v, list) else [v]
 
 
 def _f32(v, dtype):
@@ -134,7 +147,7 @@ class Run:
             vals = np.arange(n, dtype=dtype)
         else:
             vals = np.zeros(n, dtype=dtype)
-        arr = self.P.make(vals.tolist(), shape, dtype)
+        arr = self.P.make(vals, shape, dtype)
         self.env[st["name"]] = ("array", arr, None)
 
     def export_kwargs(self, st):
@@ -160,6 +173,8 @@ class Run:
         calls_before = probe_before.calls if probe_before else 0
         try:
             out = self.C.from_dlpack(holder)
+        except NotApplicable:
+            raise
         except Exception:
             if used_before:  # DLP.PY.USED.1: a refused re-consumption changes nothing
                 if self.dl.capsule_name(cap) != probe_before.name_at_export.join(["used_", ""]):
@@ -205,7 +220,7 @@ class Run:
         inner = st["stmt"]
         try:
             getattr(self, "op_" + inner["op"])(inner)
-        except CaseFail:
+        except (CaseFail, NotApplicable):
             raise
         except types:
             return
@@ -245,7 +260,8 @@ class Run:
             got = probe.byte_offset
         elif k == "values":
             got, dtype = self.values_of(x)
-            v = _f32(v, dtype)
+            v = _flat(_f32(v, dtype))
+            got = _flat(got)
         elif k == "shape":
             kind, obj, probe = self.get(x, ["array", "tensor", "capsule"])
             got = list(probe.shape if kind == "capsule" else
@@ -274,7 +290,11 @@ class Run:
         before = set(self.env)
         gc.collect()
         o0, r0 = dl.outstanding(), dl.rss_bytes()
-        self.exec_block(st["body"])
+        dl.Probe.snapshot_values = False
+        try:
+            self.exec_block(st["body"])
+        finally:
+            dl.Probe.snapshot_values = True
         for n in set(self.env) - before:
             del self.env[n]
         settle()
@@ -318,6 +338,8 @@ def run_one(case, producer, consumer):
         return "Pass", ""
     except CaseFail as e:
         return "Fail", str(e)
+    except NotApplicable as e:
+        return "Skip", f"not applicable: {e}"
     except Exception as e:  # noqa: BLE001
         tb = traceback.extract_tb(e.__traceback__)
         return "Fail", f"line {r.line}: unexpected {type(e).__name__}: {e} ({tb[-1].name})"

@@ -50,7 +50,7 @@ class TsmrefPeer(Peer):
         self.m = tsmref
 
     def make(self, values, shape, dtype):
-        return self.m.tensor(list(values), shape=tuple(shape), dtype=dtype)
+        return self.m.tensor(values.tolist(), shape=tuple(shape), dtype=dtype)
 
     def from_dlpack(self, obj):
         return self.m.from_dlpack(obj)
@@ -69,7 +69,7 @@ class NumpyPeer(Peer):
         return np.array(values, dtype=dtype).reshape(shape)
 
     def from_dlpack(self, obj):
-        return np.from_dlpack(obj)
+        return np.from_dlpack(obj)  # noqa: E501
 
     def tolist(self, arr):
         return arr.tolist()

@@ -10,7 +10,7 @@ uint64_t cts_dl_checksum(const unsigned char *p, size_t n) {
 }
 
 void cts_dl_record_deleted(struct cts_dl_record *rec) {
-  if (rec->deletes == 0 && rec->readonly &&
+  if (rec->deletes == 0 && rec->readonly && rec->buffer &&
       cts_dl_checksum(rec->buffer, rec->buffer_len) != rec->checksum)
     rec->written = 1;
   rec->deletes++;

@@ -119,9 +119,10 @@ static int exec_make(struct cts_run *r, const struct cts_stmt *st) {
     rec->buffer_len = (size_t)byte_offset + (size_t)(hi - lo + 1) * esize;
     rec->buffer = cts_xmalloc(rec->buffer_len);
     memset(rec->buffer, 0xa5, rec->buffer_len);
+    int compact = cts_model_dl_compact(&desc) || !o->n_strides;
     for (int64_t i = 0; i < n; i++) {
-      unsigned char *at = rec->buffer + byte_offset +
-                          (size_t)(linear(st->ndim, st->shape, strides, i) - 0) * esize;
+      int64_t at_elem = compact ? i : linear(st->ndim, st->shape, strides, i);
+      unsigned char *at = rec->buffer + byte_offset + (size_t)at_elem * esize;
       memset(at, 0, esize);
       if (desc.bits == 32 && desc.lanes == 1 && desc.code == CTS_DL_FLOAT) {
         float f = (float)vals[i];
@@ -133,7 +134,7 @@ static int exec_make(struct cts_run *r, const struct cts_stmt *st) {
     }
   }
   rec->readonly = o->readonly;
-  rec->checksum = cts_dl_checksum(rec->buffer, rec->buffer_len);
+  if (rec->readonly) rec->checksum = cts_dl_checksum(rec->buffer, rec->buffer_len);
 
   struct cts_dl_view v;
   memset(&v, 0, sizeof v);
@@ -327,6 +328,10 @@ int cts__check_dlpack(struct cts_run *r) {
     if (o->rec->written)
       return cts__report(r, CTS_FAIL, "the consumer wrote into the READ_ONLY buffer of %s "
                          "(DLP.IMPORT.8)", dl_name(r, (int)x, name, sizeof name));
+    if (seen == 1 && o->rec->buffer) { /* checked: the data can go, the struct stays */
+      free(o->rec->buffer);
+      o->rec->buffer = NULL;
+    }
   }
   return 0;
 }

@@ -135,6 +135,8 @@ static void set_holder(struct cts_model *m, int r, int g) {
 static void storage_unref(struct cts_model *m, int s) {
   if (--m->st[s].refs > 0) return;
   m->live_bytes -= m->st[s].bytes;
+  free(m->st[s].vals); /* nobody reads a released storage; large loops must stay flat */
+  m->st[s].vals = NULL;
   int dl = m->st[s].dl;
   if (dl != CTS_NONE) { /* DLP.MGR.1: the alias's release runs the deleter */
     m->dls[dl].deletes++;
@@ -852,6 +854,8 @@ int cts_model_dl_compact(const struct cts_mdl_desc *d) {
 /* The deleter has run, as a consumer's refusal or copy requires (DLP.IMPORT.2). */
 static void dl_consumed_now(struct cts_model *m, int x) {
   struct cts_mdl *d = &m->dls[x];
+  free(d->vals);
+  d->vals = NULL;
   if (d->judge_made)
     d->deletes++;
   else
@@ -905,8 +909,9 @@ int cts_model_dl_import(struct cts_model *m, int x, int g, int *out) {
   const struct cts_mdl_desc *k = &d->desc;
   int64_t n = 1;
   for (int i = 0; i < k->ndim; i++) n *= k->shape[i];
-  double *v = cts_xcalloc(n ? (size_t)n : 1, sizeof(double));
-  for (int64_t i = 0; i < n; i++) v[i] = to_dtype(k->dtype, d->vals[i]);
+  double *v = d->vals; /* the storage takes the values over, read as the dtype */
+  d->vals = NULL;
+  for (int64_t i = 0; i < n; i++) v[i] = to_dtype(k->dtype, v[i]);
   int s = new_storage(m, k->dtype, n, v);
   if (cts_model_dl_compact(k) && !m->cuda_session) { /* DLP.MGR.3: alias */
     m->live_bytes -= m->st[s].bytes;

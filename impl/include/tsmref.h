@@ -69,14 +69,15 @@ extern "C" {
   XX(ERANGE, -11, "index out of range")                                    \
   XX(EDISPOSED, -12, "scope has been disposed")                           \
   XX(EVERSION, -13, "unsupported DLPack major version")                    \
-  XX(EDLPACK, -14, "malformed or unsupported DLPack tensor")
+  XX(EDLPACK, -14, "malformed or unsupported DLPack tensor")                  \
+  XX(ESTALE, -15, "the graph's plan is stale")
 
 enum tsmr_errno {
   TSMR_OK = 0,
 #define TSMR__ERRNO_ENUM(name, value, text) TSMR_##name = value,
   TSMR_ERRNO_MAP(TSMR__ERRNO_ENUM)
 #undef TSMR__ERRNO_ENUM
-  TSMR_ERRNO_MIN = -14
+  TSMR_ERRNO_MIN = -15
 };
 
 /* RETURN: static text for code (never NULL, not owned by the caller); unknown codes
