@@ -210,7 +210,6 @@ class Run:
         for n in st["names"]:
             self.get(n, ["array", "capsule", "tensor"])
             del self.env[n]
-        gc.collect()
 
     def op_collect(self, st):
         gc.collect()

@@ -93,6 +93,21 @@ const char *cts_adapter_missing_slot(const struct tsm_adapter *a, uint32_t famil
     CTS__REQUIRE(dlpack_export)
     CTS__REQUIRE(dlpack_import)
   }
+  if (families & TSM_CAP_GRAPHS) {
+    CTS__REQUIRE(graph_new)
+    CTS__REQUIRE(graph_leaf)
+    CTS__REQUIRE(graph_external)
+    CTS__REQUIRE(graph_op)
+    CTS__REQUIRE(graph_flag)
+    CTS__REQUIRE(graph_expand)
+    CTS__REQUIRE(graph_plan)
+    CTS__REQUIRE(graph_write)
+    CTS__REQUIRE(graph_compute)
+    CTS__REQUIRE(graph_read)
+    CTS__REQUIRE(graph_place)
+    CTS__REQUIRE(graph_info)
+    CTS__REQUIRE(graph_release)
+  }
   if (families & TSM_CAP_COMPOSITES) {
     CTS__REQUIRE(composite_pack)
     CTS__REQUIRE(composite_list)

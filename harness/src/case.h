@@ -48,6 +48,16 @@ enum cts_stmt_kind {
   CTS_DL_MAKE,           /* dlpack dst = make form shape ... (dl options) */
   CTS_DL_IMPORT,         /* tensor dst = import a into b */
   CTS_DL_DROP,           /* drop a */
+  /* graphs (spec/graphs.md) */
+  CTS_G_NEW,             /* graph dst = new a */
+  CTS_G_LEAF,            /* node dst = leaf a shape [dtype] [values|arange] (sub: fill) */
+  CTS_G_EXTERNAL,        /* node dst = external a b */
+  CTS_G_OP,              /* node dst = op a [b] [shape]; svd binds list[0..2] */
+  CTS_G_FLAG,            /* flag a ...: flag holds enum tsm_graph_flag bits */
+  CTS_G_EXPAND,          /* expand a b */
+  CTS_G_COMPUTE,         /* compute a: the differential compute */
+  CTS_G_RECOMPUTE,       /* recompute a */
+  CTS_G_RELEASE,         /* release a (a graph) */
   /* threads */
   CTS_THREAD,            /* thread flag { body }: flag is the thread number, 1.. */
   CTS_PARALLEL,          /* parallel { thread blocks } */
@@ -71,7 +81,9 @@ enum cts_stmt_kind {
   CTS_EXPECT_COMPOSITE,/* a's composite == b (-2: none) */
   CTS_EXPECT_ABSENT,   /* component count of a is absent */
   CTS_EXPECT_STATS,    /* flag: enum tsm_kind; stats[] under stats_mask */
-  CTS_EXPECT_DELETED   /* a's deleter ran count times */
+  CTS_EXPECT_DELETED,  /* a's deleter ran count times */
+  CTS_EXPECT_NODE,     /* a's values after the last compute; flag 1: unspecified */
+  CTS_EXPECT_PLANNED   /* a's reuse plan <= count bytes */
 };
 
 #define CTS_FIRST_EXPECT CTS_EXPECT_OWNER
@@ -88,7 +100,8 @@ enum cts_stat {
 };
 
 enum cts_create_kind { CTS_ZEROS, CTS_ONES, CTS_FULL, CTS_ARANGE, CTS_VALUES };
-enum cts_state_name { CTS_STATE_OPEN, CTS_STATE_CAPPED, CTS_STATE_CLOSED, CTS_STATE_DISPOSED };
+enum cts_state_name { CTS_STATE_OPEN, CTS_STATE_CAPPED, CTS_STATE_CLOSED, CTS_STATE_DISPOSED,
+                      CTS_STATE_RELEASED };
 
 enum cts_sym_kind {
   CTS_SYM_MANAGER = 1,
@@ -96,6 +109,8 @@ enum cts_sym_kind {
   CTS_SYM_SCOPE = 4,
   CTS_SYM_COMPOSITE = 8,
   CTS_SYM_DLPACK = 16, /* a managed tensor the judge holds or handed over */
+  CTS_SYM_GRAPH = 32,
+  CTS_SYM_NODE = 64,   /* a graph tensor */
   CTS_SYM_RESOURCE = CTS_SYM_TENSOR | CTS_SYM_COMPOSITE,
   CTS_SYM_ANY = 15     /* bogus: any kind but a DLPack tensor */
 };

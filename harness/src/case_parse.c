@@ -103,7 +103,7 @@ static int tokenize(struct parser *p, const char *line, size_t len, int lineno,
       t->kind = T_NUM;
       t->len = j - i;
       i = j;
-    } else if (ch == '=' && i + 1 < len && line[i + 1] == '=') {
+    } else if ((ch == '=' || ch == '<') && i + 1 < len && line[i + 1] == '=') {
       t->kind = T_PUNCT;
       t->len = 2;
       i += 2;
@@ -163,6 +163,8 @@ static const char *kind_name(int kind) {
     case CTS_SYM_SCOPE: return "scope";
     case CTS_SYM_COMPOSITE: return "composite";
     case CTS_SYM_DLPACK: return "DLPack tensor";
+    case CTS_SYM_GRAPH: return "graph";
+    case CTS_SYM_NODE: return "graph node";
     case CTS_SYM_RESOURCE: return "tensor or composite";
     case CTS_SYM_MANAGER | CTS_SYM_SCOPE: return "manager or scope";
     default: return "name";
@@ -597,6 +599,97 @@ static int parse_dlpack_rhs(struct parser *p, struct line_toks *lt, struct cts_s
   return -1;
 }
 
+static const struct {
+  const char *name;
+  int op, arity;
+} graph_ops[] = {{"add", TSM_OP_ADD, 2},      {"sub", TSM_OP_SUB, 2},
+                 {"mul", TSM_OP_MUL, 2},      {"matmul", TSM_OP_MATMUL, 2},
+                 {"sum", TSM_OP_SUM, 1},      {"transpose", TSM_OP_TRANSPOSE, 1},
+                 {"diag", TSM_OP_DIAG, 1},    {"reshape", TSM_OP_RESHAPE, 1},
+                 {"svd", TSM_OP_SVD, 1},      {NULL, 0, 0}};
+
+/* `node X = ...` and `node U, S, Vt = svd A` (cases/README.md, Graphs). */
+static int parse_node(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  p->c->families |= TSM_CAP_GRAPHS;
+  int name_pos[3], n_names = 0;
+  for (;;) {
+    if (n_names == 3) {
+      fail_at(p, lt->line, peek(lt)->col, "at most three names");
+      return -1;
+    }
+    name_pos[n_names++] = lt->pos;
+    struct tok *name = next(lt);
+    if (!valid_name(name)) {
+      fail_at(p, lt->line, name->col, "expected a name%s", name->kind == T_END ? " at end of line" : "");
+      return -1;
+    }
+    if (!tok_is(peek(lt), ",")) break;
+    next(lt);
+  }
+  if (expect_punct(p, lt, "=")) return -1;
+  struct tok *verb = next(lt);
+  if (tok_is(verb, "leaf")) {
+    st->kind = CTS_G_LEAF;
+    if ((st->a = use_name(p, lt, CTS_SYM_GRAPH)) < 0 || parse_shape(p, lt, &st->ndim, st->shape))
+      return -1;
+    st->dtype = TSM_F32;
+    struct tok *t = peek(lt);
+    if (tok_is(t, "f32") || tok_is(t, "i32")) {
+      st->dtype = tok_is(t, "f32") ? TSM_F32 : TSM_I32;
+      next(lt);
+    }
+    st->sub = CTS_ZEROS;
+    if (tok_is(peek(lt), "arange")) {
+      next(lt);
+      st->sub = CTS_ARANGE;
+    } else if (tok_is(peek(lt), "values")) {
+      next(lt);
+      st->sub = CTS_VALUES;
+      struct tok *list = peek(lt);
+      if (parse_values(p, lt, &st->vals, &st->nvals)) return -1;
+      if ((int64_t)st->nvals != shape_elems(st->ndim, st->shape)) {
+        fail_at(p, lt->line, list->col, "%zu values for a shape of %lld elements", st->nvals,
+                (long long)shape_elems(st->ndim, st->shape));
+        return -1;
+      }
+    }
+  } else if (tok_is(verb, "external")) {
+    st->kind = CTS_G_EXTERNAL;
+    if ((st->a = use_name(p, lt, CTS_SYM_GRAPH)) < 0) return -1;
+    if ((st->b = use_name(p, lt, CTS_SYM_TENSOR)) < 0) return -1;
+  } else {
+    int found = -1;
+    for (int i = 0; graph_ops[i].name; i++)
+      if (tok_is(verb, graph_ops[i].name)) found = i;
+    if (found < 0) {
+      fail_at(p, lt->line, verb->col, "expected leaf, external or a graph operation");
+      return -1;
+    }
+    st->kind = CTS_G_OP;
+    st->sub = graph_ops[found].op;
+    if ((st->a = use_name(p, lt, CTS_SYM_NODE)) < 0) return -1;
+    if (graph_ops[found].arity == 2 && (st->b = use_name(p, lt, CTS_SYM_NODE)) < 0) return -1;
+    if (st->sub == TSM_OP_RESHAPE && parse_shape(p, lt, &st->ndim, st->shape)) return -1;
+  }
+  int want = st->kind == CTS_G_OP && st->sub == TSM_OP_SVD ? 3 : 1;
+  if (n_names != want) {
+    fail_at(p, lt->line, verb->col, "'%.*s' binds %d name%s", (int)verb->len, verb->s, want,
+            want == 1 ? "" : "s");
+    return -1;
+  }
+  int end_pos = lt->pos;
+  size_t cap = 0;
+  for (int i = 0; i < n_names; i++) {
+    lt->pos = name_pos[i];
+    int sym = bind_name(p, lt, CTS_SYM_NODE);
+    if (sym < 0) return -1;
+    if (i == 0) st->dst = sym;
+    if (want == 3) CTS_PUSH(st->list, st->n_list, cap, sym);
+  }
+  lt->pos = end_pos;
+  return 0;
+}
+
 static int parse_binding_rhs(struct parser *p, struct line_toks *lt, struct cts_stmt *st,
                              int kind) {
   struct tok *verb = peek(lt);
@@ -641,6 +734,11 @@ static int parse_binding_rhs(struct parser *p, struct line_toks *lt, struct cts_
       return -1;
     case CTS_SYM_DLPACK:
       return parse_dlpack_rhs(p, lt, st);
+    case CTS_SYM_GRAPH:
+      p->c->families |= TSM_CAP_GRAPHS;
+      st->kind = CTS_G_NEW;
+      if (expect_word(p, lt, "new")) return -1;
+      return (st->a = use_name(p, lt, CTS_SYM_MANAGER)) < 0 ? -1 : 0;
     default:
       if (tok_is(verb, "import")) {
         next(lt);
@@ -722,10 +820,19 @@ static int parse_expect(struct parser *p, struct line_toks *lt, struct cts_stmt 
   }
   if (tok_is(what, "state")) {
     st->kind = CTS_EXPECT_STATE;
-    if ((st->a = use_name(p, lt, CTS_SYM_MANAGER | CTS_SYM_SCOPE)) < 0) return -1;
+    if ((st->a = use_name(p, lt, CTS_SYM_MANAGER | CTS_SYM_SCOPE | CTS_SYM_GRAPH)) < 0) return -1;
     if (expect_punct(p, lt, "==")) return -1;
     int scope = p->c->syms[st->a].kind == CTS_SYM_SCOPE;
+    int graph = p->c->syms[st->a].kind == CTS_SYM_GRAPH;
     struct tok *t = next(lt);
+    if (graph) {
+      if (!tok_is(t, "open") && !tok_is(t, "released")) {
+        fail_at(p, lt->line, t->col, "expected open or released");
+        return -1;
+      }
+      st->flag = tok_is(t, "open") ? CTS_STATE_OPEN : CTS_STATE_RELEASED;
+      return 0;
+    }
     if (tok_is(t, "open")) {
       st->flag = CTS_STATE_OPEN;
     } else if (!scope && tok_is(t, "capped")) {
@@ -776,6 +883,23 @@ static int parse_expect(struct parser *p, struct line_toks *lt, struct cts_stmt 
     p->c->families |= TSM_CAP_COMPOSITES;
     if ((st->a = use_name(p, lt, CTS_SYM_COMPOSITE)) < 0) return -1;
     return parse_component_index(p, lt, &st->count);
+  }
+  if (tok_is(what, "node")) {
+    st->kind = CTS_EXPECT_NODE;
+    if ((st->a = use_name(p, lt, CTS_SYM_NODE)) < 0) return -1;
+    if (tok_is(peek(lt), "unspecified")) {
+      next(lt);
+      st->flag = 1;
+      return 0;
+    }
+    if (expect_punct(p, lt, "==")) return -1;
+    return parse_values(p, lt, &st->vals, &st->nvals);
+  }
+  if (tok_is(what, "planned")) {
+    st->kind = CTS_EXPECT_PLANNED;
+    if ((st->a = use_name(p, lt, CTS_SYM_GRAPH)) < 0) return -1;
+    if (expect_punct(p, lt, "<=")) return -1;
+    return parse_int(p, lt, 0, &st->count, "a byte count");
   }
   if (tok_is(what, "deleted")) {
     st->kind = CTS_EXPECT_DELETED;
@@ -845,12 +969,14 @@ static int parse_action(struct parser *p, struct line_toks *lt, struct cts_stmt 
                         int binds) {
   struct tok *kw = next(lt);
   st->dst = st->a = st->b = st->out = -1;
+  if (tok_is(kw, "node") && binds) return parse_node(p, lt, st);
   if (tok_is(kw, "manager") || tok_is(kw, "tensor") || tok_is(kw, "scope") ||
-      tok_is(kw, "composite") || tok_is(kw, "dlpack")) {
+      tok_is(kw, "composite") || tok_is(kw, "dlpack") || tok_is(kw, "graph")) {
     int kind = tok_is(kw, "manager")     ? CTS_SYM_MANAGER
                : tok_is(kw, "tensor")    ? CTS_SYM_TENSOR
                : tok_is(kw, "scope")     ? CTS_SYM_SCOPE
                : tok_is(kw, "composite") ? CTS_SYM_COMPOSITE
+               : tok_is(kw, "graph")     ? CTS_SYM_GRAPH
                                          : CTS_SYM_DLPACK;
     /* Bind after the right-hand side so `tensor x = add x x` uses the old x. */
     int name_pos = lt->pos;
@@ -910,7 +1036,35 @@ static int parse_action(struct parser *p, struct line_toks *lt, struct cts_stmt 
   }
   if (tok_is(kw, "release")) {
     st->kind = CTS_RELEASE;
-    return (st->a = use_name(p, lt, CTS_SYM_RESOURCE)) < 0 ? -1 : 0;
+    if ((st->a = use_name(p, lt, CTS_SYM_RESOURCE | CTS_SYM_GRAPH)) < 0) return -1;
+    if (p->c->syms[st->a].kind == CTS_SYM_GRAPH) st->kind = CTS_G_RELEASE;
+    return 0;
+  }
+  if (tok_is(kw, "flag")) {
+    static const char *const flags[] = {"input", "output", "param", NULL};
+    st->kind = CTS_G_FLAG;
+    if ((st->a = use_name(p, lt, CTS_SYM_NODE)) < 0) return -1;
+    do {
+      struct tok *f = next(lt);
+      int found = -1;
+      for (int i = 0; flags[i]; i++)
+        if (tok_is(f, flags[i])) found = i;
+      if (found < 0) {
+        fail_at(p, lt->line, f->col, "expected input, output or param");
+        return -1;
+      }
+      st->flag |= 1 << found;
+    } while (peek(lt)->kind != T_END);
+    return 0;
+  }
+  if (tok_is(kw, "expand")) {
+    st->kind = CTS_G_EXPAND;
+    if ((st->a = use_name(p, lt, CTS_SYM_GRAPH)) < 0) return -1;
+    return (st->b = use_name(p, lt, CTS_SYM_NODE)) < 0 ? -1 : 0;
+  }
+  if (tok_is(kw, "compute") || tok_is(kw, "recompute")) {
+    st->kind = tok_is(kw, "compute") ? CTS_G_COMPUTE : CTS_G_RECOMPUTE;
+    return (st->a = use_name(p, lt, CTS_SYM_GRAPH)) < 0 ? -1 : 0;
   }
   if (tok_is(kw, "close") || tok_is(kw, "cap") || tok_is(kw, "dump")) {
     st->kind = tok_is(kw, "close") ? CTS_CLOSE : tok_is(kw, "cap") ? CTS_CAP : CTS_DUMP;
@@ -1103,7 +1257,7 @@ static int parse_frontmatter(struct parser *p, struct text_cursor *tc) {
       char *end;
       char *num = cts_xstrndup(vt, vtl);
       long ms = strtol(num, &end, 10);
-      if (vtl == 0 || *end || ms <= 0 || ms > 3600000) {
+      if (vtl == 0 || *end || ms <= 0 || ms > 86400000) {
         fail_at(p, line, vcol + 1, "timeout is a positive number of milliseconds");
         rc = -1;
       }

@@ -651,6 +651,14 @@ static int exec_expect(struct cts_run *r, const struct cts_stmt *st) {
         return -1;
       return cts__check_mgr(r, x);
     case CTS_EXPECT_STATE: {
+      if (r->c->syms[st->a].kind == CTS_SYM_GRAPH) {
+        int released = m->graphs[x].released;
+        if (model_agrees(r, released == (st->flag == CTS_STATE_RELEASED), "the model says %s",
+                         released ? "released" : "open"))
+          return -1;
+        uint64_t bytes;
+        return cts__check_graphs(r, &bytes);
+      }
       if (r->c->syms[st->a].kind == CTS_SYM_SCOPE) {
         int disposed = m->scopes[x].disposed;
         if (model_agrees(r, disposed == (st->flag == CTS_STATE_DISPOSED), "the model says %s",
@@ -763,14 +771,22 @@ static int exec_block(struct cts_run *r, const struct cts_block *b) {
       case CTS_WRAPPED: rc = exec_wrapped(r, st); break;
       case CTS_RESULT: rc = operand(r, st->a, &r->wrap->result); break;
       case CTS_EXPECT_ERROR:
-        rc = st->inner->kind >= CTS_DL_EXPORT && st->inner->kind <= CTS_DL_DROP
-                 ? cts__exec_dlpack(r, st->inner, st->err)
-                 : exec_action(r, st->inner, st->err);
+        if (st->inner->kind >= CTS_DL_EXPORT && st->inner->kind <= CTS_DL_DROP)
+          rc = cts__exec_dlpack(r, st->inner, st->err);
+        else if (st->inner->kind >= CTS_G_NEW && st->inner->kind <= CTS_G_RELEASE)
+          rc = cts__exec_graph(r, st->inner, st->err);
+        else
+          rc = exec_action(r, st->inner, st->err);
         break;
       case CTS_DL_EXPORT: case CTS_DL_MAKE: case CTS_DL_IMPORT: case CTS_DL_DROP:
         rc = cts__exec_dlpack(r, st, 0);
         break;
       case CTS_EXPECT_DELETED: rc = cts__expect_deleted(r, st); break;
+      case CTS_G_NEW: case CTS_G_LEAF: case CTS_G_EXTERNAL: case CTS_G_OP: case CTS_G_FLAG:
+      case CTS_G_EXPAND: case CTS_G_COMPUTE: case CTS_G_RECOMPUTE: case CTS_G_RELEASE:
+        rc = cts__exec_graph(r, st, 0);
+        break;
+      case CTS_EXPECT_NODE: case CTS_EXPECT_PLANNED: rc = cts__expect_graph(r, st); break;
       default:
         rc = st->kind >= CTS_FIRST_EXPECT ? exec_expect(r, st) : exec_action(r, st, 0);
     }
@@ -821,6 +837,7 @@ int cts_exec_case(const struct cts_case *c, const struct tsm_adapter *a, int dev
   cts__dlpack_before_close(&r);
   a->session_close(r.s);
   cts__dlpack_after_close(&r);
+  cts__graph_free(&r);
   cts_model_free(&r.m);
   free(r.sym_obj);
   free(r.mgr);

@@ -48,6 +48,9 @@ struct cts_run {
   struct cts_wrap *wrap;     /* the innermost wrapped block running, or NULL */
   struct cts_dlobj *dl;      /* per model DLPack id */
   size_t dl_cap;
+  struct cts_objinfo *graph, *node; /* per model graph and graph-node id */
+  size_t graph_cap, node_cap;
+  unsigned char **unplanned; /* per node: its bytes after the last unplanned compute */
   int cuda_session;
 };
 
@@ -86,6 +89,12 @@ int cts__expect_deleted(struct cts_run *r, const struct cts_stmt *st);
 int cts__check_dlpack(struct cts_run *r);
 void cts__dlpack_before_close(struct cts_run *r);
 void cts__dlpack_after_close(struct cts_run *r);
+
+/* Graphs (exec_graph.c). */
+int cts__exec_graph(struct cts_run *r, const struct cts_stmt *st, int expected_err);
+int cts__expect_graph(struct cts_run *r, const struct cts_stmt *st);
+int cts__check_graphs(struct cts_run *r, uint64_t *graph_bytes);
+void cts__graph_free(struct cts_run *r);
 
 /* Threads (exec_thread.c). Thread 0 is the caller's. */
 typedef void (*cts_job_fn)(struct cts_run *r, void *arg);

@@ -71,6 +71,13 @@ void cts_model_free(struct cts_model *m) {
   for (size_t i = 0; i < m->n_scopes; i++) free(m->scopes[i].members.v);
   for (size_t i = 0; i < m->n_dls; i++) free(m->dls[i].vals);
   free(m->dls);
+  for (size_t i = 0; i < m->n_graphs; i++) free(m->graphs[i].order.v);
+  for (size_t i = 0; i < m->n_gnodes; i++) {
+    free(m->gnodes[i].init);
+    free(m->gnodes[i].vals);
+  }
+  free(m->graphs);
+  free(m->gnodes);
   free(m->scopes);
   free(m->threads);
   free(m->mgrs);
@@ -280,6 +287,8 @@ static void close_mgr(struct cts_model *m, int g) {
   }
   m->mgrs[g].parent = CTS_NONE;
   m->mgrs[g].state = CTS_M_CLOSED;
+  for (size_t i = 0; i < m->n_graphs; i++) /* GRAPH.MGR.1 */
+    if (m->graphs[i].mgr == g) cts_model_graph_release(m, (int)i);
 }
 
 int cts_model_close(struct cts_model *m, int g) {

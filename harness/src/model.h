@@ -102,7 +102,41 @@ struct cts_mdl {
   int dirty;
 };
 
+/* Graphs (spec/graphs.md, model_graph.c). */
+struct cts_mgraph {
+  int mgr;             /* the manager it belongs to (GRAPH.MGR.1) */
+  int released;
+  int planned, stale;  /* a plan exists; flags or nodes changed since */
+  int computed;        /* values exist */
+  struct cts_ids order; /* in-graph tensors in build order: leaves and nodes */
+  int dirty;
+};
+
+enum cts_gnode_kind { CTS_GN_LEAF, CTS_GN_EXTERNAL, CTS_GN_OP };
+
+struct cts_mgnode {
+  int graph;
+  int kind;            /* enum cts_gnode_kind */
+  int op;              /* enum tsm_op for CTS_GN_OP */
+  int src[2], n_src;
+  int out;             /* svd: which result, 0..2 */
+  int first;           /* svd: the node id of result 0 */
+  int res;             /* external: the tensor resource */
+  int dtype, ndim;
+  int64_t shape[TSM_MAX_DIMS];
+  uint32_t flags;      /* enum tsm_graph_flag */
+  int in_graph;
+  int64_t order;       /* execution index of a node once in the graph; -1 leaves */
+  int svd_taint;       /* derived from svd factors: compared to a tolerance */
+  double *init;        /* leaf: the elements written before every compute */
+  double *vals;        /* after the last compute */
+};
+
 struct cts_model {
+  struct cts_mgraph *graphs;
+  size_t n_graphs, cap_graphs;
+  struct cts_mgnode *gnodes;
+  size_t n_gnodes, cap_gnodes;
   struct cts_mdl *dls;
   size_t n_dls, cap_dls;
   int cuda_session;         /* imports of host memory are copied (DLP.IMPORT.7) */
@@ -166,6 +200,31 @@ int cts_model_dl_import(struct cts_model *m, int x, int mgr, int *out);
 void cts_model_dl_drop(struct cts_model *m, int x);
 /* 1 when desc is compact row-major (DLP.IMPORT.4). */
 int cts_model_dl_compact(const struct cts_mdl_desc *desc);
+
+/* Graphs. Node ids index m->gnodes. */
+int cts_model_graph_new(struct cts_model *m, int mgr, int *out);
+int cts_model_graph_leaf(struct cts_model *m, int g, int dtype, int ndim, const int64_t *shape,
+                         double *init, int *out);
+int cts_model_graph_external(struct cts_model *m, int g, int r, int *out);
+/* outs: 3 for TSM_OP_SVD, else 1. */
+int cts_model_graph_op(struct cts_model *m, int op, int a, int b, int ndim, const int64_t *shape,
+                       int *outs);
+int cts_model_graph_flag(struct cts_model *m, int node, uint32_t flags);
+int cts_model_graph_expand(struct cts_model *m, int g, int node);
+int cts_model_graph_release(struct cts_model *m, int g);
+/* A graph is usable: EINVAL for a bogus one, ERELEASED once released. */
+int cts_model_graph_check(const struct cts_model *m, int g);
+/* Values of every in-graph tensor; svd_factors(node) gives the factors the
+ * implementation computed (the model validates them, it does not choose them). */
+void cts_model_graph_compute(struct cts_model *m, int g,
+                             const double *(*svd_factor)(void *ctx, int node), void *ctx);
+/* Live range of a placed tensor (GRAPH.REUSE.1): [start, end]; end INT64_MAX when kept. */
+void cts_model_graph_live(const struct cts_model *m, int node, int64_t *start, int64_t *end);
+/* 1 when the tensor's value is guaranteed after a compute (GRAPH.OUT.1, SINK.1, FLAG.2). */
+int cts_model_graph_guaranteed(const struct cts_model *m, int node);
+int cts_model_graph_consumers(const struct cts_model *m, int node);
+int cts_model_graph_root(const struct cts_model *m, int node);
+int64_t cts_model_graph_elems(const struct cts_mgnode *n);
 
 /* Queries. */
 /* The holder a resource reports: a component reports its composite's (COMP.UNIT.1). */

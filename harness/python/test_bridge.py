@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""test_bridge.py: the bridge must catch deliberately broken consumers.
+clauses: [DLP.DEL.1, DLP.PY.NAME.2, DLP.PY.ROUND.1, DLP.PY.DTOR.1]
+
+  iree-leak    renames the capsule to used_* and never runs the deleter
+               (IREE before PR #20988, seeds/001): leak
+  turbine      takes ownership properly, then renames the capsule back to "dltensor"
+               (iree-turbine PR #522/#843, reverted in #887): the producer's destructor
+               frees memory the consumer still aliases, and the consumer's release runs
+               the deleter a second time
+  no-rename    takes the pointer and runs the deleter, but never renames: double release
+  good         a correct ctypes consumer (control: must pass)
+"""
+import ctypes
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import bridge  # noqa: E402
+import caselang  # noqa: E402
+import dl  # noqa: E402
+import peers  # noqa: E402
+
+CASES = os.path.join(bridge.ROOT, "cases", "dlpack", "python")
+
+
+class Imported:
+    """A ctypes consumer's tensor: aliases the producer's data; runs the deleter at del."""
+
+    def __init__(self, ptr, versioned, run_deleter):
+        self.ptr, self.versioned, self.run_deleter = ptr, versioned, run_deleter
+        m = dl.managed(ptr, versioned)
+        t = m.dl_tensor
+        self.shape = tuple(t.shape[i] for i in range(t.ndim))
+        self.dtype = dl.dtype_name(t.dtype)
+        self.data = (t.data or 0) + t.byte_offset
+        self.values = dl.read_dltensor(t)
+
+    def __del__(self):
+        if self.run_deleter:
+            m = dl.managed(self.ptr, self.versioned)
+            if m.deleter:
+                dl.DELETER(m.deleter)(self.ptr)
+
+
+class CtypesConsumer(peers.Peer):
+    rename, run_deleter, rename_back = True, True, False
+
+    def __init__(self, name):
+        self.name = name
+
+    def from_dlpack(self, obj):
+        cap = obj.__dlpack__(max_version=(1, 3))
+        name = dl.capsule_name(cap)
+        if name not in ("dltensor", "dltensor_versioned"):
+            raise ValueError(f"capsule {name!r} cannot be consumed")
+        ptr = dl.capsule_pointer(cap)
+        if self.rename:
+            dl.set_capsule_name(cap, "used_" + name)
+        out = Imported(ptr, name == "dltensor_versioned", self.run_deleter)
+        if self.rename_back:
+            dl.set_capsule_name(cap, name)  # the turbine workaround
+        return out
+
+    def tolist(self, arr):
+        return arr.values
+
+    def shape(self, arr):
+        return arr.shape
+
+    def dtype(self, arr):
+        return arr.dtype
+
+    def data_ptr(self, arr):
+        return arr.data
+
+
+def consumer(name, **kw):
+    c = CtypesConsumer(name)
+    for k, v in kw.items():
+        setattr(c, k, v)
+    peers.EXTRA[name] = c
+    return name
+
+
+def main():
+    spec = caselang.spec_clause_ids(os.path.join(bridge.ROOT, "spec"))
+    load = lambda n: caselang.parse_file(os.path.join(CASES, n), spec)  # noqa: E731
+    checks = [
+        # (case, consumer, expected status, substring of the message)
+        ("roundtrip-f32.pytsm", consumer("good"), "Pass", ""),
+        ("iree-leak-loop.pytsm", "good", "Pass", ""),
+        ("iree-leak-loop.pytsm", consumer("iree-leak", run_deleter=False), "Fail",
+         "deleters never ran"),
+        ("roundtrip-f32.pytsm", "iree-leak", "Fail", "leak"),
+        ("consume-legacy.pytsm", consumer("turbine", rename_back=True), "Fail",
+         "use after free"),
+        ("roundtrip-f32.pytsm", "turbine", "Fail", "DLP.PY.NAME.2"),
+        ("consume-legacy.pytsm", consumer("no-rename", rename=False), "Fail",
+         "used_dltensor"),
+    ]
+    bad = 0
+    for producer in ("tsmref", "numpy"):
+        for case, cons, want, sub in checks:
+            status, msg = bridge.run_one(load(case), producer, cons)
+            ok = status == want and sub in msg
+            bad += not ok
+            print(f"{'ok ' if ok else 'BAD'} {producer}->{cons:10} {case:28} {status}: {msg}")
+    # The turbine hack, seen at the deleter: capsule destructor + consumer release.
+    a = peers.get("numpy").make(dl.np.arange(4, dtype="float32"), [4], "float32")
+    holder = bridge.Holder(bridge.Run(load("roundtrip-f32.pytsm"), "numpy", "turbine"), array=a)
+    t = peers.get("turbine").from_dlpack(holder)
+    probe = holder.probe
+    del holder
+    import gc
+    gc.collect()
+    del t
+    gc.collect()
+    ok = probe.calls == 2 and "double release" in " ".join(probe.violations)
+    bad += not ok
+    print(f"{'ok ' if ok else 'BAD'} turbine rename-back: deleter calls {probe.calls}, "
+          f"{probe.violations}")
+    print(f"test_bridge: {'all ok' if not bad else f'{bad} failed'}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

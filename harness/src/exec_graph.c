@@ -1,0 +1,528 @@
+/*
+ * harness/src/exec_graph.c: the graph statements (spec/graphs.md). `compute` is the
+ * differential check: the graph runs unplanned (a buffer per tensor) and planned (the
+ * implementation's reuse); every tensor of the unplanned run must match the model, the
+ * placement of the planned run must respect the liveness rules, and every guaranteed
+ * tensor of the planned run must equal the unplanned one byte for byte.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec_internal.h"
+
+/* ---- handles ------------------------------------------------------------------ */
+
+static tsm_handle graph_h(struct cts_run *r, int g) {
+  return g == CTS_BOGUS ? CTS_BOGUS_HANDLE : r->graph[g].h;
+}
+
+static tsm_handle node_h(struct cts_run *r, int x) {
+  return x == CTS_BOGUS ? CTS_BOGUS_HANDLE : x == CTS_NONE ? TSM_NONE : r->node[x].h;
+}
+
+static const char *node_name(struct cts_run *r, int x, char *buf, size_t n) {
+  int sym = x < (int)r->node_cap ? r->node[x].sym : -1;
+  snprintf(buf, n, "node %s (made at line %d)", sym >= 0 ? r->c->syms[sym].name : "?",
+           x < (int)r->node_cap ? r->node[x].line : 0);
+  return buf;
+}
+
+static int sym_id(struct cts_run *r, int sym, int *out) {
+  if (sym == -1) {
+    *out = CTS_NONE;
+    return 0;
+  }
+  if (sym == CTS_SYM_BOGUS) {
+    *out = CTS_BOGUS;
+    return 0;
+  }
+  if (r->sym_obj[sym] < 0)
+    return cts__report(r, CTS_ERROR, "'%s' is not bound here", r->c->syms[sym].name);
+  *out = r->sym_obj[sym];
+  return 0;
+}
+
+static int bind(struct cts_run *r, struct cts_objinfo **v, size_t *cap, int sym, int id,
+                tsm_handle h, int line) {
+  if (h == TSM_NONE || h == CTS_BOGUS_HANDLE)
+    return cts__report(r, CTS_FAIL, "adapter returned handle 0x%llx (ABI.HANDLE.1)",
+                       (unsigned long long)h);
+  cts__remember(v, cap, (size_t)id, h, sym, line);
+  r->sym_obj[sym] = id;
+  return 0;
+}
+
+/* ---- element bytes ---------------------------------------------------------------- */
+
+static size_t node_bytes(const struct cts_mgnode *n) {
+  return (size_t)cts_model_graph_elems(n) * 4u;
+}
+
+static void encode(int dtype, const double *v, int64_t n, unsigned char *out) {
+  for (int64_t i = 0; i < n; i++) {
+    if (dtype == TSM_F32) {
+      float f = (float)v[i];
+      memcpy(out + i * 4, &f, 4);
+    } else {
+      int32_t k = (int32_t)(uint32_t)(int64_t)v[i];
+      memcpy(out + i * 4, &k, 4);
+    }
+  }
+}
+
+static double decode(int dtype, const unsigned char *p, int64_t i) {
+  if (dtype == TSM_F32) {
+    float f;
+    memcpy(&f, p + i * 4, 4);
+    return f;
+  }
+  int32_t k;
+  memcpy(&k, p + i * 4, 4);
+  return k;
+}
+
+/* Values derived from an svd, or f32 reductions, compare to a tolerance (GRAPH.OP.1). */
+static int node_equal(const struct cts_mgnode *n, double want, double got) {
+  int approx = n->svd_taint || (n->dtype == TSM_F32 && (n->op == TSM_OP_SUM || n->op == TSM_OP_MATMUL));
+  double tol = n->svd_taint ? 1e-4 : 1e-5;
+  if (!approx) return want == got;
+  return fabs(want - got) <= tol * fmax(1.0, fabs(want));
+}
+
+static unsigned char *read_node(struct cts_run *r, int x, int *rc) {
+  size_t bytes = node_bytes(&r->m.gnodes[x]);
+  unsigned char *buf = cts_xmalloc(bytes ? bytes : 1);
+  *rc = r->a->graph_read(r->s, node_h(r, x), buf, bytes);
+  return buf;
+}
+
+/* ---- building --------------------------------------------------------------------- */
+
+static int exec_build(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  int a, b;
+  if (sym_id(r, st->a, &a) || sym_id(r, st->b, &b)) return -1;
+  struct cts_model *m = &r->m;
+  int model_rc = 0, adapter_rc = 0, made[3] = {CTS_NONE, CTS_NONE, CTS_NONE};
+  tsm_handle h[3] = {0, 0, 0};
+  switch (st->kind) {
+    case CTS_G_NEW:
+      model_rc = cts_model_graph_new(m, a, &made[0]);
+      adapter_rc = r->a->graph_new(r->s, cts__mgr_handle(r, a), &h[0]);
+      break;
+    case CTS_G_LEAF: {
+      struct tsm_tensor_desc d;
+      memset(&d, 0, sizeof d);
+      d.dtype = st->dtype;
+      d.ndim = st->ndim;
+      memcpy(d.shape, st->shape, sizeof d.shape);
+      int64_t n = 1;
+      for (int i = 0; i < st->ndim; i++) n *= st->shape[i] > 0 ? st->shape[i] : 0;
+      double *init = cts_xcalloc(n ? (size_t)n : 1, sizeof(double));
+      for (int64_t i = 0; i < n; i++)
+        init[i] = st->sub == CTS_ARANGE ? (double)i : st->sub == CTS_VALUES ? st->vals[i] : 0;
+      for (int64_t i = 0; i < n; i++)
+        init[i] = st->dtype == TSM_F32 ? (double)(float)init[i] : (double)(int32_t)init[i];
+      model_rc = cts_model_graph_leaf(m, a, st->dtype, st->ndim, st->shape, init, &made[0]);
+      adapter_rc = r->a->graph_leaf(r->s, graph_h(r, a), &d, &h[0]);
+      break;
+    }
+    case CTS_G_EXTERNAL:
+      model_rc = cts_model_graph_external(m, a, b, &made[0]);
+      adapter_rc = r->a->graph_external(r->s, graph_h(r, a), cts__res_handle(r, b), &h[0]);
+      break;
+    case CTS_G_OP: {
+      int g = a == CTS_BOGUS ? CTS_BOGUS : m->gnodes[a].graph;
+      tsm_handle srcs[2] = {node_h(r, a), node_h(r, b)};
+      int n_outs = st->sub == TSM_OP_SVD ? 3 : 1;
+      int reshape = st->sub == TSM_OP_RESHAPE;
+      model_rc = cts_model_graph_op(m, st->sub, a, b, st->ndim, st->shape, made);
+      adapter_rc = r->a->graph_op(r->s, graph_h(r, g), st->sub, srcs, b == CTS_NONE ? 1 : 2,
+                                  reshape ? st->shape : NULL, reshape ? st->ndim : 0, h, n_outs);
+      break;
+    }
+    case CTS_G_FLAG:
+      model_rc = cts_model_graph_flag(m, a, (uint32_t)st->flag);
+      adapter_rc = r->a->graph_flag(r->s, node_h(r, a), (uint32_t)st->flag);
+      break;
+    case CTS_G_EXPAND:
+      model_rc = cts_model_graph_expand(m, a, b);
+      adapter_rc = r->a->graph_expand(r->s, graph_h(r, a), node_h(r, b));
+      break;
+    default: /* CTS_G_RELEASE */
+      model_rc = cts_model_graph_release(m, a);
+      adapter_rc = r->a->graph_release(r->s, graph_h(r, a));
+      break;
+  }
+  if (cts__judge_codes(r, model_rc, adapter_rc, expected_err)) return -1;
+  if (!expected_err && st->kind == CTS_G_NEW &&
+      bind(r, &r->graph, &r->graph_cap, st->dst, made[0], h[0], st->line))
+    return -1;
+  if (!expected_err && (st->kind == CTS_G_LEAF || st->kind == CTS_G_EXTERNAL || st->kind == CTS_G_OP)) {
+    if (st->n_list) {
+      for (size_t i = 0; i < st->n_list; i++)
+        if (bind(r, &r->node, &r->node_cap, st->list[i], made[i], h[i], st->line)) return -1;
+    } else if (bind(r, &r->node, &r->node_cap, st->dst, made[0], h[0], st->line)) {
+      return -1;
+    }
+  }
+  return cts__check_state(r);
+}
+
+/* ---- compute ------------------------------------------------------------------------ */
+
+static int write_leaves(struct cts_run *r, int g, int *adapter_rc) {
+  const struct cts_ids *order = &r->m.graphs[g].order;
+  for (size_t i = 0; i < order->n; i++) {
+    const struct cts_mgnode *n = &r->m.gnodes[order->v[i]];
+    if (n->kind != CTS_GN_LEAF) continue;
+    size_t bytes = node_bytes(n);
+    unsigned char *buf = cts_xmalloc(bytes ? bytes : 1);
+    encode(n->dtype, n->init, cts_model_graph_elems(n), buf);
+    *adapter_rc = r->a->graph_write(r->s, node_h(r, order->v[i]), buf, bytes);
+    free(buf);
+    if (*adapter_rc) return -1;
+  }
+  return 0;
+}
+
+struct factors {
+  struct cts_run *r;
+  unsigned char **bytes; /* per node */
+  double *scratch;
+};
+
+static const double *factor_of(void *ctx, int x) {
+  struct factors *f = ctx;
+  const struct cts_mgnode *n = &f->r->m.gnodes[x];
+  int64_t e = cts_model_graph_elems(n);
+  free(f->scratch);
+  f->scratch = cts_xcalloc(e ? (size_t)e : 1, sizeof(double));
+  for (int64_t i = 0; i < e; i++) f->scratch[i] = decode(TSM_F32, f->bytes[x], i);
+  return f->scratch;
+}
+
+/* GRAPH.OP.1: an svd the implementation computed is a valid one: S non-increasing
+ * and non-negative, and U · diag(S) · Vt within 1e-4 of the input. */
+static int check_svd(struct cts_run *r, int u, unsigned char **bytes) {
+  const struct cts_mgnode *nu = &r->m.gnodes[u];
+  const struct cts_mgnode *a = &r->m.gnodes[nu->src[0]];
+  int64_t rows = a->shape[0], cols = a->shape[1], k = nu->shape[1];
+  const unsigned char *U = bytes[u], *S = bytes[u + 1], *V = bytes[u + 2];
+  double scale = 1.0;
+  for (int64_t i = 0; i < rows * cols; i++) scale = fmax(scale, fabs(a->vals[i]));
+  char name[200];
+  for (int64_t i = 0; i < k; i++) {
+    double s = decode(TSM_F32, S, i);
+    if (s < 0 || (i && s > decode(TSM_F32, S, i - 1) * (1 + 1e-6) + 1e-6))
+      return cts__report(r, CTS_FAIL, "%s: singular values are not non-increasing and "
+                         "non-negative (GRAPH.OP.1)", node_name(r, u + 1, name, sizeof name));
+  }
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++) {
+      double s = 0;
+      for (int64_t t = 0; t < k; t++)
+        s += decode(TSM_F32, U, i * k + t) * decode(TSM_F32, S, t) * decode(TSM_F32, V, t * cols + j);
+      if (fabs(s - a->vals[i * cols + j]) > 1e-4 * scale)
+        return cts__report(r, CTS_FAIL, "%s: U·diag(S)·Vt differs from the input at (%lld, %lld): "
+                           "%.9g, expected %.9g (GRAPH.OP.1)", node_name(r, u, name, sizeof name),
+                           (long long)i, (long long)j, s, a->vals[i * cols + j]);
+    }
+  return 0;
+}
+
+static int compare_model(struct cts_run *r, int x, const unsigned char *got, const char *run) {
+  const struct cts_mgnode *n = &r->m.gnodes[x];
+  char name[200];
+  for (int64_t i = 0; i < cts_model_graph_elems(n); i++) {
+    double g = decode(n->dtype, got, i);
+    if (!node_equal(n, n->vals[i], g))
+      return cts__report(r, CTS_FAIL, "%s, %s run: element %lld is %.9g, expected %.9g (GRAPH.OUT.1)",
+                         node_name(r, x, name, sizeof name), run, (long long)i, g, n->vals[i]);
+  }
+  return 0;
+}
+
+/* The placement of the current plan against GRAPH.REUSE.1, INPLACE.1, OUT.2, EXT.1,
+ * VIEW.1, INPUT.1. */
+static int check_placement(struct cts_run *r, int g) {
+  const struct cts_ids *order = &r->m.graphs[g].order;
+  size_t n = order->n;
+  struct tsm_graph_place *pl = cts_xcalloc(n ? n : 1, sizeof *pl);
+  char an[200], bn[200];
+  int rc = 0;
+  for (size_t i = 0; i < n && !rc; i++) {
+    int x = order->v[i];
+    const struct cts_mgnode *nd = &r->m.gnodes[x];
+    int e = r->a->graph_place(r->s, node_h(r, x), &pl[i]);
+    int view = nd->kind == CTS_GN_OP && nd->op == TSM_OP_RESHAPE;
+    int placed = !view && nd->kind != CTS_GN_EXTERNAL;
+    node_name(r, x, an, sizeof an);
+    if (e)
+      rc = cts__report(r, CTS_FAIL, "graph_place(%s) failed with %s", an, cts_err_name(e));
+    else if (!pl[i].in_graph)
+      rc = cts__report(r, CTS_FAIL, "%s is in the graph, graph_place says not (GRAPH.BUILD.1)", an);
+    else if (pl[i].placed != placed)
+      rc = cts__report(r, CTS_FAIL, "%s: placed is %d, expected %d (%s)", an, pl[i].placed, placed,
+                       view ? "GRAPH.VIEW.1: a view owns no memory"
+                            : nd->kind == CTS_GN_EXTERNAL ? "GRAPH.EXT.1" : "GRAPH.PLAN.3");
+    else if (view && pl[i].root != node_h(r, cts_model_graph_root(&r->m, x)))
+      rc = cts__report(r, CTS_FAIL, "%s: reported root is not its source's root", an);
+    else if (placed && pl[i].nbytes < node_bytes(nd))
+      rc = cts__report(r, CTS_FAIL, "%s: placed in %llu bytes, needs %zu", an,
+                       (unsigned long long)pl[i].nbytes, node_bytes(nd));
+  }
+  for (size_t i = 0; i < n && !rc; i++) {
+    int x = order->v[i];
+    if (!pl[i].placed) continue;
+    int64_t xs, xe;
+    cts_model_graph_live(&r->m, x, &xs, &xe);
+    for (size_t j = i + 1; j < n && !rc; j++) {
+      int y = order->v[j];
+      if (!pl[j].placed || pl[j].buffer != pl[i].buffer) continue;
+      uint64_t xb = pl[i].offset, xz = xb + node_bytes(&r->m.gnodes[x]);
+      uint64_t yb = pl[j].offset, yz = yb + node_bytes(&r->m.gnodes[y]);
+      if (xz <= yb || yz <= xb || xz == xb || yz == yb) continue; /* disjoint or empty */
+      int64_t ys, ye;
+      cts_model_graph_live(&r->m, y, &ys, &ye);
+      if (xe < ys || ye < xs) continue; /* GRAPH.REUSE.1 */
+      /* GRAPH.INPLACE.1: y takes over x at the step x is last read. */
+      const struct cts_mgnode *nx = &r->m.gnodes[x], *ny = &r->m.gnodes[y];
+      int inplace = ny->kind == CTS_GN_OP &&
+                    (ny->op == TSM_OP_ADD || ny->op == TSM_OP_SUB || ny->op == TSM_OP_MUL) &&
+                    (ny->src[0] == x || ny->src[1] == x) && xe == ys &&
+                    cts_model_graph_consumers(&r->m, x) == 1 &&
+                    !(nx->flags & (TSM_GRAPH_OUTPUT | TSM_GRAPH_PARAM)) &&
+                    nx->dtype == ny->dtype && nx->ndim == ny->ndim &&
+                    !memcmp(nx->shape, ny->shape, (size_t)nx->ndim * sizeof(int64_t)) &&
+                    xb == yb;
+      for (size_t k = 0; inplace && k < n; k++) {
+        const struct cts_mgnode *v = &r->m.gnodes[order->v[k]];
+        if (v->kind == CTS_GN_OP && v->op == TSM_OP_RESHAPE && v->src[0] == x) inplace = 0;
+      }
+      if (inplace) continue;
+      int out = (nx->flags | ny->flags) & TSM_GRAPH_OUTPUT;
+      rc = cts__report(r, CTS_FAIL, "%s [%llu, %llu) and %s [%llu, %llu) share memory while both "
+                       "are live (steps %lld..%lld and %lld..%lld; %s)",
+                       node_name(r, x, an, sizeof an), (unsigned long long)xb, (unsigned long long)xz,
+                       node_name(r, y, bn, sizeof bn), (unsigned long long)yb, (unsigned long long)yz,
+                       (long long)xs, (long long)(xe == INT64_MAX ? -1 : xe), (long long)ys,
+                       (long long)(ye == INT64_MAX ? -1 : ye),
+                       out ? "GRAPH.OUT.2: an OUTPUT never shares" : "GRAPH.REUSE.1, GRAPH.INPLACE.1");
+    }
+  }
+  free(pl);
+  return rc ? -1 : 0;
+}
+
+static int compute_check(struct cts_model *m, int g) {
+  int rc = cts_model_graph_check(m, g);
+  if (rc) return rc;
+  const struct cts_ids *order = &m->graphs[g].order;
+  for (size_t i = 0; i < order->n; i++) {
+    const struct cts_mgnode *n = &m->gnodes[order->v[i]];
+    if (n->kind == CTS_GN_EXTERNAL && !m->res[n->res].valid) return TSM_ERELEASED;
+  }
+  return 0;
+}
+
+static uint64_t planned_bytes(struct cts_run *r, int g) {
+  struct tsm_graph_info info;
+  memset(&info, 0, sizeof info);
+  r->a->graph_info(r->s, graph_h(r, g), &info);
+  return info.planned_bytes;
+}
+
+static void free_bytes(struct cts_run *r) {
+  for (size_t i = 0; r->unplanned && i < r->m.n_gnodes; i++) free(r->unplanned[i]);
+  free(r->unplanned);
+  r->unplanned = NULL;
+}
+
+static int exec_compute(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  int g;
+  if (sym_id(r, st->a, &g)) return -1;
+  int model_rc = g == CTS_BOGUS ? TSM_EINVAL : compute_check(&r->m, g);
+  int adapter_rc = r->a->graph_plan(r->s, graph_h(r, g), TSM_PLAN_NONE);
+  if (model_rc || adapter_rc || expected_err)
+    return cts__judge_codes(r, model_rc, adapter_rc, expected_err) ? -1 : cts__check_state(r);
+  const struct cts_ids *order = &r->m.graphs[g].order;
+  if (write_leaves(r, g, &adapter_rc) || (adapter_rc = r->a->graph_compute(r->s, graph_h(r, g))))
+    return cts__report(r, CTS_FAIL, "the unplanned compute failed with %s", cts_err_name(adapter_rc));
+  uint64_t none_bytes = planned_bytes(r, g);
+  free_bytes(r);
+  r->unplanned = cts_xcalloc(r->m.n_gnodes ? r->m.n_gnodes : 1, sizeof(unsigned char *));
+  char name[200];
+  for (size_t i = 0; i < order->n; i++) {
+    int rc, x = order->v[i];
+    r->unplanned[x] = read_node(r, x, &rc);
+    if (rc) return cts__report(r, CTS_FAIL, "graph_read(%s) failed with %s",
+                               node_name(r, x, name, sizeof name), cts_err_name(rc));
+  }
+  struct factors f = {r, r->unplanned, NULL};
+  cts_model_graph_compute(&r->m, g, factor_of, &f);
+  free(f.scratch);
+  for (size_t i = 0; i < order->n; i++) {
+    const struct cts_mgnode *n = &r->m.gnodes[order->v[i]];
+    if (n->kind == CTS_GN_OP && n->op == TSM_OP_SVD && n->out == 0 &&
+        check_svd(r, order->v[i], r->unplanned))
+      return -1;
+  }
+  for (size_t i = 0; i < order->n; i++)
+    if (compare_model(r, order->v[i], r->unplanned[order->v[i]], "unplanned")) return -1;
+  /* The planned run. */
+  if ((adapter_rc = r->a->graph_plan(r->s, graph_h(r, g), TSM_PLAN_REUSE)) ||
+      write_leaves(r, g, &adapter_rc) || (adapter_rc = r->a->graph_compute(r->s, graph_h(r, g))))
+    return cts__report(r, CTS_FAIL, "the planned compute failed with %s", cts_err_name(adapter_rc));
+  if (check_placement(r, g)) return -1;
+  uint64_t reuse_bytes = planned_bytes(r, g);
+  if (reuse_bytes > none_bytes)
+    return cts__report(r, CTS_FAIL, "the reuse plan takes %llu bytes, more than the %llu of no "
+                       "reuse (GRAPH.PLAN.3)", (unsigned long long)reuse_bytes,
+                       (unsigned long long)none_bytes);
+  for (size_t i = 0; i < order->n; i++) {
+    int rc, x = order->v[i];
+    if (!cts_model_graph_guaranteed(&r->m, x)) continue;
+    unsigned char *got = read_node(r, x, &rc);
+    size_t bytes = node_bytes(&r->m.gnodes[x]);
+    int same = rc == 0 && !memcmp(got, r->unplanned[x], bytes);
+    free(got);
+    if (!same)
+      return cts__report(r, CTS_FAIL, "%s is guaranteed (OUTPUT, PARAM, external or sink) but the "
+                         "planned run's bytes differ from the unplanned run's (GRAPH.OUT.1)",
+                         node_name(r, x, name, sizeof name));
+  }
+  return cts__check_state(r);
+}
+
+/* GRAPH.PLAN.1: compute without planning first; a stale plan is re-planned or refused. */
+static int exec_recompute(struct cts_run *r, const struct cts_stmt *st) {
+  int g;
+  if (sym_id(r, st->a, &g)) return -1;
+  int model_rc = g == CTS_BOGUS ? TSM_EINVAL : compute_check(&r->m, g);
+  if (model_rc)
+    return cts__report(r, CTS_ERROR, "the spec model refuses this compute with %s: write "
+                       "`expect error %s: compute G`", cts_err_name(model_rc), cts_err_name(model_rc));
+  int adapter_rc = 0;
+  if (write_leaves(r, g, &adapter_rc) == 0) adapter_rc = r->a->graph_compute(r->s, graph_h(r, g));
+  if (adapter_rc == TSM_ESTALE) return cts__check_state(r); /* refused: allowed */
+  if (adapter_rc)
+    return cts__report(r, CTS_FAIL, "recompute failed with %s (GRAPH.PLAN.1 allows only STALE)",
+                       cts_err_name(adapter_rc));
+  const struct cts_ids *order = &r->m.graphs[g].order;
+  unsigned char **now = cts_xcalloc(r->m.n_gnodes ? r->m.n_gnodes : 1, sizeof(unsigned char *));
+  int rc = 0;
+  for (size_t i = 0; i < order->n; i++) {
+    const struct cts_mgnode *n = &r->m.gnodes[order->v[i]];
+    if (n->kind == CTS_GN_OP && n->op == TSM_OP_SVD) now[order->v[i]] = read_node(r, order->v[i], &rc);
+  }
+  struct factors f = {r, now, NULL};
+  cts_model_graph_compute(&r->m, g, factor_of, &f);
+  free(f.scratch);
+  rc = check_placement(r, g);
+  for (size_t i = 0; rc == 0 && i < order->n; i++) {
+    int x = order->v[i], e;
+    if (!cts_model_graph_guaranteed(&r->m, x)) continue;
+    unsigned char *got = read_node(r, x, &e);
+    rc = e ? cts__report(r, CTS_FAIL, "graph_read failed with %s", cts_err_name(e))
+           : compare_model(r, x, got, "re-planned");
+    free(got);
+  }
+  for (size_t i = 0; i < r->m.n_gnodes; i++) free(now[i]);
+  free(now);
+  return rc ? -1 : cts__check_state(r);
+}
+
+int cts__exec_graph(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  switch (st->kind) {
+    case CTS_G_COMPUTE: return exec_compute(r, st, expected_err);
+    case CTS_G_RECOMPUTE: return exec_recompute(r, st);
+    default: return exec_build(r, st, expected_err);
+  }
+}
+
+/* ---- expectations and observation ------------------------------------------- */
+
+int cts__expect_graph(struct cts_run *r, const struct cts_stmt *st) {
+  int x;
+  if (sym_id(r, st->a, &x)) return -1;
+  char name[200];
+  if (st->kind == CTS_EXPECT_PLANNED) {
+    uint64_t none = 0;
+    for (size_t i = 0; i < r->m.graphs[x].order.n; i++) {
+      const struct cts_mgnode *n = &r->m.gnodes[r->m.graphs[x].order.v[i]];
+      if (n->kind == CTS_GN_LEAF || (n->kind == CTS_GN_OP && n->op != TSM_OP_RESHAPE))
+        none += node_bytes(n);
+    }
+    if ((uint64_t)st->count < none)
+      return cts__report(r, CTS_ERROR, "the case contradicts the spec model: the spec bounds a "
+                         "plan only by the unplanned %llu bytes (GRAPH.PLAN.3)",
+                         (unsigned long long)none);
+    uint64_t got = planned_bytes(r, x);
+    return got <= (uint64_t)st->count
+               ? 0
+               : cts__report(r, CTS_FAIL, "the plan takes %llu bytes, more than %lld",
+                             (unsigned long long)got, (long long)st->count);
+  }
+  const struct cts_mgnode *n = &r->m.gnodes[x];
+  int guaranteed = n->in_graph && r->m.graphs[n->graph].computed && cts_model_graph_guaranteed(&r->m, x);
+  if (st->flag)
+    return guaranteed ? cts__report(r, CTS_ERROR, "the case contradicts the spec model: %s is "
+                                    "guaranteed", node_name(r, x, name, sizeof name))
+                      : 0;
+  if (!guaranteed)
+    return cts__report(r, CTS_ERROR, "the case contradicts the spec model: %s has no guaranteed "
+                       "value (GRAPH.OUT.3): flag it output, or `expect node ... unspecified`",
+                       node_name(r, x, name, sizeof name));
+  int64_t e = cts_model_graph_elems(n);
+  if ((int64_t)st->nvals != e)
+    return cts__report(r, CTS_ERROR, "%zu values for %lld elements", st->nvals, (long long)e);
+  for (int64_t i = 0; i < e; i++) {
+    double w = n->dtype == TSM_F32 ? (double)(float)st->vals[i] : st->vals[i];
+    if (!node_equal(n, w, n->vals[i]))
+      return cts__report(r, CTS_ERROR, "the case contradicts the spec model: element %lld is %.9g "
+                         "in the model", (long long)i, n->vals[i]);
+  }
+  int rc;
+  unsigned char *got = read_node(r, x, &rc);
+  if (rc) {
+    free(got);
+    return cts__report(r, CTS_FAIL, "graph_read failed with %s", cts_err_name(rc));
+  }
+  for (int64_t i = 0; i < e; i++) {
+    double w = n->dtype == TSM_F32 ? (double)(float)st->vals[i] : st->vals[i];
+    if (!node_equal(n, w, decode(n->dtype, got, i))) {
+      double g = decode(n->dtype, got, i);
+      free(got);
+      return cts__report(r, CTS_FAIL, "%s: element %lld is %.9g, expected %.9g",
+                         node_name(r, x, name, sizeof name), (long long)i, g, w);
+    }
+  }
+  free(got);
+  return 0;
+}
+
+/* Each graph's state, and the bytes its plan holds (counted in live bytes). */
+int cts__check_graphs(struct cts_run *r, uint64_t *graph_bytes) {
+  *graph_bytes = 0;
+  for (size_t g = 0; g < r->m.n_graphs && g < r->graph_cap; g++) {
+    if (!r->graph[g].h) continue;
+    struct tsm_graph_info info;
+    memset(&info, 0, sizeof info);
+    int rc = r->a->graph_info(r->s, r->graph[g].h, &info);
+    if (rc) return cts__report(r, CTS_FAIL, "graph_info failed with %s", cts_err_name(rc));
+    if (!!info.released != r->m.graphs[g].released)
+      return cts__report(r, CTS_FAIL, "graph made at line %d: expected %s, observed %s (GRAPH.MGR.1)",
+                         r->graph[g].line, r->m.graphs[g].released ? "released" : "open",
+                         info.released ? "released" : "open");
+    if (!info.released) *graph_bytes += info.planned_bytes;
+  }
+  return 0;
+}
+
+void cts__graph_free(struct cts_run *r) {
+  free_bytes(r);
+  free(r->graph);
+  free(r->node);
+  r->graph = r->node = NULL;
+}

@@ -1,0 +1,355 @@
+/*
+ * harness/src/model_graph.c: the executable model of spec/graphs.md: building
+ * (post-order expansion), flags, values, and the liveness rules a plan must respect.
+ * The model never chooses a placement: it says which placements are legal.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "util.h"
+
+#define KEPT INT64_MAX
+
+static int bad_graph(const struct cts_model *m, int g) {
+  return g == CTS_BOGUS || g < 0 || (size_t)g >= m->n_graphs;
+}
+
+static int bad_node(const struct cts_model *m, int x) {
+  return x == CTS_BOGUS || x < 0 || (size_t)x >= m->n_gnodes;
+}
+
+int cts_model_graph_check(const struct cts_model *m, int g) {
+  if (bad_graph(m, g)) return TSM_EINVAL;
+  return m->graphs[g].released ? TSM_ERELEASED : 0;
+}
+
+int64_t cts_model_graph_elems(const struct cts_mgnode *n) {
+  int64_t e = 1;
+  for (int i = 0; i < n->ndim; i++) e *= n->shape[i];
+  return e;
+}
+
+int cts_model_graph_new(struct cts_model *m, int mgr, int *out) {
+  if (mgr == CTS_BOGUS || mgr < 0 || (size_t)mgr >= m->n_mgrs) return TSM_EINVAL;
+  if (m->mgrs[mgr].state != CTS_M_OPEN) return TSM_ECLOSED;
+  struct cts_mgraph gr;
+  memset(&gr, 0, sizeof gr);
+  gr.mgr = mgr;
+  gr.dirty = 1;
+  CTS_PUSH(m->graphs, m->n_graphs, m->cap_graphs, gr);
+  *out = (int)m->n_graphs - 1;
+  return 0;
+}
+
+static int new_node(struct cts_model *m, int g, int kind, int dtype, int ndim,
+                    const int64_t *shape) {
+  struct cts_mgnode n;
+  memset(&n, 0, sizeof n);
+  n.graph = g;
+  n.kind = kind;
+  n.res = CTS_NONE;
+  n.first = CTS_NONE;
+  n.dtype = dtype;
+  n.ndim = ndim;
+  memcpy(n.shape, shape, (size_t)ndim * sizeof(int64_t));
+  n.order = -1;
+  CTS_PUSH(m->gnodes, m->n_gnodes, m->cap_gnodes, n);
+  return (int)m->n_gnodes - 1;
+}
+
+int cts_model_graph_leaf(struct cts_model *m, int g, int dtype, int ndim, const int64_t *shape,
+                         double *init, int *out) {
+  int rc = cts_model_graph_check(m, g);
+  for (int i = 0; !rc && i < ndim; i++)
+    if (shape[i] < 0) rc = TSM_EINVAL;
+  if (rc) {
+    free(init);
+    return rc;
+  }
+  *out = new_node(m, g, CTS_GN_LEAF, dtype, ndim, shape);
+  m->gnodes[*out].init = init;
+  return 0;
+}
+
+int cts_model_graph_external(struct cts_model *m, int g, int r, int *out) {
+  int rc = cts_model_graph_check(m, g);
+  if (!rc && (r == CTS_BOGUS || m->res[r].kind != TSM_KIND_TENSOR)) rc = TSM_EINVAL;
+  if (!rc && !m->res[r].valid) rc = TSM_ERELEASED;
+  if (rc) return rc;
+  *out = new_node(m, g, CTS_GN_EXTERNAL, m->res[r].dtype, m->res[r].ndim, m->res[r].shape);
+  m->gnodes[*out].res = r;
+  return 0;
+}
+
+static int same_shape(const struct cts_mgnode *a, const struct cts_mgnode *b) {
+  if (a->ndim != b->ndim) return 0;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i]) return 0;
+  return 1;
+}
+
+int cts_model_graph_op(struct cts_model *m, int op, int a, int b, int ndim, const int64_t *shape,
+                       int *outs) {
+  if (bad_node(m, a) || (b != CTS_NONE && bad_node(m, b))) return TSM_EINVAL;
+  int g = m->gnodes[a].graph;
+  if (b != CTS_NONE && m->gnodes[b].graph != g) return TSM_EINVAL;
+  int rc = cts_model_graph_check(m, g);
+  if (rc) return rc;
+  const struct cts_mgnode *x = &m->gnodes[a], *y = b != CTS_NONE ? &m->gnodes[b] : NULL;
+  int out_ndim = x->ndim;
+  int64_t out_shape[TSM_MAX_DIMS];
+  memcpy(out_shape, x->shape, sizeof out_shape);
+  switch (op) {
+    case TSM_OP_ADD: case TSM_OP_SUB: case TSM_OP_MUL:
+      if (!same_shape(x, y)) return TSM_ESHAPE;
+      if (x->dtype != y->dtype) return TSM_EDTYPE;
+      break;
+    case TSM_OP_SUM:
+      out_ndim = 0;
+      break;
+    case TSM_OP_MATMUL:
+      if (x->ndim != 2 || y->ndim != 2 || x->shape[1] != y->shape[0]) return TSM_ESHAPE;
+      if (x->dtype != TSM_F32 || y->dtype != TSM_F32) return TSM_EDTYPE;
+      out_shape[1] = y->shape[1];
+      break;
+    case TSM_OP_TRANSPOSE:
+      if (x->ndim != 2) return TSM_ESHAPE;
+      out_shape[0] = x->shape[1];
+      out_shape[1] = x->shape[0];
+      break;
+    case TSM_OP_DIAG:
+      if (x->ndim != 1) return TSM_ESHAPE;
+      out_ndim = 2;
+      out_shape[1] = x->shape[0];
+      break;
+    case TSM_OP_RESHAPE: {
+      int64_t e = 1;
+      for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0) return TSM_EINVAL;
+        e *= shape[i];
+      }
+      if (e != cts_model_graph_elems(x)) return TSM_ESHAPE;
+      out_ndim = ndim;
+      memcpy(out_shape, shape, (size_t)ndim * sizeof(int64_t));
+      break;
+    }
+    case TSM_OP_SVD: {
+      if (x->ndim != 2) return TSM_ESHAPE;
+      if (x->dtype != TSM_F32) return TSM_EDTYPE;
+      int64_t rows = x->shape[0], cols = x->shape[1], k = rows < cols ? rows : cols;
+      int64_t su[2] = {rows, k}, ss[1] = {k}, sv[2] = {k, cols};
+      outs[0] = new_node(m, g, CTS_GN_OP, TSM_F32, 2, su);
+      outs[1] = new_node(m, g, CTS_GN_OP, TSM_F32, 1, ss);
+      outs[2] = new_node(m, g, CTS_GN_OP, TSM_F32, 2, sv);
+      for (int i = 0; i < 3; i++) {
+        struct cts_mgnode *n = &m->gnodes[outs[i]];
+        n->op = TSM_OP_SVD;
+        n->src[0] = a;
+        n->n_src = 1;
+        n->out = i;
+        n->first = outs[0];
+      }
+      return 0;
+    }
+    default:
+      return TSM_EINVAL;
+  }
+  int dtype = x->dtype;
+  outs[0] = new_node(m, g, CTS_GN_OP, dtype, out_ndim, out_shape);
+  struct cts_mgnode *n = &m->gnodes[outs[0]];
+  n->op = op;
+  n->src[0] = a;
+  n->src[1] = b;
+  n->n_src = b != CTS_NONE ? 2 : 1;
+  return 0;
+}
+
+int cts_model_graph_root(const struct cts_model *m, int x) {
+  while (m->gnodes[x].kind == CTS_GN_OP && m->gnodes[x].op == TSM_OP_RESHAPE) x = m->gnodes[x].src[0];
+  return x;
+}
+
+static void mark_stale(struct cts_model *m, int g) {
+  if (m->graphs[g].planned) m->graphs[g].stale = 1;
+  m->graphs[g].dirty = 1;
+}
+
+int cts_model_graph_flag(struct cts_model *m, int x, uint32_t flags) {
+  if (bad_node(m, x)) return TSM_EINVAL;
+  int rc = cts_model_graph_check(m, m->gnodes[x].graph);
+  if (rc) return rc;
+  if ((flags & TSM_GRAPH_PARAM) && m->gnodes[x].kind == CTS_GN_OP) return TSM_EINVAL; /* FLAG.2 */
+  uint32_t before = m->gnodes[x].flags;
+  m->gnodes[x].flags |= flags;
+  if (flags & TSM_GRAPH_OUTPUT) m->gnodes[cts_model_graph_root(m, x)].flags |= TSM_GRAPH_OUTPUT;
+  if (m->gnodes[x].flags != before && m->gnodes[x].in_graph) mark_stale(m, m->gnodes[x].graph);
+  return 0;
+}
+
+/* GRAPH.BUILD.1: post-order, sources in argument order; an svd's three results are
+ * produced together, at one step. */
+static int64_t next_order(const struct cts_model *m, int g) {
+  int64_t k = 0;
+  const struct cts_ids *o = &m->graphs[g].order;
+  for (size_t i = 0; i < o->n; i++)
+    if (m->gnodes[o->v[i]].order >= k) k = m->gnodes[o->v[i]].order + 1;
+  return k;
+}
+
+static void visit(struct cts_model *m, int x) {
+  struct cts_mgnode *n = &m->gnodes[x];
+  if (n->in_graph) return;
+  for (int i = 0; i < n->n_src; i++) visit(m, m->gnodes[x].src[i]);
+  n = &m->gnodes[x];
+  int g = n->graph;
+  if (n->kind == CTS_GN_OP && n->op == TSM_OP_SVD) {
+    int64_t k = next_order(m, g);
+    for (int i = 0; i < 3; i++) {
+      struct cts_mgnode *r = &m->gnodes[n->first + i];
+      r->in_graph = 1;
+      r->order = k;
+      CTS_PUSH(m->graphs[g].order.v, m->graphs[g].order.n, m->graphs[g].order.cap, n->first + i);
+    }
+    return;
+  }
+  n->in_graph = 1;
+  n->order = n->kind == CTS_GN_OP ? next_order(m, g) : -1;
+  CTS_PUSH(m->graphs[g].order.v, m->graphs[g].order.n, m->graphs[g].order.cap, x);
+}
+
+int cts_model_graph_expand(struct cts_model *m, int g, int x) {
+  int rc = bad_node(m, x) ? TSM_EINVAL : cts_model_graph_check(m, g);
+  if (rc) return rc;
+  if (m->gnodes[x].graph != g) return TSM_EINVAL;
+  size_t before = m->graphs[g].order.n;
+  visit(m, x);
+  if (m->graphs[g].order.n != before) mark_stale(m, g);
+  return 0;
+}
+
+int cts_model_graph_release(struct cts_model *m, int g) {
+  if (bad_graph(m, g)) return TSM_EINVAL;
+  m->graphs[g].released = 1; /* GRAPH.MGR.1; releasing again changes nothing */
+  m->graphs[g].dirty = 1;
+  return 0;
+}
+
+/* ---- liveness (GRAPH.REUSE.1) ------------------------------------------------ */
+
+/* In-graph op nodes reading x, an svd counted once. */
+int cts_model_graph_consumers(const struct cts_model *m, int x) {
+  int count = 0;
+  for (size_t i = 0; i < m->n_gnodes; i++) {
+    const struct cts_mgnode *n = &m->gnodes[i];
+    if (!n->in_graph || n->kind != CTS_GN_OP) continue;
+    if (n->op == TSM_OP_SVD && n->out != 0) continue;
+    for (int k = 0; k < n->n_src; k++) count += n->src[k] == x;
+  }
+  return count;
+}
+
+/* The last step that reads x, directly or through views of it; KEPT when nothing
+ * reads it (a sink, GRAPH.SINK.1) or a view of it nobody reads. */
+static int64_t last_read(const struct cts_model *m, int x) {
+  int64_t end = -1;
+  int read = 0;
+  for (size_t i = 0; i < m->n_gnodes; i++) {
+    const struct cts_mgnode *n = &m->gnodes[i];
+    if (!n->in_graph || n->kind != CTS_GN_OP) continue;
+    for (int k = 0; k < n->n_src; k++) {
+      if (n->src[k] != x) continue;
+      int64_t at = n->op == TSM_OP_RESHAPE ? last_read(m, (int)i) : n->order;
+      if (at == KEPT) return KEPT;
+      if (at > end) end = at;
+      read = 1;
+    }
+  }
+  return read ? end : KEPT;
+}
+
+int cts_model_graph_guaranteed(const struct cts_model *m, int x) {
+  const struct cts_mgnode *r = &m->gnodes[cts_model_graph_root(m, x)];
+  if ((r->flags & (TSM_GRAPH_OUTPUT | TSM_GRAPH_PARAM)) || r->kind == CTS_GN_EXTERNAL) return 1;
+  return last_read(m, cts_model_graph_root(m, x)) == KEPT;
+}
+
+void cts_model_graph_live(const struct cts_model *m, int x, int64_t *start, int64_t *end) {
+  const struct cts_mgnode *n = &m->gnodes[x];
+  *start = n->kind == CTS_GN_OP ? n->order : -1;
+  *end = (n->flags & (TSM_GRAPH_OUTPUT | TSM_GRAPH_PARAM)) ? KEPT : last_read(m, x);
+}
+
+/* ---- values (GRAPH.OP.1) ------------------------------------------------------- */
+
+static double round_to(int dtype, double v) {
+  return dtype == TSM_F32 ? (double)(float)v : (double)(int32_t)(uint32_t)(int64_t)v;
+}
+
+static void compute_node(struct cts_model *m, int x, const double *(*factor)(void *, int),
+                         void *ctx) {
+  struct cts_mgnode *n = &m->gnodes[x];
+  int64_t e = cts_model_graph_elems(n);
+  double *v = cts_xcalloc(e ? (size_t)e : 1, sizeof(double));
+  const struct cts_mgnode *a = n->n_src > 0 ? &m->gnodes[n->src[0]] : NULL;
+  const struct cts_mgnode *b = n->n_src > 1 ? &m->gnodes[n->src[1]] : NULL;
+  n->svd_taint = (a && a->svd_taint) || (b && b->svd_taint);
+  if (n->kind == CTS_GN_LEAF) {
+    if (n->init) memcpy(v, n->init, (size_t)e * sizeof(double));
+  } else if (n->kind == CTS_GN_EXTERNAL) {
+    memcpy(v, cts_model_values(m, n->res), (size_t)e * sizeof(double));
+  } else {
+    switch (n->op) {
+      case TSM_OP_ADD: case TSM_OP_SUB: case TSM_OP_MUL:
+        for (int64_t i = 0; i < e; i++) {
+          double p = a->vals[i], q = b->vals[i];
+          v[i] = round_to(n->dtype, n->op == TSM_OP_ADD ? p + q : n->op == TSM_OP_SUB ? p - q : p * q);
+        }
+        break;
+      case TSM_OP_SUM: {
+        double s = 0;
+        for (int64_t i = 0; i < cts_model_graph_elems(a); i++) s += a->vals[i];
+        v[0] = round_to(n->dtype, s);
+        break;
+      }
+      case TSM_OP_MATMUL: {
+        int64_t rows = a->shape[0], k = a->shape[1], cols = b->shape[1];
+        for (int64_t i = 0; i < rows; i++)
+          for (int64_t j = 0; j < cols; j++) {
+            double s = 0;
+            for (int64_t t = 0; t < k; t++) s += a->vals[i * k + t] * b->vals[t * cols + j];
+            v[i * cols + j] = round_to(TSM_F32, s);
+          }
+        break;
+      }
+      case TSM_OP_TRANSPOSE:
+        for (int64_t i = 0; i < a->shape[0]; i++)
+          for (int64_t j = 0; j < a->shape[1]; j++) v[j * a->shape[0] + i] = a->vals[i * a->shape[1] + j];
+        break;
+      case TSM_OP_DIAG:
+        for (int64_t i = 0; i < a->shape[0]; i++) v[i * a->shape[0] + i] = a->vals[i];
+        break;
+      case TSM_OP_RESHAPE:
+        memcpy(v, a->vals, (size_t)e * sizeof(double));
+        break;
+      case TSM_OP_SVD: /* the implementation's factors, validated by the judge */
+        memcpy(v, factor(ctx, x), (size_t)e * sizeof(double));
+        n->svd_taint = 1;
+        break;
+      default:
+        break;
+    }
+  }
+  free(n->vals);
+  n->vals = v;
+}
+
+void cts_model_graph_compute(struct cts_model *m, int g,
+                             const double *(*factor)(void *ctx, int node), void *ctx) {
+  struct cts_mgraph *gr = &m->graphs[g];
+  for (size_t i = 0; i < gr->order.n; i++) compute_node(m, gr->order.v[i], factor, ctx);
+  m->graphs[g].computed = 1;
+  m->graphs[g].planned = 1;
+  m->graphs[g].stale = 0;
+}
