@@ -26,6 +26,7 @@ include harness/harness.mk
 include harness/adapters/example/example.mk
 include harness/tests/tests.mk
 include bench/bench.mk
+include python.mk
 
 all-targets: $(ALL_TARGETS)
 
@@ -37,7 +38,9 @@ LARGE ?= 1
 run: all
 	@mkdir -p $(REPORT)
 	$(TSM_CTS) run --adapter $(TSMREF_ADAPTER) $(if $(filter 1,$(LARGE)),--large) -j $$(nproc) \
-	  --json $(REPORT)/results.json --junit $(REPORT)/junit.xml cases
+	  --json $(REPORT)/results.json --junit $(REPORT)/junit.xml cases; rc=$$?; \
+	$(MAKE) --no-print-directory interop \
+	  INTEROP_FLAGS="$(if $(filter 1,$(LARGE)),--large) $(INTEROP_FLAGS)" || rc=1; exit $$rc
 
 check:
 	CC="$(CC)" bash ci/check.sh

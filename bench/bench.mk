@@ -2,6 +2,7 @@
 # the binary is built by `all` but never run by `run` or `check`.
 #   $(BENCH_MANAGERS)  $(B)/bin/bench-managers
 #   $(BENCH_DLPACK)    $(B)/bin/bench-dlpack  (DLPack C ABI round trip, spec/dlpack.md)
+#   $(BENCH_GRAPHS)    $(B)/bin/bench-graphs  (graph planner vs liveness bound, spec/graphs.md)
 
 BENCH_MANAGERS := $(B)/bin/bench-managers
 BENCH_OBJ := $(B)/obj/bench/bench_managers.o
@@ -35,6 +36,22 @@ $(BENCH_DLPACK): $(BENCH_DLPACK_OBJ) $(TSMREF_LIB)
 	$(CC) -o $@ $(BENCH_DLPACK_OBJ) -L$(B)/lib -ltsmref -Wl,-rpath,'$$ORIGIN/../lib' \
 	  $(LDFLAGS_ALL) -pthread
 
-bench: $(BENCH_MANAGERS) $(BENCH_DLPACK)
+BENCH_GRAPHS := $(B)/bin/bench-graphs
+BENCH_GRAPHS_OBJ := $(B)/obj/bench/bench_graphs.o
+
+ALL_TARGETS += $(BENCH_GRAPHS)
+DEPS += $(BENCH_GRAPHS_OBJ:.o=.d)
+
+$(BENCH_GRAPHS_OBJ): bench/bench_graphs.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -pthread -Iimpl/include -c $< -o $@
+
+$(BENCH_GRAPHS): $(BENCH_GRAPHS_OBJ) $(TSMREF_LIB)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $(BENCH_GRAPHS_OBJ) -L$(B)/lib -ltsmref -Wl,-rpath,'$$ORIGIN/../lib' \
+	  $(LDFLAGS_ALL) -pthread
+
+bench: $(BENCH_MANAGERS) $(BENCH_DLPACK) $(BENCH_GRAPHS)
 	$(BENCH_MANAGERS)
 	$(BENCH_DLPACK)
+	$(BENCH_GRAPHS)

@@ -86,6 +86,12 @@ tsan() {
   return $rc
 }
 
+# The Python capsule protocol between every producer and consumer of {reference,
+# numpy, apache-tvm-ffi, jax} (harness/python), then the bridge's own self-tests with
+# deliberately broken consumers (the IREE leak, the turbine rename-back).
+interop() { make --no-print-directory BUILD="$primary" CC="$CC" interop; }
+interop_selftest() { make --no-print-directory BUILD="$primary" CC="$CC" interop-selftest; }
+
 # make install into a scratch prefix, then build and run a program against it
 # through pkg-config, as a user of the library would.
 install_lane() {
@@ -128,6 +134,8 @@ lane reference reference "$primary"
 lane reference-$other_cc reference "$other"
 lane example-adapter example
 lane tsan tsan
+lane interop interop
+lane interop-selftest interop_selftest
 lane selftests bash harness/tests/run_selftests.sh "$primary"
 lane install install_lane
 

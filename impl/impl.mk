@@ -19,7 +19,21 @@ TSMREF_PC := $(B)/lib/pkgconfig/tsmref.pc
 TSMREF_CFLAGS := -Iimpl/include -Iimpl/src $(if $(NVCC),-DTSMREF_HAVE_CUDA=1)
 # -pthread: each context has a mutex (SCOPE.THREAD.3). The harness links only -ldl -lm
 # and dlopen()s the adapter, so the adapter .so carries -pthread itself.
-TSMREF_LDLIBS := -ldl -pthread
+# Graph linear algebra (GRAPH.OP.1): OpenBLAS's cblas_sgemm and LAPACKE's sgesvd from
+# Debian (libopenblas-dev, liblapacke-dev; installed on demand like deps.mk's packages).
+# Debian's cblas.h is an alternative under /usr/include/<triplet>; libopenblas.so
+# carries the CBLAS symbols and liblapacke.so the LAPACKE ones.
+TSMREF_LA_LIBS := -llapacke -lopenblas
+TSMREF_LDLIBS := -ldl -pthread $(TSMREF_LA_LIBS)
+TSMREF_MULTIARCH := $(or $(shell gcc -print-multiarch 2>/dev/null),x86_64-linux-gnu)
+TSMREF_CBLAS_H := /usr/include/$(TSMREF_MULTIARCH)/cblas.h
+TSMREF_LAPACKE_H := /usr/include/lapacke.h
+TSMREF_OPENBLAS_SO := /usr/lib/$(TSMREF_MULTIARCH)/libopenblas.so
+$(TSMREF_CBLAS_H) $(TSMREF_OPENBLAS_SO):
+	$(call apt_install,$@,libopenblas-dev)
+$(TSMREF_LAPACKE_H):
+	$(call apt_install,$@,liblapacke-dev)
+$(B)/obj/impl/cpu/cpu_backend.o: | $(TSMREF_CBLAS_H) $(TSMREF_LAPACKE_H) $(TSMREF_OPENBLAS_SO)
 # Internal (tsmr__) symbols stay hidden; only TSMR_API functions are exported.
 TSMREF_VIS := -fvisibility=hidden -fno-semantic-interposition
 
@@ -82,14 +96,16 @@ $(B)/obj/impl/cuda/%.o: impl/cuda/%.cu impl/cuda/tsmr_cuda.cuh impl/src/backend.
 ifneq ($(strip $(NVCC)),)
 $(TSMREF_CUDA): $(TSMREF_CU_OBJS)
 	@mkdir -p $(@D)
-	$(NVCC) -shared -cudart static $(NVCC_ARCH) -Xcompiler -fPIC -o $@ $^
+	$(NVCC) -shared -cudart static $(NVCC_ARCH) -Xcompiler -fPIC -o $@ $^ -lcublas \
+	  -lcusolver
 endif
 
 # tsmref.pc for a given prefix: $(call tsmref_pc,prefix,output file)
 tsmref_pc = printf '%s\n' 'prefix=$(1)' 'libdir=$${prefix}/lib' \
   'includedir=$${prefix}/include' '' 'Name: tsmref' \
   'Description: tsm-cts reference implementation of scoped tensor memory' \
-  'Version: 1.2.0' 'Libs: -L$${libdir} -ltsmref' 'Libs.private: -ldl -pthread' \
+  'Version: 1.3.0' 'Libs: -L$${libdir} -ltsmref' \
+  'Libs.private: -ldl -pthread $(TSMREF_LA_LIBS)' \
   'Cflags: -I$${includedir} -pthread' > $(2)
 
 $(TSMREF_PC): impl/impl.mk

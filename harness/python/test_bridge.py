@@ -96,7 +96,7 @@ def main():
          "deleters never ran"),
         ("roundtrip-f32.pytsm", "iree-leak", "Fail", "leak"),
         ("consume-legacy.pytsm", consumer("turbine", rename_back=True), "Fail",
-         "use after free"),
+         "DLP.PY.NAME.2"),
         ("roundtrip-f32.pytsm", "turbine", "Fail", "DLP.PY.NAME.2"),
         ("consume-legacy.pytsm", consumer("no-rename", rename=False), "Fail",
          "used_dltensor"),

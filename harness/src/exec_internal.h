@@ -51,6 +51,7 @@ struct cts_run {
   struct cts_objinfo *graph, *node; /* per model graph and graph-node id */
   size_t graph_cap, node_cap;
   unsigned char **unplanned; /* per node: its bytes after the last unplanned compute */
+  size_t n_unplanned;
   int cuda_session;
 };
 

@@ -4,6 +4,7 @@
  * oracle every adapter is judged by, so its rules are tested here directly, from
  * the spec text, without any adapter.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,6 +312,45 @@ static void test_dlpack(void) {
   cts_model_free(&m);
 }
 
+static void test_graphs(void) {
+  struct cts_model m;
+  cts_model_init(&m);
+  int g = -1, a = -1, b = -1, out[3];
+  int64_t s2[1] = {2};
+  CHECK(cts_model_graph_new(&m, 0, &g) == 0);
+  CHECK(cts_model_graph_leaf(&m, g, TSM_F32, 1, s2, cts_xcalloc(2, sizeof(double)), &a) == 0);
+  CHECK(cts_model_graph_leaf(&m, g, TSM_F32, 1, s2, cts_xcalloc(2, sizeof(double)), &b) == 0);
+  CHECK(cts_model_graph_op(&m, TSM_OP_ADD, a, b, 0, NULL, out) == 0);
+  int c = out[0];
+  CHECK(cts_model_graph_op(&m, TSM_OP_MUL, c, c, 0, NULL, out) == 0);
+  int d = out[0];
+  CHECK(cts_model_graph_op(&m, TSM_OP_SUM, d, CTS_NONE, 0, NULL, out) == 0);
+  int e = out[0];
+  CHECK(cts_model_graph_op(&m, TSM_OP_SUM, a, CTS_NONE, 0, NULL, out) == 0);
+  int unreachable = out[0];
+  CHECK(cts_model_graph_expand(&m, g, e) == 0);            /* GRAPH.BUILD.1 */
+  CHECK(m.gnodes[c].order == 0 && m.gnodes[d].order == 1 && m.gnodes[e].order == 2);
+  CHECK(!m.gnodes[unreachable].in_graph);                  /* GRAPH.BUILD.2 */
+  int64_t st, en;
+  cts_model_graph_live(&m, c, &st, &en);
+  CHECK(st == 0 && en == 1);                               /* GRAPH.REUSE.1 */
+  cts_model_graph_live(&m, a, &st, &en);
+  CHECK(st == -1 && en == 0);
+  CHECK(cts_model_graph_guaranteed(&m, e));                /* GRAPH.SINK.1 */
+  CHECK(!cts_model_graph_guaranteed(&m, c) && !cts_model_graph_guaranteed(&m, a));
+  CHECK(cts_model_graph_consumers(&m, c) == 2);
+  CHECK(cts_model_graph_flag(&m, c, TSM_GRAPH_PARAM) == TSM_EINVAL); /* GRAPH.FLAG.2 */
+  CHECK(cts_model_graph_flag(&m, c, TSM_GRAPH_OUTPUT) == 0);
+  cts_model_graph_live(&m, c, &st, &en);
+  CHECK(en == INT64_MAX && cts_model_graph_guaranteed(&m, c)); /* GRAPH.OUT.2 */
+  CHECK(cts_model_close(&m, 0) == TSM_EROOT);
+  int sub_mgr = sub(&m, 0), g2 = -1;
+  CHECK(cts_model_graph_new(&m, sub_mgr, &g2) == 0);
+  CHECK(cts_model_close(&m, sub_mgr) == 0 && m.graphs[g2].released); /* GRAPH.MGR.1 */
+  CHECK(cts_model_graph_leaf(&m, g2, TSM_F32, 1, s2, NULL, &a) == TSM_ERELEASED);
+  cts_model_free(&m);
+}
+
 static void test_parser_forms(void) {
   static const char text[] =
       "---\ndescription: d\nclauses: [MGR.OP.1]\n---\n"
@@ -349,6 +389,7 @@ int main(void) {
   test_threads_and_handover();
   test_pack_and_list();
   test_dlpack();
+  test_graphs();
   test_parser_forms();
   printf("test-model: %d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;

@@ -5,7 +5,7 @@
  * have the same values on both sides (checked below at compile time).
  * Clauses: ABI.LOAD.1, ABI.VER.1-2, ABI.CAP.1, ABI.DEV.1, ABI.SESSION.1,
  * ABI.HANDLE.1, ABI.INFO.1; ABI 1.1 slots: SCOPE.*, COMP.* (spec/scopes.md); ABI 1.2
- * slots: DLP.* (spec/dlpack.md).
+ * slots: DLP.* (spec/dlpack.md); ABI 1.3 slots: GRAPH.* (spec/graphs.md).
  * Every slot may be called from several threads (TSM_CAP_THREADS): libtsmref locks
  * per context.
  */
@@ -40,6 +40,14 @@ TSMA_SAME(TSM_DLPACK_LEGACY, TSMR_DLPACK_LEGACY);
 TSMA_SAME(TSM_DLPACK_VERSIONED, TSMR_DLPACK_VERSIONED);
 TSMA_SAME(TSM_DLPACK_COPY, TSMR_DLPACK_COPY);
 TSMA_SAME(TSM_DLPACK_READ_ONLY, TSMR_DLPACK_READ_ONLY);
+TSMA_SAME(TSM_OP_TRANSPOSE, TSMR_OP_TRANSPOSE);
+TSMA_SAME(TSM_OP_DIAG, TSMR_OP_DIAG);
+TSMA_SAME(TSM_OP_SVD, TSMR_OP_SVD);
+TSMA_SAME(TSM_GRAPH_INPUT, TSMR_GRAPH_INPUT);
+TSMA_SAME(TSM_GRAPH_OUTPUT, TSMR_GRAPH_OUTPUT);
+TSMA_SAME(TSM_GRAPH_PARAM, TSMR_GRAPH_PARAM);
+TSMA_SAME(TSM_PLAN_REUSE, TSMR_PLAN_REUSE);
+TSMA_SAME(TSM_PLAN_NONE, TSMR_PLAN_NONE);
 _Static_assert(sizeof(tsm_handle) == sizeof(tsmr_handle), "handle width");
 
 #define TSMA_MAX_DEVICES 8
@@ -266,6 +274,84 @@ static int tsma_dlpack_import(void *s, void *managed, int form, tsm_handle m,
   return tsmr_dlpack_import(s, managed, form, m, out);
 }
 
+/* ---- ABI 1.3: graphs ------------------------------------------------------------ */
+
+static int tsma_graph_new(void *s, tsm_handle mgr, tsm_handle *out) {
+  return tsmr_graph_new(s, mgr, out);
+}
+
+static int tsma_graph_leaf(void *s, tsm_handle g, const struct tsm_tensor_desc *d,
+                           tsm_handle *out) {
+  struct tsmr_tensor_desc rd;
+  if (!d) return TSM_EINVAL;
+  memset(&rd, 0, sizeof rd);
+  rd.dtype = d->dtype;
+  rd.ndim = d->ndim;
+  if (d->ndim < 0 || d->ndim > TSM_MAX_DIMS) return TSM_EINVAL;
+  for (int i = 0; i < d->ndim; i++) rd.shape[i] = d->shape[i];
+  return tsmr_graph_leaf(s, g, &rd, out);
+}
+
+static int tsma_graph_external(void *s, tsm_handle g, tsm_handle tensor, tsm_handle *out) {
+  return tsmr_graph_external(s, g, tensor, out);
+}
+
+static int tsma_graph_op(void *s, tsm_handle g, int op, const tsm_handle *srcs, int n,
+                         const int64_t *params, int n_params, tsm_handle *outs, int n_outs) {
+  return tsmr_graph_op(s, g, op, srcs, n, params, n_params, outs, n_outs);
+}
+
+static int tsma_graph_flag(void *s, tsm_handle t, uint32_t flags) {
+  return tsmr_graph_flag(s, t, flags);
+}
+
+static int tsma_graph_expand(void *s, tsm_handle g, tsm_handle t) {
+  return tsmr_graph_expand(s, g, t);
+}
+
+static int tsma_graph_plan(void *s, tsm_handle g, int mode) {
+  return tsmr_graph_plan(s, g, mode);
+}
+
+static int tsma_graph_write(void *s, tsm_handle t, const void *data, size_t nbytes) {
+  return tsmr_graph_write(s, t, data, nbytes);
+}
+
+static int tsma_graph_compute(void *s, tsm_handle g) { return tsmr_graph_compute(s, g); }
+
+static int tsma_graph_read(void *s, tsm_handle t, void *dst, size_t cap) {
+  return tsmr_graph_read(s, t, dst, cap);
+}
+
+static int tsma_graph_place(void *s, tsm_handle t, struct tsm_graph_place *out) {
+  struct tsmr_graph_place p;
+  if (!out) return TSM_EINVAL;
+  int rc = tsmr_graph_place(s, t, &p);
+  if (rc) return rc;
+  out->in_graph = p.in_graph;
+  out->placed = p.placed;
+  out->order = p.order;
+  out->buffer = p.buffer;
+  out->offset = p.offset;
+  out->nbytes = p.nbytes;
+  out->root = p.root;
+  return 0;
+}
+
+static int tsma_graph_info(void *s, tsm_handle g, struct tsm_graph_info *out) {
+  struct tsmr_graph_info i;
+  if (!out) return TSM_EINVAL;
+  int rc = tsmr_graph_info(s, g, &i);
+  if (rc) return rc;
+  out->released = i.released;
+  out->planned = i.planned;
+  out->stale = i.stale;
+  out->planned_bytes = i.planned_bytes;
+  return 0;
+}
+
+static int tsma_graph_release(void *s, tsm_handle g) { return tsmr_graph_release(s, g); }
+
 #define TSMA_OP_BIT(op) (1u << (op))
 
 static const struct tsm_adapter tsma_adapter = {
@@ -273,10 +359,12 @@ static const struct tsm_adapter tsma_adapter = {
     .abi_minor = TSM_ADAPTER_ABI_MINOR,
     .struct_size = sizeof(struct tsm_adapter),
     .caps = TSM_CAP_MANAGERS | TSM_CAP_SCOPES | TSM_CAP_COMPOSITES | TSM_CAP_THREADS |
-        TSM_CAP_DLPACK_C,
+        TSM_CAP_DLPACK_C | TSM_CAP_GRAPHS,
     .ops = TSMA_OP_BIT(TSM_OP_ADD) | TSMA_OP_BIT(TSM_OP_SUB) |
         TSMA_OP_BIT(TSM_OP_MUL) | TSMA_OP_BIT(TSM_OP_SUM) | TSMA_OP_BIT(TSM_OP_GATHER) |
         TSMA_OP_BIT(TSM_OP_RESHAPE) | TSMA_OP_BIT(TSM_OP_MATMUL),
+    /* transpose, diag and svd are graph operations only (graph_op, TSM_CAP_GRAPHS):
+     * the manager op slot does not offer them, so their bits stay clear. */
     .name = "tsmref",
     .version = "libtsmref " TSMREF_VERSION_STRING,
     .device_list = tsma_device_list,
@@ -320,6 +408,20 @@ static const struct tsm_adapter tsma_adapter = {
     /* ABI 1.2 */
     .dlpack_export = tsma_dlpack_export,
     .dlpack_import = tsma_dlpack_import,
+    /* ABI 1.3 */
+    .graph_new = tsma_graph_new,
+    .graph_leaf = tsma_graph_leaf,
+    .graph_external = tsma_graph_external,
+    .graph_op = tsma_graph_op,
+    .graph_flag = tsma_graph_flag,
+    .graph_expand = tsma_graph_expand,
+    .graph_plan = tsma_graph_plan,
+    .graph_write = tsma_graph_write,
+    .graph_compute = tsma_graph_compute,
+    .graph_read = tsma_graph_read,
+    .graph_place = tsma_graph_place,
+    .graph_info = tsma_graph_info,
+    .graph_release = tsma_graph_release,
 };
 
 __attribute__((visibility("default"))) const struct tsm_adapter *tsm_adapter_entry(void) {

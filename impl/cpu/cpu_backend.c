@@ -1,9 +1,14 @@
 /*
  * impl/cpu/cpu_backend.c: the CPU backend: host memory through the library's
  * allocation hook and plain C kernels. Clauses: MGR.OP.7 (values: i32 exact with
- * two's-complement wrap, f32 sum and matmul accumulated in double), DEV.VAL.1.
+ * two's-complement wrap, f32 sum and matmul accumulated in double), DEV.VAL.1; the
+ * graph operations of GRAPH.OP.1: matmul by OpenBLAS's cblas_sgemm, SVD by LAPACKE's
+ * sgesvd (Debian's libopenblas-dev and liblapacke-dev; no hand-written linear algebra).
  */
 #include <string.h>
+
+#include <cblas.h>
+#include <lapacke.h>
 
 #include "internal.h"
 
@@ -83,6 +88,56 @@ static int tsmr_cpu_matmul(float *out, const float *a, const float *b, int64_t m
   return 0;
 }
 
+static int tsmr_cpu_sgemm(float *out, const float *a, const float *b, int64_t m,
+                          int64_t k, int64_t n) {
+  if (m > INT32_MAX || k > INT32_MAX || n > INT32_MAX) return TSMR_ENOMEM;
+  if (k == 0) {
+    memset(out, 0, (size_t)m * (size_t)n * sizeof(float));
+    return 0;
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a,
+              (int)k, b, (int)n, 0.0f, out, (int)n);
+  return 0;
+}
+
+static int tsmr_cpu_transpose32(void *out, const void *a, int64_t m, int64_t n) {
+  uint32_t *o = out;
+  const uint32_t *x = a;
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) o[j * m + i] = x[i * n + j];
+  return 0;
+}
+
+static int tsmr_cpu_diag32(void *out, const void *a, int64_t k) {
+  uint32_t *o = out;
+  const uint32_t *x = a;
+  memset(o, 0, (size_t)k * (size_t)k * sizeof(uint32_t));
+  for (int64_t i = 0; i < k; i++) o[i * k + i] = x[i];
+  return 0;
+}
+
+static int tsmr_cpu_sgesvd(float *u, float *s, float *vt, const float *a, int64_t m,
+                           int64_t n) {
+  if (m > INT32_MAX || n > INT32_MAX) return TSMR_ENOMEM;
+  int64_t k = m < n ? m : n;
+  float *w = tsmr__alloc((size_t)m * (size_t)n * sizeof(float)); /* sgesvd destroys a */
+  float *superb = tsmr__alloc((size_t)k * sizeof(float));
+  int rc = 0;
+  if (!w || !superb) {
+    rc = TSMR_ENOMEM;
+    goto out;
+  }
+  memcpy(w, a, (size_t)m * (size_t)n * sizeof(float));
+  lapack_int info = LAPACKE_sgesvd(LAPACK_ROW_MAJOR, 'S', 'S', (lapack_int)m, (lapack_int)n,
+                                   w, (lapack_int)n, s, u, (lapack_int)k, vt,
+                                   (lapack_int)n, superb);
+  if (info != 0) rc = info < 0 ? TSMR_EINVAL : TSMR_ERANGE; /* > 0: no convergence */
+out:
+  tsmr__free(w);
+  tsmr__free(superb);
+  return rc;
+}
+
 const struct tsmr__backend tsmr__cpu_backend = {
     /* .api_version = */ TSMR__BACKEND_API_VERSION,
     /* .name        = */ "cpu",
@@ -100,4 +155,9 @@ const struct tsmr__backend tsmr__cpu_backend = {
     /* .sum         = */ tsmr_cpu_sum,
     /* .gather      = */ tsmr_cpu_gather,
     /* .matmul      = */ tsmr_cpu_matmul,
+    /* .graph_align = */ 4, /* exact sizes: f32 and i32 are 4 bytes */
+    /* .sgemm       = */ tsmr_cpu_sgemm,
+    /* .transpose32 = */ tsmr_cpu_transpose32,
+    /* .diag32      = */ tsmr_cpu_diag32,
+    /* .sgesvd      = */ tsmr_cpu_sgesvd,
 };

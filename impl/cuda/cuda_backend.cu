@@ -70,6 +70,12 @@ static const struct tsmr__backend tsmr_cuda_backend = {
     /* .sum         = */ tsmr_cuda_sum,
     /* .gather      = */ tsmr_cuda_gather,
     /* .matmul      = */ tsmr_cuda_matmul,
+    /* .graph_align = */ 256, /* cudaMalloc's alignment: cuBLAS picks the same kernels
+                                 for planned and unplanned runs (GRAPH.OUT.1) */
+    /* .sgemm       = */ tsmr_cuda_sgemm,
+    /* .transpose32 = */ tsmr_cuda_transpose32,
+    /* .diag32      = */ tsmr_cuda_diag32,
+    /* .sgesvd      = */ tsmr_cuda_sgesvd,
 };
 
 extern "C" __attribute__((visibility("default"))) const struct tsmr__backend *

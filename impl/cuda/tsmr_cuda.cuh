@@ -63,5 +63,16 @@ int tsmr_cuda_gather(void *out, const void *table, const int32_t *idx, int64_t n
                      size_t row_bytes);
 int tsmr_cuda_matmul(float *out, const float *a, const float *b, int64_t m, int64_t k,
                      int64_t n);
+/* graph_ops.cu (GRAPH.OP.1) */
+int tsmr_cuda_sgemm(float *out, const float *a, const float *b, int64_t m, int64_t k,
+                    int64_t n);
+int tsmr_cuda_transpose32(void *out, const void *a, int64_t m, int64_t n);
+int tsmr_cuda_diag32(void *out, const void *a, int64_t k);
+int tsmr_cuda_sgesvd(float *u, float *s, float *vt, const float *a, int64_t m, int64_t n);
+
+static inline int tsmr_cuda_d2d_raw(void *dst, const void *src, size_t n) {
+  CUDA_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToDevice));
+  return 0;
+}
 
 #endif /* TSMR_CUDA_CUH */

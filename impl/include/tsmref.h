@@ -51,8 +51,8 @@ extern "C" {
 #endif
 
 #define TSMREF_VERSION_MAJOR 1
-#define TSMREF_VERSION_MINOR 2
-#define TSMREF_VERSION_STRING "1.2.0"
+#define TSMREF_VERSION_MINOR 3
+#define TSMREF_VERSION_STRING "1.3.0"
 
 /* The error codes of spec/errors.md, same names and values. */
 #define TSMR_ERRNO_MAP(XX)                                                 \
@@ -102,7 +102,11 @@ enum tsmr_op {
   TSMR_OP_SUM = 4,     /* sum of all elements, 0-d result of a's dtype */
   TSMR_OP_GATHER = 5,  /* rows of 2-d table a at 1-d i32 indices b: [n, cols] */
   TSMR_OP_RESHAPE = 6, /* view of a in the shape given by params; shares storage */
-  TSMR_OP_MATMUL = 7   /* [m,k] x [k,n] -> [m,n], f32 only */
+  TSMR_OP_MATMUL = 7,  /* [m,k] x [k,n] -> [m,n], f32 only */
+  /* graph-only operations (tsmr_graph_op, GRAPH.OP.1); tsmr_op refuses them */
+  TSMR_OP_TRANSPOSE = 8, /* 2-d [m,n] -> [n,m], a node of its own (not a view) */
+  TSMR_OP_DIAG = 9,      /* 1-d [k] -> [k,k], the vector on the diagonal, zeros elsewhere */
+  TSMR_OP_SVD = 10       /* f32 [m,n] -> U [m,k], S [k], Vt [k,n], k = min(m,n) */
 };
 
 #define TSMR_MAX_DIMS 8
@@ -358,6 +362,118 @@ TSMR_API int tsmr_dlpack_export(tsmr_ctx *ctx, tsmr_handle t, int form, uint32_t
  * context lock held. out: OUT, the new tensor. */
 TSMR_API int tsmr_dlpack_import(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
                                 tsmr_handle *out);
+
+/* ---- Graphs (GRAPH.*, spec/graphs.md) ----------------------------------------------
+ * A graph is built in a manager (tsmr_graph_new) from graph tensors, a fourth handle
+ * kind (never manager resources: no holder, no scope, no live count): planner leaves
+ * (tsmr_graph_leaf), external leaves wrapping a live manager tensor
+ * (tsmr_graph_external) and operation nodes (tsmr_graph_op). tsmr_graph_expand adds a
+ * tensor and what it depends on in post-order, sources in argument order (BUILD.1);
+ * only expanded tensors are computed, placed and readable (BUILD.2: EINVAL).
+ *
+ * Plans. tsmr_graph_plan places every in-graph leaf and non-view node in planner
+ * buffers: TSMR_PLAN_REUSE shares memory between tensors whose live ranges do not
+ * overlap (REUSE.1) and runs elementwise add/sub/mul in place (INPLACE.1), all in one
+ * buffer; TSMR_PLAN_NONE gives every tensor a buffer of its own (the unplanned
+ * evaluation). Offsets are aligned to 4 bytes on cpu, 256 on cuda (sizes are rounded
+ * up to that in the buffer; tsmr_graph_place reports the true size). The buffers are
+ * zero-filled, count in the context's live bytes from planning until the graph is
+ * released or its manager closes (MGR.1), and are then freed.
+ *   Planning again a planned, fresh graph in the same mode keeps the plan (a no-op).
+ *   Any other plan migrates the leaves' values to the new placement; node values are
+ *   then those of the zero-filled buffers until the next compute.
+ *   Adding a flag bit to an in-graph tensor, or expanding new tensors, after planning
+ *   makes the plan stale (PLAN.1): tsmr_graph_write and tsmr_graph_compute re-plan in
+ *   the last mode first (a never-planned graph is planned with TSMR_PLAN_REUSE by
+ *   compute), migrating the leaves' values; reads and places keep using the stale
+ *   plan until then (PLAN.2), so a tensor added since has no place yet.
+ * External leaves. The graph keeps the tensor's handle, not a reference: it reads the
+ * tensor's storage at compute and read time, never writes or frees it (EXT.1); a
+ * released external makes compute and reading it fail with TSMR_ERELEASED, changing
+ * nothing.
+ * SVD. The three results are three graph tensors that join the graph together
+ * (expanding any of them adds all three, at one execution step) and are computed by
+ * one call: cpu LAPACKE_sgesvd, cuda cusolverDnSgesvd. matmul: cblas_sgemm (OpenBLAS)
+ * on cpu, cublasSgemm on cuda.
+ * Released graphs (tsmr_graph_release or the manager's close): every call on the graph
+ * or its tensors answers TSMR_ERELEASED, except tsmr_graph_info (released = 1) and
+ * tsmr_graph_release (a no-op). Argument errors come first (TSMR_EINVAL), then
+ * TSMR_ERELEASED, then TSMR_ESHAPE, TSMR_EDTYPE. */
+
+enum tsmr_graph_flag { TSMR_GRAPH_INPUT = 1u << 0, TSMR_GRAPH_OUTPUT = 1u << 1,
+                       TSMR_GRAPH_PARAM = 1u << 2 };
+enum tsmr_plan_mode { TSMR_PLAN_REUSE = 0, TSMR_PLAN_NONE = 1 };
+
+struct tsmr_graph_place {
+  int in_graph;        /* reachable from an expanded tensor */
+  int placed;          /* has planner memory in the current plan: not a view/external */
+  int64_t order;       /* execution index of a node; -1 for a leaf or not in the graph */
+  uint32_t buffer;     /* planner buffer (a view: its root's) */
+  uint64_t offset;     /* byte offset in that buffer (a view: its root's) */
+  uint64_t nbytes;     /* the tensor's bytes */
+  tsmr_handle root;    /* a view's root (graph tensor); the tensor itself otherwise */
+};
+
+struct tsmr_graph_info {
+  int released;        /* graph released or its manager closed (MGR.1) */
+  int planned;         /* a plan exists */
+  int stale;           /* flags or nodes added since planning (PLAN.1) */
+  uint64_t planned_bytes; /* bytes of the current plan's buffers */
+};
+
+/* Planner figures of the current plan (diagnostics, bench/bench_graphs.c). */
+struct tsmr_graph_stats {
+  uint64_t n_tensors;     /* in-graph tensors covered by the plan */
+  uint64_t n_nodes;       /* of which operation nodes */
+  uint64_t n_inplace;     /* nodes computed in their source's memory */
+  uint64_t planned_bytes; /* the plan's buffer bytes */
+  uint64_t bound_bytes;   /* liveness lower bound: the largest sum over the execution
+                             order of the (aligned) sizes of the blocks live together */
+  uint64_t naive_bytes;   /* sum of all placed tensors' aligned sizes (PLAN_NONE) */
+  uint64_t plan_ns;       /* wall time of the last planning */
+};
+
+/* out: OUT, a new empty graph of manager m (ECLOSED when closed; a capped manager may
+ * still make graphs: they are not resources). */
+TSMR_API int tsmr_graph_new(tsmr_ctx *ctx, tsmr_handle m, tsmr_handle *out);
+/* out: OUT, a planner leaf of desc (IN, not retained); its data comes from
+ * tsmr_graph_write (zeros until then). */
+TSMR_API int tsmr_graph_leaf(tsmr_ctx *ctx, tsmr_handle g, const struct tsmr_tensor_desc *desc,
+                             tsmr_handle *out);
+/* out: OUT, an external leaf reading the live plain tensor or component t (EXT.1). */
+TSMR_API int tsmr_graph_external(tsmr_ctx *ctx, tsmr_handle g, tsmr_handle t,
+                                 tsmr_handle *out);
+/* A node of op (add, sub, mul, matmul: 2 srcs; sum, reshape, transpose, diag, svd: 1)
+ * on srcs (IN, graph tensors of g). params: RESHAPE's shape. outs: OUT, n_outs results:
+ * 3 for SVD (U, S, Vt), else 1. Gather is TSMR_ENOTSUP. */
+TSMR_API int tsmr_graph_op(tsmr_ctx *ctx, tsmr_handle g, int op, const tsmr_handle *srcs,
+                           int n, const int64_t *params, int n_params, tsmr_handle *outs,
+                           int n_outs);
+/* Adds flags (enum tsmr_graph_flag bits) to t; OUTPUT on a view also marks its root;
+ * PARAM on a node is TSMR_EINVAL (FLAG.1-2). */
+TSMR_API int tsmr_graph_flag(tsmr_ctx *ctx, tsmr_handle t, uint32_t flags);
+/* Adds t and what it depends on to its graph (BUILD.1). */
+TSMR_API int tsmr_graph_expand(tsmr_ctx *ctx, tsmr_handle g, tsmr_handle t);
+/* Plans g in mode (enum tsmr_plan_mode). TSMR_ENOMEM leaves the old plan. */
+TSMR_API int tsmr_graph_plan(tsmr_ctx *ctx, tsmr_handle g, int mode);
+/* Writes the elements (row-major, at least t's bytes of data: IN, not retained) of a
+ * planner leaf t that is in the graph; the graph must have a plan (else TSMR_EINVAL);
+ * a stale plan is re-planned first. */
+TSMR_API int tsmr_graph_write(tsmr_ctx *ctx, tsmr_handle t, const void *data,
+                              size_t nbytes);
+/* Computes g (re-planning a stale or missing plan first). */
+TSMR_API int tsmr_graph_compute(tsmr_ctx *ctx, tsmr_handle g);
+/* Copies t's elements to dst (OUT, cap >= t's bytes). t must be in the graph and
+ * placed by the current plan (or a view of such, or an external), else TSMR_EINVAL. */
+TSMR_API int tsmr_graph_read(tsmr_ctx *ctx, tsmr_handle t, void *dst, size_t cap);
+/* out: OUT, where t lives under the current plan (PLAN.3). */
+TSMR_API int tsmr_graph_place(tsmr_ctx *ctx, tsmr_handle t, struct tsmr_graph_place *out);
+/* out: OUT, g's state; succeeds for released graphs. */
+TSMR_API int tsmr_graph_info(tsmr_ctx *ctx, tsmr_handle g, struct tsmr_graph_info *out);
+/* out: OUT, the current plan's planner figures (TSMR_EINVAL when unplanned). */
+TSMR_API int tsmr_graph_stats(tsmr_ctx *ctx, tsmr_handle g, struct tsmr_graph_stats *out);
+/* Frees g's buffers and marks it released; releasing again succeeds. */
+TSMR_API int tsmr_graph_release(tsmr_ctx *ctx, tsmr_handle g);
 
 #ifdef __cplusplus
 }

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define TSMR__BACKEND_API_VERSION 1
+#define TSMR__BACKEND_API_VERSION 2
 
 struct tsmr__backend {
   int api_version;       /* TSMR__BACKEND_API_VERSION; the loader refuses others */
@@ -52,6 +52,21 @@ struct tsmr__backend {
   /* out[m,n] = a[m,k] x b[k,n], f32, accumulated in double. */
   int (*matmul)(float *out, const float *a, const float *b, int64_t m, int64_t k,
                 int64_t n);
+  /* ---- version 2: graph operations (impl/src/graph.c, GRAPH.OP.1) ---- */
+  /* Byte alignment of planner offsets (a power of two, >= 4). */
+  size_t graph_align;
+  /* out[m,n] = a[m,k] x b[k,n], f32, by the platform BLAS (cblas_sgemm, cublasSgemm);
+   * k may be 0 (out = 0); m, n >= 1. out never aliases a or b. */
+  int (*sgemm)(float *out, const float *a, const float *b, int64_t m, int64_t k,
+               int64_t n);
+  /* out[j, i] = a[i, j] for a [m, n] of 32-bit words; out never aliases a. */
+  int (*transpose32)(void *out, const void *a, int64_t m, int64_t n);
+  /* out [k, k] = 0 with out[i, i] = a[i], 32-bit words. */
+  int (*diag32)(void *out, const void *a, int64_t k);
+  /* Economy SVD of f32 a [m, n] (m, n >= 1, not modified), k = min(m, n): u [m, k],
+   * s [k] (non-increasing), vt [k, n], all row-major, by LAPACK (LAPACKE_sgesvd) or
+   * cuSOLVER (cusolverDnSgesvd). */
+  int (*sgesvd)(float *u, float *s, float *vt, const float *a, int64_t m, int64_t n);
 };
 
 /* The CUDA backend library exports this one C symbol (TSMR__CUDA_ENTRY_NAME). */

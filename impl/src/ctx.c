@@ -75,6 +75,7 @@ void tsmr_ctx_close(tsmr_ctx *ctx) {
   tsmr__table_free(&ctx->mgrs);
   tsmr__table_free(&ctx->tensors);
   tsmr__table_free(&ctx->scopes);
+  tsmr__graph_free_all(ctx);
   struct tsmr__storage *pending = ctx->dlx_pending; /* aliased imports' deleters */
   pthread_mutex_unlock(&ctx->lock);
   pthread_mutex_destroy(&ctx->lock);

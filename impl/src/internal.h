@@ -68,6 +68,10 @@ static inline void tsmr__list_del(tsmr__list *n) {
 
 /* ---- handles: kind:4 | slot:28 | generation:32 --------------------------------- */
 enum { TSMR__KIND_MGR = 1, TSMR__KIND_TENSOR = 2, TSMR__KIND_SCOPE = 3 };
+/* Graphs (graph.c): a graph handle is KIND_GRAPH | graph slot | TSMR__MGR_GEN; a graph
+ * tensor handle is KIND_GNODE | graph slot | node index + 1. Graph slots are never
+ * reused. */
+enum { TSMR__KIND_GRAPH = 4, TSMR__KIND_GNODE = 5 };
 #define TSMR__SLOT_MAX ((1u << 28) - 1u)
 static inline tsmr_handle tsmr__mkhandle(unsigned kind, uint32_t slot, uint32_t gen) {
   return ((uint64_t)kind << 60) | ((uint64_t)slot << 32) | gen;
@@ -102,6 +106,7 @@ struct tsmr__mgr {
   tsmr__list children;  /* open child managers */
   tsmr__list owned;     /* tensors held and not borrowed */
   tsmr__list borrowed;  /* tensors held through a temporary attach */
+  tsmr__list graphs;    /* live graphs made in it (graph.c, GRAPH.MGR.1) */
   struct tsmr__mgr *parent;
   uint64_t n_owned, n_borrowed, n_children;
   tsmr_handle handle;
@@ -143,6 +148,7 @@ enum { TSMR__RES_PLAIN = 0, TSMR__RES_COMPONENT = 1, TSMR__RES_COMPOSITE = 2 };
 enum { TSMR__COMP_PACKED = 1, TSMR__COMP_LIST = 2 };
 
 struct tsmr__scope;
+struct tsmr__graph;
 
 struct tsmr__tensor {
   tsmr__list node;          /* see the ownership invariant above (not components) */
@@ -214,6 +220,9 @@ struct tsmr_ctx {
    * export) and the aliased-import storages whose deleters run at the next leave. */
   struct tsmr__dlx_anchor *dlx_anchor;
   struct tsmr__storage *dlx_pending;
+  /* Graphs (graph.c): never-reused slots; obj is the graph struct, kept (released)
+   * until the context closes. */
+  struct tsmr__table graphs;
 };
 
 /* Per-thread cache of the last context's thread state (scope.c). */
@@ -468,6 +477,14 @@ void tsmr__borrow_clear(tsmr_ctx *ctx, struct tsmr__tensor *t); /* frees the sta
 /* A borrower finished closing: t goes back to its lender (MGR.TEMP.4). */
 void tsmr__borrow_return(tsmr_ctx *ctx, struct tsmr__tensor *t);
 void tsmr__borrow_freelist(tsmr_ctx *ctx);
+
+/* graph.c */
+/* Releases a live graph's buffers and node arrays (its manager closes). */
+void tsmr__graph_release(tsmr_ctx *ctx, struct tsmr__graph *g);
+/* Frees every graph struct (context close, after the root closed). */
+void tsmr__graph_free_all(tsmr_ctx *ctx);
+/* The graph whose manager-list link is n. */
+struct tsmr__graph *tsmr__graph_of_mnode(tsmr__list *n);
 
 /* device.c */
 /* be: OUT, the backend of device name (static, not owned). EINVAL for an unknown

@@ -27,6 +27,7 @@ int tsmr__mgr_create(tsmr_ctx *ctx, struct tsmr__mgr *parent, struct tsmr__mgr *
   tsmr__list_init(&m->children);
   tsmr__list_init(&m->owned);
   tsmr__list_init(&m->borrowed);
+  tsmr__list_init(&m->graphs);
   m->n_owned = m->n_borrowed = m->n_children = 0;
   m->state = TSMR__OPEN;
   m->capped = 0;
@@ -56,6 +57,8 @@ static void tsmr_mgr_finish(tsmr_ctx *ctx, struct tsmr__mgr *cur) {
           ctx, tsmr__container_of(cur->borrowed.next, struct tsmr__tensor, node));
   }
   TSMR_ASSERT(cur->n_owned == 0 && cur->n_borrowed == 0);
+  while (!tsmr__list_empty(&cur->graphs)) /* GRAPH.MGR.1: its graphs' buffers go */
+    tsmr__graph_release(ctx, tsmr__graph_of_mnode(cur->graphs.next));
   if (cur->parent) {
     tsmr__list_del(&cur->sib);
     TSMR_ASSERT(cur->parent->n_children > 0);

@@ -1,0 +1,295 @@
+/*
+ * bench/bench_graphs.c: the graph memory planner of libtsmref (spec/graphs.md,
+ * GRAPH.REUSE.1, GRAPH.INPLACE.1, GRAPH.PLAN.3) on a corpus of graphs:
+ *   - random DAGs of 100, 1000 and 5000 nodes (elementwise ops on equal shapes, matmul,
+ *     transpose, reshape views; sources mostly recent, some far back; every created
+ *     tensor expanded, so unconsumed ones are sinks);
+ *   - an MLP (4 layers, weights and biases PARAM), an attention block, and the SVD
+ *     pipeline of the ggml seed (A -> svd -> U diag(S) Vt -> diff = sum(A - recon)).
+ * For each graph: the reuse plan's bytes against the liveness lower bound (the largest
+ * sum over the execution order of the sizes of the blocks live together; in-place
+ * chains count once) and against no reuse, the in-place count, and planning time per
+ * graph tensor (best of ROUNDS plans). The small graphs are also computed in both plan
+ * modes and their sinks/outputs compared byte for byte (GRAPH.OUT.1).
+ * Usage: bench-graphs [device]   (default cpu)
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tsmref.h"
+
+#define ROUNDS 5
+#define MAXT 20000
+#define BENCH_CHECK(call)                                                          \
+  do {                                                                             \
+    int rc_ = (call);                                                              \
+    if (rc_ != 0) {                                                                \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                \
+              tsmr_err_name(rc_));                                                 \
+      exit(1);                                                                     \
+    }                                                                              \
+  } while (0)
+
+static tsmr_ctx *ctx;
+static tsmr_handle root;
+
+/* One graph under construction: its tensors, their shapes and consumer counts. */
+struct bg {
+  tsmr_handle g;
+  int n;
+  tsmr_handle t[MAXT];
+  int64_t r[MAXT], c[MAXT];
+  int leaf[MAXT];
+  int used[MAXT];
+};
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint32_t rnd(uint32_t n) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (uint32_t)(rng_state % n);
+}
+
+static int add_leaf(struct bg *b, int64_t r, int64_t c, uint32_t flags) {
+  struct tsmr_tensor_desc d = {TSMR_F32, 2, {r, c}};
+  BENCH_CHECK(tsmr_graph_leaf(ctx, b->g, &d, &b->t[b->n]));
+  if (flags) BENCH_CHECK(tsmr_graph_flag(ctx, b->t[b->n], flags));
+  b->r[b->n] = r;
+  b->c[b->n] = c;
+  b->leaf[b->n] = 1;
+  return b->n++;
+}
+
+static int add_op(struct bg *b, int op, int x, int y, int64_t r, int64_t c) {
+  tsmr_handle s[2] = {b->t[x], y >= 0 ? b->t[y] : 0};
+  int64_t shape[2] = {r, c};
+  BENCH_CHECK(tsmr_graph_op(ctx, b->g, op, s, y >= 0 ? 2 : 1, shape,
+                            op == TSMR_OP_RESHAPE ? 2 : 0, &b->t[b->n], 1));
+  b->r[b->n] = r;
+  b->c[b->n] = c;
+  b->leaf[b->n] = 0;
+  b->used[x]++;
+  if (y >= 0) b->used[y]++;
+  return b->n++;
+}
+
+/* A source: mostly among the last 12 tensors, sometimes anywhere. */
+static int pick(const struct bg *b) {
+  if (rnd(10) < 8) {
+    int w = b->n < 12 ? b->n : 12;
+    return b->n - 1 - (int)rnd((uint32_t)w);
+  }
+  return (int)rnd((uint32_t)b->n);
+}
+
+static void random_dag(struct bg *b, int nodes) {
+  static const int64_t dims[] = {16, 32, 64, 128};
+  int nleaves = nodes / 8 + 2;
+  for (int i = 0; i < nleaves; i++) add_leaf(b, dims[rnd(4)], dims[rnd(4)], TSMR_GRAPH_INPUT);
+  for (int k = 0; k < nodes; k++) {
+    int x = pick(b);
+    uint32_t kind = rnd(100);
+    if (kind < 45) { /* elementwise with an equal shape, else a transpose */
+      int y = -1;
+      for (int tries = 0; tries < 24 && y < 0; tries++) {
+        int c = pick(b);
+        if (c != x && b->r[c] == b->r[x] && b->c[c] == b->c[x]) y = c;
+      }
+      if (y >= 0) add_op(b, TSMR_OP_ADD + (int)rnd(3), x, y, b->r[x], b->c[x]);
+      else add_op(b, TSMR_OP_TRANSPOSE, x, -1, b->c[x], b->r[x]);
+    } else if (kind < 75) { /* matmul [r,c] x [c, d] */
+      int y = -1;
+      for (int tries = 0; tries < 24 && y < 0; tries++) {
+        int c = pick(b);
+        if (b->r[c] == b->c[x]) y = c;
+      }
+      if (y < 0) y = add_leaf(b, b->c[x], dims[rnd(4)], TSMR_GRAPH_PARAM);
+      add_op(b, TSMR_OP_MATMUL, x, y, b->r[x], b->c[y]);
+    } else if (kind < 88) {
+      add_op(b, TSMR_OP_TRANSPOSE, x, -1, b->c[x], b->r[x]);
+    } else {
+      add_op(b, TSMR_OP_RESHAPE, x, -1, b->c[x], b->r[x]); /* a view */
+    }
+  }
+  for (int i = 0; i < b->n; i++)
+    if (!b->used[i]) BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[i]));
+}
+
+static void mlp(struct bg *b) {
+  int h = add_leaf(b, 64, 256, TSMR_GRAPH_INPUT);
+  for (int l = 0; l < 4; l++) {
+    int w = add_leaf(b, 256, 256, TSMR_GRAPH_PARAM);
+    int bias = add_leaf(b, 64, 256, TSMR_GRAPH_PARAM);
+    int z = add_op(b, TSMR_OP_MATMUL, h, w, 64, 256);
+    int a = add_op(b, TSMR_OP_ADD, z, bias, 64, 256);
+    h = add_op(b, TSMR_OP_MUL, a, a, 64, 256); /* a square as the nonlinearity */
+  }
+  int s = add_op(b, TSMR_OP_SUM, h, -1, 0, 0);
+  BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[s]));
+}
+
+static void attention(struct bg *b) {
+  const int64_t T = 128, D = 64;
+  int x = add_leaf(b, T, D, TSMR_GRAPH_INPUT);
+  int wq = add_leaf(b, D, D, TSMR_GRAPH_PARAM), wk = add_leaf(b, D, D, TSMR_GRAPH_PARAM);
+  int wv = add_leaf(b, D, D, TSMR_GRAPH_PARAM), wo = add_leaf(b, D, D, TSMR_GRAPH_PARAM);
+  int q = add_op(b, TSMR_OP_MATMUL, x, wq, T, D);
+  int k = add_op(b, TSMR_OP_MATMUL, x, wk, T, D);
+  int v = add_op(b, TSMR_OP_MATMUL, x, wv, T, D);
+  int kt = add_op(b, TSMR_OP_TRANSPOSE, k, -1, D, T);
+  int s = add_op(b, TSMR_OP_MATMUL, q, kt, T, T);
+  int p = add_op(b, TSMR_OP_MUL, s, s, T, T);
+  int o = add_op(b, TSMR_OP_MATMUL, p, v, T, D);
+  int y = add_op(b, TSMR_OP_MATMUL, o, wo, T, D);
+  int res = add_op(b, TSMR_OP_ADD, y, x, T, D);
+  BENCH_CHECK(tsmr_graph_flag(ctx, b->t[res], TSMR_GRAPH_OUTPUT));
+  int out = add_op(b, TSMR_OP_SUM, res, -1, 0, 0);
+  BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[out]));
+}
+
+static void svd_pipeline(struct bg *b) {
+  const int64_t m = 64, n = 48, k = 48;
+  int a = add_leaf(b, m, n, TSMR_GRAPH_INPUT);
+  tsmr_handle usv[3];
+  BENCH_CHECK(tsmr_graph_op(ctx, b->g, TSMR_OP_SVD, &b->t[a], 1, NULL, 0, usv, 3));
+  int64_t rs[3] = {m, k, k}, cs[3] = {k, 0, n};
+  int idx[3];
+  for (int i = 0; i < 3; i++) {
+    idx[i] = b->n;
+    b->t[b->n] = usv[i];
+    b->r[b->n] = rs[i];
+    b->c[b->n] = cs[i];
+    b->leaf[b->n++] = 0;
+  }
+  int ds = add_op(b, TSMR_OP_DIAG, idx[1], -1, k, k);
+  int us = add_op(b, TSMR_OP_MATMUL, idx[0], ds, m, k);
+  int recon = add_op(b, TSMR_OP_MATMUL, us, idx[2], m, n);
+  BENCH_CHECK(tsmr_graph_flag(ctx, b->t[recon], TSMR_GRAPH_OUTPUT));
+  int d = add_op(b, TSMR_OP_SUB, a, recon, m, n);
+  int diff = add_op(b, TSMR_OP_SUM, d, -1, 0, 0);
+  BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[recon]));
+  BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[diff]));
+}
+
+/* Computes b in both modes (leaves: a fixed pseudo-random pattern) and compares the
+ * guaranteed tensors' bytes. RETURN the number that differ. */
+static int differential(struct bg *b, int n_check, const int *check) {
+  static float buf[2][1 << 16];
+  int bad = 0;
+  unsigned char *keep[64];
+  for (int mode = 1; mode >= 0; mode--) {
+    BENCH_CHECK(tsmr_graph_plan(ctx, b->g, mode));
+    for (int i = 0; i < b->n; i++) {
+      struct tsmr_graph_place p;
+      if (!b->leaf[i]) continue;
+      BENCH_CHECK(tsmr_graph_place(ctx, b->t[i], &p));
+      if (!p.in_graph) continue;
+      for (uint64_t e = 0; e < p.nbytes / 4; e++)
+        buf[0][e] = (float)((int)((e * 2654435761u + (uint64_t)i * 40503u) % 17) - 8) / 8.0f;
+      BENCH_CHECK(tsmr_graph_write(ctx, b->t[i], buf[0], p.nbytes));
+    }
+    BENCH_CHECK(tsmr_graph_compute(ctx, b->g));
+    for (int j = 0; j < n_check && j < 64; j++) {
+      struct tsmr_graph_place p;
+      BENCH_CHECK(tsmr_graph_place(ctx, b->t[check[j]], &p));
+      BENCH_CHECK(tsmr_graph_read(ctx, b->t[check[j]], buf[1], sizeof buf[1]));
+      if (mode == 1) {
+        keep[j] = malloc(p.nbytes + 1);
+        memcpy(keep[j], buf[1], p.nbytes);
+      } else {
+        bad += memcmp(keep[j], buf[1], p.nbytes) != 0;
+        free(keep[j]);
+      }
+    }
+  }
+  return bad;
+}
+
+static double g_ratio_sum, g_planned_sum, g_bound_sum;
+static int g_count;
+
+static void report(const char *name, struct bg *b, int compute) {
+  struct tsmr_graph_stats st;
+  uint64_t best_ns = UINT64_MAX;
+  for (int r = 0; r < ROUNDS; r++) { /* alternate modes so every plan is a real one */
+    BENCH_CHECK(tsmr_graph_plan(ctx, b->g, TSMR_PLAN_NONE));
+    BENCH_CHECK(tsmr_graph_plan(ctx, b->g, TSMR_PLAN_REUSE));
+    BENCH_CHECK(tsmr_graph_stats(ctx, b->g, &st));
+    if (st.plan_ns < best_ns) best_ns = st.plan_ns;
+  }
+  double ratio = st.bound_bytes ? (double)st.planned_bytes / (double)st.bound_bytes : 1.0;
+  int bad = -1;
+  if (compute) {
+    int check[64], nc = 0;
+    for (int i = 0; i < b->n && nc < 64; i++) {
+      struct tsmr_graph_place p;
+      BENCH_CHECK(tsmr_graph_place(ctx, b->t[i], &p));
+      if (p.in_graph && !b->used[i] && !b->leaf[i]) check[nc++] = i;
+    }
+    bad = differential(b, nc, check);
+  }
+  printf("%-14s %6llu %6llu %12llu %12llu %12llu %7.4f %7.4f %6llu %9.1f  %s\n", name,
+         (unsigned long long)st.n_tensors, (unsigned long long)st.n_nodes,
+         (unsigned long long)st.naive_bytes, (unsigned long long)st.bound_bytes,
+         (unsigned long long)st.planned_bytes, ratio,
+         st.naive_bytes ? (double)st.planned_bytes / (double)st.naive_bytes : 1.0,
+         (unsigned long long)st.n_inplace,
+         st.n_tensors ? (double)best_ns / (double)st.n_tensors : 0.0,
+         bad < 0 ? "-" : (bad ? "DIFFER" : "same"));
+  g_ratio_sum += ratio;
+  g_planned_sum += (double)st.planned_bytes;
+  g_bound_sum += (double)st.bound_bytes;
+  g_count++;
+}
+
+static struct bg *bg_new(void) {
+  struct bg *b = calloc(1, sizeof *b);
+  if (!b) exit(1);
+  BENCH_CHECK(tsmr_graph_new(ctx, root, &b->g));
+  return b;
+}
+
+static void bg_free(struct bg *b) {
+  BENCH_CHECK(tsmr_graph_release(ctx, b->g));
+  free(b);
+}
+
+int main(int argc, char **argv) {
+  const char *dev = argc > 1 ? argv[1] : "cpu";
+  BENCH_CHECK(tsmr_ctx_open(dev, &ctx));
+  BENCH_CHECK(tsmr_mgr_root(ctx, &root));
+  printf("bench-graphs on %s: reuse plan vs liveness lower bound (ratio) and no reuse\n", dev);
+  printf("%-14s %6s %6s %12s %12s %12s %7s %7s %6s %9s  %s\n", "graph", "tensor", "steps",
+         "no-reuse B", "bound B", "planned B", "p/bound", "p/none", "inpl", "ns/tensor",
+         "OUT.1");
+  static const int sizes[] = {100, 1000, 5000};
+  for (int s = 0; s < 3; s++)
+    for (int seed = 0; seed < 3; seed++) {
+      char name[32];
+      rng_state = 0x9E3779B97F4A7C15ull + (uint64_t)seed * 7919u + (uint64_t)sizes[s];
+      struct bg *b = bg_new();
+      random_dag(b, sizes[s]);
+      snprintf(name, sizeof name, "dag%d.%d", sizes[s], seed);
+      report(name, b, sizes[s] <= 100);
+      bg_free(b);
+    }
+  struct bg *b = bg_new();
+  mlp(b);
+  report("mlp4", b, 1);
+  bg_free(b);
+  b = bg_new();
+  attention(b);
+  report("attention", b, 1);
+  bg_free(b);
+  b = bg_new();
+  svd_pipeline(b);
+  report("svd-seed", b, 1);
+  bg_free(b);
+  printf("overall: mean p/bound %.4f, sum planned / sum bound %.4f over %d graphs\n",
+         g_ratio_sum / g_count, g_planned_sum / g_bound_sum, g_count);
+  tsmr_ctx_close(ctx);
+  return 0;
+}
