@@ -18,7 +18,7 @@ TSMREF_ADAPTER := $(B)/lib/tsmref_adapter.so
 TSMREF_PC := $(B)/lib/pkgconfig/tsmref.pc
 TSMREF_CFLAGS := -Iimpl/include -Iimpl/src $(if $(NVCC),-DTSMREF_HAVE_CUDA=1)
 # -pthread: each context has a mutex (SCOPE.THREAD.3). The harness links only -ldl -lm
-# and dlopen()s the adapter, so the adapter .so carries -pthread itself.
+# and dlopen()s the adapter, so the adapter .so carries -pthread (and the BLAS) itself.
 # Graph linear algebra (GRAPH.OP.1): OpenBLAS's cblas_sgemm and LAPACKE's sgesvd from
 # Debian (libopenblas-dev, liblapacke-dev; installed on demand like deps.mk's packages).
 # Debian's cblas.h is an alternative under /usr/include/<triplet>; libopenblas.so

@@ -29,8 +29,8 @@
  * (largest first; TFLite's "greedy by size" strategy): a block goes into the smallest
  * gap between the blocks already placed whose intervals overlap its own, or on top of
  * them. When that peak is above the liveness lower bound and the graph has at most
- * TSMR_G_REFINE blocks, the same placement also runs longest-lived first and in
- * execution order, and the smallest peak wins. Two blocks share bytes only when their intervals are disjoint, so OUTPUT,
+ * TSMR_G_REFINE blocks, the same placement also runs longest-lived first, largest
+ * area (size x lifetime) first and in execution order, and the smallest peak wins. Two blocks share bytes only when their intervals are disjoint, so OUTPUT,
  * PARAM and sink blocks (live to END) share with nothing placed after them (OUT.2),
  * and all leaves (live at time 0) are at distinct memory (INPUT.1). The peak is at
  * most the sum of the sizes (PLAN.3) and in practice at the liveness lower bound.
@@ -229,6 +229,15 @@ static int tsmr_cmp_by_life(const void *a, const void *b) {
   if (lx != ly) return lx > ly ? -1 : 1;
   return tsmr_cmp_size_desc(a, b, tsmr_sort_blocks);
 }
+/* Largest area (size x lifetime) first. */
+static int tsmr_cmp_by_area(const void *a, const void *b) {
+  const struct tsmr_block *x = &tsmr_sort_blocks[*(const uint32_t *)a],
+                          *y = &tsmr_sort_blocks[*(const uint32_t *)b];
+  double ax = (double)x->size * (double)(x->end - x->start + 1),
+         ay = (double)y->size * (double)(y->end - y->start + 1);
+  if (ax != ay) return ax > ay ? -1 : 1;
+  return tsmr_cmp_size_desc(a, b, tsmr_sort_blocks);
+}
 /* Execution order (start), then by size: like an online best-fit allocator. */
 static int tsmr_cmp_by_start(const void *a, const void *b) {
   const struct tsmr_block *x = &tsmr_sort_blocks[*(const uint32_t *)a],
@@ -379,12 +388,12 @@ static int tsmr_plan_compute(const struct tsmr__graph *g, int mode, size_t align
   uint64_t total;
   if (mode == TSMR_PLAN_REUSE) {
     /* Greedy by size first; graphs up to TSMR_G_REFINE blocks also try two other
-     * orders, when the first is above the bound, and keep the smallest peak. */
-    static int (*const orders[3])(const void *, const void *) = {
-        tsmr_cmp_by_size, tsmr_cmp_by_life, tsmr_cmp_by_start};
+     * orders (longest-lived, largest area, execution order) when the first is above the bound, and keep the smallest peak. */
+    static int (*const orders[4])(const void *, const void *) = {
+        tsmr_cmp_by_size, tsmr_cmp_by_life, tsmr_cmp_by_area, tsmr_cmp_by_start};
     uint32_t *o = scr, *cf = scr + S + 1, *pl = scr + 2 * (S + 1);
     total = tsmr_place_blocks(bl, nb, orders[0], o, cf, pl);
-    for (int k = 1; k < 3 && total > (uint64_t)bound && nb <= TSMR_G_REFINE; k++) {
+    for (int k = 1; k < 4 && total > (uint64_t)bound && nb <= TSMR_G_REFINE; k++) {
       for (uint32_t b = 0; b < nb; b++) offs[b] = bl[b].off;
       uint64_t t2 = tsmr_place_blocks(bl, nb, orders[k], o, cf, pl);
       if (t2 < total) total = t2;
