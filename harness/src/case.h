@@ -194,6 +194,7 @@ struct cts_case {
   char **threads;    /* thread names; thread 0 is the main thread, named "main" */
   size_t n_threads, cap_threads;
   int uses_dump;
+  int uses_wrapped;  /* runs code inside the adapter's call: no fault injection */
   struct cts_symbol *syms;
   size_t n_syms, cap_syms;
   struct cts_block body;

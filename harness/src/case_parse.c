@@ -1315,6 +1315,7 @@ static int parse_block_head(struct parser *p, struct line_toks *lt, struct cts_s
   } else if (tok_is(kw, "wrapped")) {
     st->kind = CTS_WRAPPED;
     p->c->families |= TSM_CAP_SCOPES;
+    p->c->uses_wrapped = 1;
     struct tok *name = next(lt);
     if (!valid_name(name) || name->len >= sizeof ob->name_buf) {
       fail_at(p, lt->line, name->col, "expected the name the result is bound to");

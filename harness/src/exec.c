@@ -350,8 +350,13 @@ static int exec_action(struct cts_run *r, const struct cts_stmt *st, int expecte
   tsm_handle made_h = TSM_NONE;
   if (rc == 0) {
     to_handles(r, st, &o, &h);
-    int model_rc = model_call(r, st, &o, &made);
     int adapter_rc = adapter_call(r, st, &h, &made_h);
+    if (r->fault && adapter_rc == TSM_ENOMEM) {
+      free(o.list);
+      free(h.list);
+      return cts__injected(r);
+    }
+    int model_rc = model_call(r, st, &o, &made);
     rc = cts__judge_codes(r, model_rc, adapter_rc, expected_err);
     if (rc == 0 && !expected_err) rc = cts__bind_made(r, st, made, made_h);
     if (rc == 0) rc = cts__check_state(r);
@@ -795,14 +800,23 @@ static int exec_block(struct cts_run *r, const struct cts_block *b) {
   return 0;
 }
 
-int cts_exec_case(const struct cts_case *c, const struct tsm_adapter *a, int device_index,
-                  struct cts_buf *msg) {
+int cts__injected(struct cts_run *r) {
+  r->injected = 1;
+  cts__check_state(r);
+  return -1;
+}
+
+/* One run of the case on a fresh session; arm > 0 fails that allocation. *fired: the
+ * armed failure happened. */
+static int run_once(const struct cts_case *c, const struct tsm_adapter *a, int device_index,
+                    struct cts_buf *msg, uint64_t arm, int *fired) {
   struct cts_run r;
   memset(&r, 0, sizeof r);
   r.c = c;
   r.a = a;
   r.msg = msg;
   r.status = CTS_PASS;
+  r.fault = arm > 0;
   r.observe_scopes = (c->families & TSM_CAP_SCOPES) != 0;
   r.observe_links = (c->families & (TSM_CAP_SCOPES | TSM_CAP_COMPOSITES)) != 0;
   const struct tsm_device *devs = NULL;
@@ -831,7 +845,18 @@ int cts_exec_case(const struct cts_case *c, const struct tsm_adapter *a, int dev
   } else {
     cts__remember(&r.mgr, &r.mgr_cap, 0, root, CTS_SYM_ROOT, 0);
     r.sym_obj[CTS_SYM_ROOT] = 0;
+    uint64_t left = 0;
+    if (arm) a->debug_alloc_fail(r.s, arm, &left);
     if (cts__check_state(&r) == 0) exec_block(&r, &c->body);
+    if (arm) {
+      a->debug_alloc_fail(r.s, TSM_ALLOC_QUERY, &left);
+      *fired = left == 0;
+      a->debug_alloc_fail(r.s, 0, &left); /* nothing fails while the session closes */
+      r.cur = NULL;
+      if (*fired && !r.injected)
+        cts__report(&r, CTS_FAIL, "allocation %llu failed but no call reported ENOMEM "
+                    "(ERR.NOMEM.1)", (unsigned long long)arm);
+    }
   }
   cts__stop_workers(&r);
   cts__dlpack_before_close(&r);
@@ -844,4 +869,30 @@ int cts_exec_case(const struct cts_case *c, const struct tsm_adapter *a, int dev
   free(r.res);
   free(r.scope);
   return r.status;
+}
+
+int cts_exec_case(const struct cts_case *c, const struct tsm_adapter *a, int device_index,
+                  struct cts_buf *msg, uint64_t fail_max) {
+  int fired = 0;
+  if (!fail_max) return run_once(c, a, device_index, msg, 0, &fired);
+  for (uint64_t k = 1; k <= fail_max; k++) {
+    struct cts_buf one = {0};
+    fired = 0;
+    int status = run_once(c, a, device_index, &one, k, &fired);
+    if (status != CTS_PASS) {
+      cts_buf_printf(msg, "with allocation %llu failing: %s", (unsigned long long)k,
+                     one.buf ? one.buf : "");
+      cts_buf_free(&one);
+      return status;
+    }
+    cts_buf_free(&one);
+    if (!fired) {
+      cts_buf_printf(msg, "every one of its %llu allocations failed in turn, cleanly",
+                     (unsigned long long)(k - 1));
+      return CTS_PASS;
+    }
+  }
+  cts_buf_printf(msg, "the first %llu allocations failed in turn, cleanly (the cap)",
+                 (unsigned long long)fail_max);
+  return CTS_PASS;
 }

@@ -27,8 +27,10 @@ int cts_status_from_name(const char *name); /* -1 if unknown */
 int cts_status_ok(int status);
 
 /* RETURN enum cts_status; msg receives the diagnostic (statement, expected, observed).
- * Case output (dumps) goes to stdout. */
+ * Case output (dumps) goes to stdout. fail_max > 0: the allocation-failure mode
+ * (ERR.NOMEM.1): the case runs again with its k-th allocation failing, for k = 1, 2,
+ * ... until a run finishes before the k-th allocation, or k passes fail_max. */
 int cts_exec_case(const struct cts_case *c, const struct tsm_adapter *a, int device_index,
-                  struct cts_buf *msg);
+                  struct cts_buf *msg, uint64_t fail_max);
 
 #endif

@@ -230,9 +230,10 @@ static int exec_export(struct cts_run *r, const struct cts_stmt *st, int expecte
   }
   int x = CTS_NONE;
   void *managed = NULL;
-  int model_rc = cts_model_dl_export(&r->m, src, st->dl->form, st->dl->request, &x);
   int adapter_rc = r->a->dlpack_export(r->s, cts__res_handle(r, src), st->dl->form,
                                        st->dl->request, &managed);
+  if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
+  int model_rc = cts_model_dl_export(&r->m, src, st->dl->form, st->dl->request, &x);
   if (adapter_rc == 0 && model_rc != 0 && managed) dl_delete(st->dl->form, managed);
   if (cts__judge_codes(r, model_rc, adapter_rc, expected_err)) return -1;
   if (expected_err) return cts__check_state(r);
@@ -267,8 +268,12 @@ static int exec_import(struct cts_run *r, const struct cts_stmt *st, int expecte
   int made = CTS_NONE;
   tsm_handle h = TSM_NONE;
   int form = r->m.dls[x].form;
-  int model_rc = cts_model_dl_import(&r->m, x, g, &made);
   int adapter_rc = r->a->dlpack_import(r->s, r->dl[x].managed, form, cts__mgr_handle(r, g), &h);
+  if (r->fault && adapter_rc == TSM_ENOMEM) { /* consumed all the same (DLP.IMPORT.2) */
+    cts_model_dl_drop(&r->m, x);
+    return cts__injected(r);
+  }
+  int model_rc = cts_model_dl_import(&r->m, x, g, &made);
   if (cts__judge_codes(r, model_rc, adapter_rc, expected_err)) return -1;
   if (!expected_err && cts__bind_made(r, st, made, h)) return -1;
   if (cts__check_state(r)) return -1;

@@ -99,61 +99,65 @@ static unsigned char *read_node(struct cts_run *r, int x, int *rc) {
 
 /* ---- building --------------------------------------------------------------------- */
 
-static int exec_build(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
-  int a, b;
-  if (sym_id(r, st->a, &a) || sym_id(r, st->b, &b)) return -1;
-  struct cts_model *m = &r->m;
-  int model_rc = 0, adapter_rc = 0, made[3] = {CTS_NONE, CTS_NONE, CTS_NONE};
-  tsm_handle h[3] = {0, 0, 0};
+static int adapter_build(struct cts_run *r, const struct cts_stmt *st, int a, int b,
+                         tsm_handle *h) {
+  const struct tsm_adapter *ad = r->a;
   switch (st->kind) {
-    case CTS_G_NEW:
-      model_rc = cts_model_graph_new(m, a, &made[0]);
-      adapter_rc = r->a->graph_new(r->s, cts__mgr_handle(r, a), &h[0]);
-      break;
+    case CTS_G_NEW: return ad->graph_new(r->s, cts__mgr_handle(r, a), &h[0]);
     case CTS_G_LEAF: {
       struct tsm_tensor_desc d;
       memset(&d, 0, sizeof d);
       d.dtype = st->dtype;
       d.ndim = st->ndim;
       memcpy(d.shape, st->shape, sizeof d.shape);
+      return ad->graph_leaf(r->s, graph_h(r, a), &d, &h[0]);
+    }
+    case CTS_G_EXTERNAL:
+      return ad->graph_external(r->s, graph_h(r, a), cts__res_handle(r, b), &h[0]);
+    case CTS_G_OP: {
+      int g = a == CTS_BOGUS ? CTS_BOGUS : r->m.gnodes[a].graph;
+      tsm_handle srcs[2] = {node_h(r, a), node_h(r, b)};
+      int reshape = st->sub == TSM_OP_RESHAPE;
+      return ad->graph_op(r->s, graph_h(r, g), st->sub, srcs, b == CTS_NONE ? 1 : 2,
+                          reshape ? st->shape : NULL, reshape ? st->ndim : 0, h,
+                          st->sub == TSM_OP_SVD ? 3 : 1);
+    }
+    case CTS_G_FLAG: return ad->graph_flag(r->s, node_h(r, a), (uint32_t)st->flag);
+    case CTS_G_EXPAND: return ad->graph_expand(r->s, graph_h(r, a), node_h(r, b));
+    default: return ad->graph_release(r->s, graph_h(r, a)); /* CTS_G_RELEASE */
+  }
+}
+
+static int model_build(struct cts_run *r, const struct cts_stmt *st, int a, int b, int *made) {
+  struct cts_model *m = &r->m;
+  switch (st->kind) {
+    case CTS_G_NEW: return cts_model_graph_new(m, a, &made[0]);
+    case CTS_G_LEAF: {
       int64_t n = 1;
       for (int i = 0; i < st->ndim; i++) n *= st->shape[i] > 0 ? st->shape[i] : 0;
       double *init = cts_xcalloc(n ? (size_t)n : 1, sizeof(double));
-      for (int64_t i = 0; i < n; i++)
-        init[i] = st->sub == CTS_ARANGE ? (double)i : st->sub == CTS_VALUES ? st->vals[i] : 0;
-      for (int64_t i = 0; i < n; i++)
-        init[i] = st->dtype == TSM_F32 ? (double)(float)init[i] : (double)(int32_t)init[i];
-      model_rc = cts_model_graph_leaf(m, a, st->dtype, st->ndim, st->shape, init, &made[0]);
-      adapter_rc = r->a->graph_leaf(r->s, graph_h(r, a), &d, &h[0]);
-      break;
+      for (int64_t i = 0; i < n; i++) {
+        double v = st->sub == CTS_ARANGE ? (double)i : st->sub == CTS_VALUES ? st->vals[i] : 0;
+        init[i] = st->dtype == TSM_F32 ? (double)(float)v : (double)(int32_t)v;
+      }
+      return cts_model_graph_leaf(m, a, st->dtype, st->ndim, st->shape, init, &made[0]);
     }
-    case CTS_G_EXTERNAL:
-      model_rc = cts_model_graph_external(m, a, b, &made[0]);
-      adapter_rc = r->a->graph_external(r->s, graph_h(r, a), cts__res_handle(r, b), &h[0]);
-      break;
-    case CTS_G_OP: {
-      int g = a == CTS_BOGUS ? CTS_BOGUS : m->gnodes[a].graph;
-      tsm_handle srcs[2] = {node_h(r, a), node_h(r, b)};
-      int n_outs = st->sub == TSM_OP_SVD ? 3 : 1;
-      int reshape = st->sub == TSM_OP_RESHAPE;
-      model_rc = cts_model_graph_op(m, st->sub, a, b, st->ndim, st->shape, made);
-      adapter_rc = r->a->graph_op(r->s, graph_h(r, g), st->sub, srcs, b == CTS_NONE ? 1 : 2,
-                                  reshape ? st->shape : NULL, reshape ? st->ndim : 0, h, n_outs);
-      break;
-    }
-    case CTS_G_FLAG:
-      model_rc = cts_model_graph_flag(m, a, (uint32_t)st->flag);
-      adapter_rc = r->a->graph_flag(r->s, node_h(r, a), (uint32_t)st->flag);
-      break;
-    case CTS_G_EXPAND:
-      model_rc = cts_model_graph_expand(m, a, b);
-      adapter_rc = r->a->graph_expand(r->s, graph_h(r, a), node_h(r, b));
-      break;
-    default: /* CTS_G_RELEASE */
-      model_rc = cts_model_graph_release(m, a);
-      adapter_rc = r->a->graph_release(r->s, graph_h(r, a));
-      break;
+    case CTS_G_EXTERNAL: return cts_model_graph_external(m, a, b, &made[0]);
+    case CTS_G_OP: return cts_model_graph_op(m, st->sub, a, b, st->ndim, st->shape, made);
+    case CTS_G_FLAG: return cts_model_graph_flag(m, a, (uint32_t)st->flag);
+    case CTS_G_EXPAND: return cts_model_graph_expand(m, a, b);
+    default: return cts_model_graph_release(m, a);
   }
+}
+
+static int exec_build(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  int a, b;
+  if (sym_id(r, st->a, &a) || sym_id(r, st->b, &b)) return -1;
+  int made[3] = {CTS_NONE, CTS_NONE, CTS_NONE};
+  tsm_handle h[3] = {0, 0, 0};
+  int adapter_rc = adapter_build(r, st, a, b, h);
+  if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
+  int model_rc = model_build(r, st, a, b, made);
   if (cts__judge_codes(r, model_rc, adapter_rc, expected_err)) return -1;
   if (!expected_err && st->kind == CTS_G_NEW &&
       bind(r, &r->graph, &r->graph_cap, st->dst, made[0], h[0], st->line))
@@ -351,11 +355,14 @@ static int exec_compute(struct cts_run *r, const struct cts_stmt *st, int expect
   if (sym_id(r, st->a, &g)) return -1;
   int model_rc = g == CTS_BOGUS ? TSM_EINVAL : compute_check(&r->m, g);
   int adapter_rc = r->a->graph_plan(r->s, graph_h(r, g), TSM_PLAN_NONE);
+  if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
   if (model_rc || adapter_rc || expected_err)
     return cts__judge_codes(r, model_rc, adapter_rc, expected_err) ? -1 : cts__check_state(r);
   const struct cts_ids *order = &r->m.graphs[g].order;
-  if (write_leaves(r, g, &adapter_rc) || (adapter_rc = r->a->graph_compute(r->s, graph_h(r, g))))
+  if (write_leaves(r, g, &adapter_rc) || (adapter_rc = r->a->graph_compute(r->s, graph_h(r, g)))) {
+    if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
     return cts__report(r, CTS_FAIL, "the unplanned compute failed with %s", cts_err_name(adapter_rc));
+  }
   uint64_t none_bytes = planned_bytes(r, g);
   free_bytes(r);
   r->n_unplanned = r->m.n_gnodes;
@@ -380,8 +387,10 @@ static int exec_compute(struct cts_run *r, const struct cts_stmt *st, int expect
     if (compare_model(r, order->v[i], r->unplanned[order->v[i]], "unplanned")) return -1;
   /* The planned run. */
   if ((adapter_rc = r->a->graph_plan(r->s, graph_h(r, g), TSM_PLAN_REUSE)) ||
-      write_leaves(r, g, &adapter_rc) || (adapter_rc = r->a->graph_compute(r->s, graph_h(r, g))))
+      write_leaves(r, g, &adapter_rc) || (adapter_rc = r->a->graph_compute(r->s, graph_h(r, g)))) {
+    if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
     return cts__report(r, CTS_FAIL, "the planned compute failed with %s", cts_err_name(adapter_rc));
+  }
   if (check_placement(r, g)) return -1;
   uint64_t reuse_bytes = planned_bytes(r, g);
   if (reuse_bytes > none_bytes)
@@ -416,6 +425,7 @@ static int exec_recompute(struct cts_run *r, const struct cts_stmt *st, int expe
     return cts__judge_codes(r, model_rc, adapter_rc, expected_err) ? -1 : cts__check_state(r);
   }
   if (write_leaves(r, g, &adapter_rc) == 0) adapter_rc = r->a->graph_compute(r->s, graph_h(r, g));
+  if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
   if (adapter_rc == TSM_ESTALE) return cts__check_state(r); /* refused: allowed */
   if (adapter_rc)
     return cts__report(r, CTS_FAIL, "recompute failed with %s (GRAPH.PLAN.1 allows only STALE)",

@@ -53,7 +53,13 @@ struct cts_run {
   unsigned char **unplanned; /* per node: its bytes after the last unplanned compute */
   size_t n_unplanned;
   int cuda_session;
+  int fault;                 /* allocation-failure mode: ENOMEM ends the run cleanly */
+  int injected;              /* the armed failure surfaced as ENOMEM */
 };
+
+/* In the allocation-failure mode: a statement refused with ENOMEM must have changed
+ * nothing (ERR.ATOMIC.1, ERR.NOMEM.1); the run then stops. RETURN -1 always. */
+int cts__injected(struct cts_run *r);
 
 int cts__report(struct cts_run *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

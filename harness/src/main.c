@@ -43,13 +43,15 @@ static void usage(FILE *f) {
       "  --repeat N           run every case N times\n"
       "  --seed N             shuffle the order of runs with this seed (0: file order)\n"
       "  --device NAME        only this device\n"
-      "  --large              also run cases tagged large\n",
+      "  --large              also run cases tagged large\n"
+      "  --fail-fast          after the first result that is not ok, start no more runs\n"
+      "                       (those not started are reported as Skip)\n",
       f);
 }
 
 struct options {
   const char *adapter, *cases, *spec, *expectations, *json, *junit, *device, *extra;
-  int jobs, timeout_ms, repeat, large;
+  int jobs, timeout_ms, repeat, large, fail_fast, fail_alloc;
   unsigned long long seed;
   char **selectors;
   size_t n_selectors, cap_selectors;
@@ -77,8 +79,12 @@ static int parse_options(int argc, char **argv, struct options *o) {
     else if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) int_target = &o->jobs;
     else if (!strcmp(a, "--timeout")) int_target = &o->timeout_ms;
     else if (!strcmp(a, "--repeat")) int_target = &o->repeat;
+    else if (!strcmp(a, "--fail-alloc")) int_target = &o->fail_alloc;
     else if (!strcmp(a, "--large")) {
       o->large = 1;
+      continue;
+    } else if (!strcmp(a, "--fail-fast")) {
+      o->fail_fast = 1;
       continue;
     } else if (!strcmp(a, "--seed")) {
       if (i + 1 >= argc) goto missing;
@@ -303,6 +309,15 @@ static int pre_status(const struct cts_case *c, const struct cts_adapter_facts *
       return CTS_NOTSUPPORTED;
     }
   }
+  if (o->fail_alloc && !f->has_fail_alloc) {
+    *msg = printf_dup("adapter '%s' offers no debug_alloc_fail slot", f->name);
+    return CTS_NOTSUPPORTED;
+  }
+  if (o->fail_alloc && (c->uses_wrapped || (c->families & TSM_CAP_THREADS))) {
+    *msg = printf_dup("allocation failures are injected into single-threaded cases without "
+                      "wrapped calls");
+    return CTS_SKIP;
+  }
   if (c->uses_dump && !f->has_dump) {
     *msg = printf_dup("adapter '%s' offers no mgr_dump (MGR.COUNT.3 is a SHOULD)", f->name);
     return CTS_NOTSUPPORTED;
@@ -395,7 +410,8 @@ static int cmd_run(const struct options *o) {
       printf(" %s%s", f.device[d], f.available[d] ? "" : " (unavailable)");
     printf("\n");
   }
-  struct cts_run_opts ro = {o->adapter, o->jobs, o->timeout_ms, o->seed};
+  struct cts_run_opts ro = {o->adapter, o->jobs, o->timeout_ms, o->seed, o->fail_fast,
+                            (uint64_t)o->fail_alloc};
   cts_run_jobs(jobs, n_jobs, &ro);
   int bad = cts_tap_end(jobs, n_jobs);
   int rc = bad ? 1 : 0;

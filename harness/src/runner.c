@@ -72,7 +72,8 @@ static void probe_child(const char *path, int fd) {
       sanitize_field(name);
       sanitize_field(version);
       cts_buf_printf(&b, "OK\t%s\t%s\t%u\t%u\t%d\t%d\n", name, version, a->caps, a->ops,
-                     CTS_HAS_SLOT(a, mgr_dump) ? 1 : 0, n);
+                     (CTS_HAS_SLOT(a, mgr_dump) ? 1 : 0) | (CTS_HAS_SLOT(a, debug_alloc_fail) ? 2 : 0),
+                     n);
       for (int i = 0; i < n; i++) {
         char dn[64], reason[256];
         snprintf(dn, sizeof dn, "%s", devs[i].name ? devs[i].name : "?");
@@ -123,7 +124,8 @@ void cts_probe_adapter(const char *path, struct cts_adapter_facts *f) {
       snprintf(f->version, sizeof f->version, "%s", fields[2]);
       f->caps = (uint32_t)strtoul(fields[3], NULL, 10);
       f->ops = (uint32_t)strtoul(fields[4], NULL, 10);
-      f->has_dump = atoi(fields[5]);
+      f->has_dump = atoi(fields[5]) & 1;
+      f->has_fail_alloc = (atoi(fields[5]) & 2) != 0;
       int n = atoi(fields[6]);
       for (int i = 0; i < n; i++) {
         char *dl = strtok_r(NULL, "\n", &save);
@@ -162,7 +164,8 @@ struct slot {
   double deadline, started;
 };
 
-static void child_main(const struct cts_job *job, const char *adapter, int result_fd) {
+static void child_main(const struct cts_job *job, const char *adapter, uint64_t fail_max,
+                       int result_fd) {
   char why[512];
   struct cts_buf msg = {0};
   int status;
@@ -171,7 +174,7 @@ static void child_main(const struct cts_job *job, const char *adapter, int resul
     status = CTS_ERROR;
     cts_buf_printf(&msg, "%s", why);
   } else {
-    status = cts_exec_case(job->c, a, job->device, &msg);
+    status = cts_exec_case(job->c, a, job->device, &msg, fail_max);
   }
   fflush(stdout);
   struct cts_buf out = {0};
@@ -184,7 +187,17 @@ static void child_main(const struct cts_job *job, const char *adapter, int resul
   exit(0);
 }
 
-static int start(struct slot *s, struct cts_job *jobs, size_t j, const char *adapter) {
+/* The run loop's buffers, held here too: a case process inherits them and ends with
+ * exit() from inside the loop, so LeakSanitizer checks its heap at exit, when the
+ * loop's own pointers may live only in registers the child has since reused. */
+static struct {
+  size_t *order;
+  struct slot *slots;
+  struct pollfd *pfd;
+} run_loop;
+
+static int start(struct slot *s, struct cts_job *jobs, size_t j, const char *adapter,
+                 uint64_t fail_max) {
   int rp[2], op[2];
   if (pipe(rp) != 0) return -1;
   if (pipe(op) != 0) {
@@ -206,7 +219,7 @@ static int start(struct slot *s, struct cts_job *jobs, size_t j, const char *ada
     close(op[1]);
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0);
-    child_main(&jobs[j], adapter, rp[1]);
+    child_main(&jobs[j], adapter, fail_max, rp[1]);
   }
   close(rp[1]);
   close(op[1]);
@@ -311,15 +324,17 @@ void cts_run_jobs(struct cts_job *jobs, size_t n, const struct cts_run_opts *opt
   int width = opts->jobs > 0 ? opts->jobs : 1;
   struct slot *slots = cts_xcalloc((size_t)width, sizeof *slots);
   struct pollfd *pfd = cts_xcalloc((size_t)width * 2, sizeof *pfd);
+  run_loop.order = order, run_loop.slots = slots, run_loop.pfd = pfd;
   int running = 0;
   size_t next = 0;
+  int stop = 0; /* --fail-fast: a result was not ok */
   for (int i = 0; i < width; i++) slots[i].pid = 0;
   signal(SIGPIPE, SIG_IGN);
-  while (next < n_order || running > 0) {
-    for (int i = 0; i < width && next < n_order; i++) {
+  while ((next < n_order && !stop) || running > 0) {
+    for (int i = 0; i < width && next < n_order && !stop; i++) {
       if (slots[i].pid) continue;
       size_t j = order[next++];
-      if (start(&slots[i], jobs, j, opts->adapter) != 0) {
+      if (start(&slots[i], jobs, j, opts->adapter, opts->fail_max) != 0) {
         jobs[j].status = CTS_ERROR;
         jobs[j].message = cts_xstrdup("could not fork the case process");
         cts_tap_result(&jobs[j], ++number);
@@ -365,10 +380,19 @@ void cts_run_jobs(struct cts_job *jobs, size_t n, const struct cts_run_opts *opt
       finish(s, &jobs[s->job], wstatus, timed_out);
       cts_apply_expectation(&jobs[s->job]);
       cts_tap_result(&jobs[s->job], ++number);
+      if (opts->fail_fast && !cts_status_ok(jobs[s->job].status)) stop = 1;
       s->pid = 0;
       running--;
     }
   }
+  /* --fail-fast: what was never launched is reported as Skip. */
+  for (; next < n_order; next++) {
+    struct cts_job *job = &jobs[order[next]];
+    job->status = CTS_SKIP;
+    job->message = cts_xstrdup("fail-fast: an earlier result was not ok");
+    cts_tap_result(job, ++number);
+  }
+  memset(&run_loop, 0, sizeof run_loop);
   free(slots);
   free(pfd);
   free(order);

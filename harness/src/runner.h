@@ -20,6 +20,7 @@ struct cts_adapter_facts {
   char version[128];
   uint32_t caps, ops;
   int has_dump;
+  int has_fail_alloc;  /* the optional debug_alloc_fail slot */
   int n_devices;
   char device[CTS_MAX_DEVICES][64];
   int available[CTS_MAX_DEVICES];
@@ -47,6 +48,8 @@ struct cts_run_opts {
   int jobs;
   int timeout_ms;     /* default per case */
   uint64_t seed;      /* 0: run in order */
+  int fail_fast;      /* after the first result that is not ok, launch no more runs */
+  uint64_t fail_max;  /* > 0: the allocation-failure mode (ERR.NOMEM.1) */
 };
 
 void cts_probe_adapter(const char *path, struct cts_adapter_facts *f);

@@ -352,6 +352,19 @@ static int tsma_graph_info(void *s, tsm_handle g, struct tsm_graph_info *out) {
 
 static int tsma_graph_release(void *s, tsm_handle g) { return tsmr_graph_release(s, g); }
 
+/* The library's allocation hook (impl/src/alloc.c), reachable because the adapter links
+ * libtsmref.a: the test surface of ERR.NOMEM.1, not part of the public API. */
+void tsmr__alloc_fail_nth(uint64_t k);
+uint64_t tsmr__alloc_fail_left(void);
+
+static int tsma_debug_alloc_fail(void *s, uint64_t arm, uint64_t *left) {
+  (void)s;
+  if (!left) return TSM_EINVAL;
+  if (arm != TSM_ALLOC_QUERY) tsmr__alloc_fail_nth(arm);
+  *left = tsmr__alloc_fail_left();
+  return 0;
+}
+
 #define TSMA_OP_BIT(op) (1u << (op))
 
 static const struct tsm_adapter tsma_adapter = {
@@ -422,6 +435,7 @@ static const struct tsm_adapter tsma_adapter = {
     .graph_place = tsma_graph_place,
     .graph_info = tsma_graph_info,
     .graph_release = tsma_graph_release,
+    .debug_alloc_fail = tsma_debug_alloc_fail,
 };
 
 __attribute__((visibility("default"))) const struct tsm_adapter *tsm_adapter_entry(void) {

@@ -14,6 +14,8 @@ static atomic_uint_fast64_t tsmr_fail_countdown;
 
 void tsmr__alloc_fail_nth(uint64_t k) { atomic_store(&tsmr_fail_countdown, k); }
 
+uint64_t tsmr__alloc_fail_left(void) { return (uint64_t)atomic_load(&tsmr_fail_countdown); }
+
 static int tsmr_should_fail(void) {
   uint_fast64_t c = atomic_load_explicit(&tsmr_fail_countdown, memory_order_relaxed);
   while (c != 0) {

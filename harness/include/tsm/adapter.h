@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 #define TSM_ADAPTER_ABI_MAJOR 1
-#define TSM_ADAPTER_ABI_MINOR 3
+#define TSM_ADAPTER_ABI_MINOR 4
 #define TSM_ADAPTER_ENTRY_NAME "tsm_adapter_entry"
 
 /* The error codes of spec/errors.md. The case language names them without the E. */
@@ -307,7 +307,15 @@ struct tsm_adapter {
   int (*graph_place)(void *s, tsm_handle t, struct tsm_graph_place *out);
   int (*graph_info)(void *s, tsm_handle g, struct tsm_graph_info *out);
   int (*graph_release)(void *s, tsm_handle g);
+
+  /* ---- ABI 1.4: allocation-failure injection (optional; spec/errors.md ERR.NOMEM) --
+   * arm: TSM_ALLOC_QUERY leaves the countdown as it is; 0 disarms; k > 0 makes the
+   * k-th allocation from now fail. *left: the countdown after the call (0 once the
+   * failure has fired or when disarmed). */
+  int (*debug_alloc_fail)(void *s, uint64_t arm, uint64_t *left);
 };
+
+#define TSM_ALLOC_QUERY UINT64_MAX
 
 typedef const struct tsm_adapter *(*tsm_adapter_entry_fn)(void);
 
