@@ -86,6 +86,22 @@ tsan() {
   return $rc
 }
 
+# Every case again with the reference's k-th allocation failing, for every k up to the
+# case's allocation count (capped at 300): each refused call must change nothing, and
+# the ASan build's leak checker sees what the failure paths leave behind.
+# clauses: [ERR.NOMEM.1, ERR.ATOMIC.1, MGR.CREATE.3]
+fail_alloc() {
+  local build=build/check-asan
+  [ -x $build/bin/tsm-cts ] || build=$primary
+  ASAN_OPTIONS="detect_leaks=1:exitcode=23" UBSAN_OPTIONS="halt_on_error=1:exitcode=24" \
+    $build/bin/tsm-cts run --adapter $build/lib/tsmref_adapter.so --device cpu -j "$JOBS" \
+    --timeout 120000 --fail-alloc 300 cases >$build/fail-alloc.tap
+  local rc=$?
+  tail -n 1 $build/fail-alloc.tap
+  grep -A12 '^not ok' $build/fail-alloc.tap | head -n 40
+  return $rc
+}
+
 # The Python capsule protocol between every producer and consumer of {reference,
 # numpy, apache-tvm-ffi, jax} (harness/python), then the bridge's own self-tests with
 # deliberately broken consumers (the IREE leak, the turbine rename-back).
@@ -134,6 +150,7 @@ lane reference reference "$primary"
 lane reference-$other_cc reference "$other"
 lane example-adapter example
 lane tsan tsan
+lane fail-alloc fail_alloc
 lane interop interop
 lane interop-selftest interop_selftest
 lane selftests bash harness/tests/run_selftests.sh "$primary"
