@@ -27,6 +27,7 @@ include harness/adapters/example/example.mk
 include harness/tests/tests.mk
 include bench/bench.mk
 include python.mk
+include mutants.mk
 
 all-targets: $(ALL_TARGETS)
 

@@ -108,6 +108,9 @@ fail_alloc() {
 interop() { make --no-print-directory BUILD="$primary" CC="$CC" interop; }
 interop_selftest() { make --no-print-directory BUILD="$primary" CC="$CC" interop-selftest; }
 
+# Every mutant of ci/mutants/ applies, builds and is killed by the case library.
+mutants() { make --no-print-directory BUILD="$primary" CC="$CC" mutants-gate; }
+
 # make install into a scratch prefix, then build and run a program against it
 # through pkg-config, as a user of the library would.
 install_lane() {
@@ -148,6 +151,7 @@ lane lint cts lint cases
 lane coverage cts coverage
 lane reference reference "$primary"
 lane reference-$other_cc reference "$other"
+lane mutants mutants
 lane example-adapter example
 lane tsan tsan
 lane fail-alloc fail_alloc
