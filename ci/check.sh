@@ -41,6 +41,7 @@ tools() {
   need python3 python3 || ok=1
   need make make || ok=1
   need pkg-config pkg-config || ok=1
+  need valgrind valgrind || ok=1
   return $ok
 }
 
@@ -93,7 +94,7 @@ tsan() {
 fail_alloc() {
   local build=build/check-asan
   [ -x $build/bin/tsm-cts ] || build=$primary
-  ASAN_OPTIONS="detect_leaks=1:exitcode=23" UBSAN_OPTIONS="halt_on_error=1:exitcode=24" \
+  ASAN_OPTIONS="detect_leaks=1:exitcode=86" UBSAN_OPTIONS="halt_on_error=1:exitcode=86" \
     $build/bin/tsm-cts run --adapter $build/lib/tsmref_adapter.so --device cpu -j "$JOBS" \
     --timeout 120000 --fail-alloc 300 cases >$build/fail-alloc.tap
   local rc=$?
@@ -154,6 +155,8 @@ lane reference-$other_cc reference "$other"
 lane mutants mutants
 lane example-adapter example
 lane tsan tsan
+lane asan bash ci/sanitizers.sh asan
+lane valgrind bash ci/sanitizers.sh valgrind
 lane fail-alloc fail_alloc
 lane interop interop
 lane interop-selftest interop_selftest
