@@ -16,24 +16,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "tsmref.h"
+#include "bench_util.h"
 
-#define ROUNDS 5
-#define BENCH_CHECK(call)                                                          \
-  do {                                                                             \
-    int rc_ = (call);                                                              \
-    if (rc_ != 0) {                                                                \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                \
-              tsmr_err_name(rc_));                                                 \
-      exit(1);                                                                     \
-    }                                                                              \
-  } while (0)
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static const struct tsmr_tensor_desc bench_desc = {TSMR_F32, 1, {4}};
 

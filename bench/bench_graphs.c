@@ -18,19 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tsmref.h"
+#include "bench_util.h"
 
-#define ROUNDS 5
 #define MAXT 20000
-#define BENCH_CHECK(call)                                                          \
-  do {                                                                             \
-    int rc_ = (call);                                                              \
-    if (rc_ != 0) {                                                                \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                \
-              tsmr_err_name(rc_));                                                 \
-      exit(1);                                                                     \
-    }                                                                              \
-  } while (0)
 
 static tsmr_ctx *ctx;
 static tsmr_handle root;

@@ -350,9 +350,8 @@ int cts__check_tensor(struct cts_run *r, int id, const double *want, size_t n_wa
    * last one: a full comparison of the IREE seed's 64 MiB tensors would take most of
    * `make run`, and a misplaced or stale buffer shows in a spread. */
   int64_t step = n > (1 << 20) ? n / 65536 : 1;
-  for (int64_t k = 0; k < n + step; k += step) {
-    int64_t i = k < n ? k : n - 1;
-    if (k >= n && (step == 1 || n == 0)) break;
+  for (int64_t k = 0; k < n; k += step) {
+    int64_t i = k + step >= n ? n - 1 : k; /* the last visit reads the last element */
     double got;
     if (mr->dtype == TSM_F32) {
       float f;

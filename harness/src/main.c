@@ -163,7 +163,6 @@ static const char *relative_name(const char *path, const char *root) {
 struct selection {
   char **paths;
   size_t n, cap;
-  /* per path: which clause selector (or NULL) admitted it */
 };
 
 static int add_unique(struct selection *sel, const char *path) {
@@ -257,6 +256,42 @@ static size_t load_cases(const struct options *o, const struct cts_spec *spec,
   return n;
 }
 
+/* The spec and the selected cases, parsed: what run, lint and list work on. Owns all. */
+struct library {
+  struct cts_spec spec;
+  struct selection sel;
+  char **clause_sel;
+  size_t n_clause_sel;
+  struct cts_case **cases; /* NULL where the file did not parse: its message is errs[i] */
+  char **errs;
+  size_t n;
+};
+
+static int open_library(const struct options *o, struct library *lib) {
+  memset(lib, 0, sizeof *lib);
+  if (!load_spec(o, &lib->spec)) return -1;
+  if (select_files(o, &lib->sel, &lib->clause_sel, &lib->n_clause_sel) != 0) {
+    cts_spec_free(&lib->spec);
+    return -1;
+  }
+  lib->n = load_cases(o, &lib->spec, &lib->sel, lib->clause_sel, lib->n_clause_sel, &lib->cases,
+                      &lib->errs);
+  return 0;
+}
+
+static void close_library(struct library *lib) {
+  for (size_t i = 0; i < lib->n; i++) {
+    cts_case_free(lib->cases[i]);
+    free(lib->errs[i]);
+    free(lib->sel.paths[i]);
+  }
+  free(lib->cases);
+  free(lib->errs);
+  free(lib->sel.paths);
+  free(lib->clause_sel);
+  cts_spec_free(&lib->spec);
+}
+
 /* ---- run ------------------------------------------------------------------- */
 
 static int device_matches(const struct cts_case *c, const char *device) {
@@ -347,16 +382,11 @@ static int cmd_run(const struct options *o) {
     fprintf(stderr, "tsm-cts: run needs --adapter SO\n");
     return 2;
   }
-  struct cts_spec spec = {0};
-  const char *spec_dir = load_spec(o, &spec);
-  if (!spec_dir) return 2;
-  struct selection sel = {0};
-  char **clause_sel = NULL;
-  size_t n_clause_sel = 0;
-  if (select_files(o, &sel, &clause_sel, &n_clause_sel) != 0) return 2;
-  struct cts_case **cases;
-  char **errs;
-  size_t n_cases = load_cases(o, &spec, &sel, clause_sel, n_clause_sel, &cases, &errs);
+  struct library lib;
+  if (open_library(o, &lib) != 0) return 2;
+  struct cts_case **cases = lib.cases;
+  char **errs = lib.errs;
+  size_t n_cases = lib.n;
 
   struct cts_adapter_facts f;
   cts_probe_adapter(o->adapter, &f);
@@ -372,11 +402,11 @@ static int cmd_run(const struct options *o) {
   size_t n_jobs = 0, cap_jobs = 0;
   for (size_t i = 0; i < n_cases; i++) {
     struct cts_case *c = cases[i];
-    const char *name = c ? c->name : relative_name(sel.paths[i], o->cases);
+    const char *name = c ? c->name : relative_name(lib.sel.paths[i], o->cases);
     int timeout = case_timeout(c, o);
     for (int rep = 0; rep < o->repeat; rep++) {
       if (!c) {
-        add_job(&jobs, &n_jobs, &cap_jobs, NULL, name, sel.paths[i], -1, "-", rep, CTS_ERROR,
+        add_job(&jobs, &n_jobs, &cap_jobs, NULL, name, lib.sel.paths[i], -1, "-", rep, CTS_ERROR,
                 cts_xstrdup(errs[i]), timeout);
         continue;
       }
@@ -431,54 +461,30 @@ static int cmd_run(const struct options *o) {
     free(jobs[i].expected_reason);
   }
   free(jobs);
-  for (size_t i = 0; i < n_cases; i++) {
-    cts_case_free(cases[i]);
-    free(errs[i]);
-    free(sel.paths[i]);
-  }
-  free(cases);
-  free(errs);
-  free(sel.paths);
-  free(clause_sel);
+  close_library(&lib);
   cts_expectations_free();
-  cts_spec_free(&spec);
   return rc;
 }
 
 /* ---- lint, list, coverage -------------------------------------------------- */
 
 static int cmd_lint(const struct options *o, int list_only) {
-  struct cts_spec spec = {0};
-  const char *spec_dir = load_spec(o, &spec);
-  if (!spec_dir) return 2;
-  struct selection sel = {0};
-  char **clause_sel = NULL;
-  size_t n_clause_sel = 0;
-  if (select_files(o, &sel, &clause_sel, &n_clause_sel) != 0) return 2;
-  struct cts_case **cases;
-  char **errs;
-  size_t n = load_cases(o, &spec, &sel, clause_sel, n_clause_sel, &cases, &errs);
+  struct library lib;
+  if (open_library(o, &lib) != 0) return 2;
   int bad = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!cases[i]) {
-      printf("%s\n", errs[i]);
+  for (size_t i = 0; i < lib.n; i++) {
+    const struct cts_case *c = lib.cases[i];
+    if (!c) {
+      printf("%s\n", lib.errs[i]);
       bad++;
     } else if (list_only) {
-      printf("%s\t", cases[i]->name);
-      for (size_t k = 0; k < cases[i]->n_clauses; k++)
-        printf("%s%s", k ? "," : "", cases[i]->clauses[k]);
-      printf("\t%s\n", cases[i]->description);
+      printf("%s\t", c->name);
+      for (size_t k = 0; k < c->n_clauses; k++) printf("%s%s", k ? "," : "", c->clauses[k]);
+      printf("\t%s\n", c->description);
     }
-    cts_case_free(cases[i]);
-    free(errs[i]);
-    free(sel.paths[i]);
   }
-  if (!list_only) fprintf(stderr, "tsm-cts lint: %zu case files, %d with errors\n", n, bad);
-  free(cases);
-  free(errs);
-  free(sel.paths);
-  free(clause_sel);
-  cts_spec_free(&spec);
+  if (!list_only) fprintf(stderr, "tsm-cts lint: %zu case files, %d with errors\n", lib.n, bad);
+  close_library(&lib);
   return bad ? 1 : 0;
 }
 
