@@ -1,8 +1,10 @@
 /*
- * harness/src/adapter_load.c: dlopen, entry point and version checks.
+ * harness/src/adapter_load.c: dlopen, entry point and version checks (ABI.LOAD.1,
+ * ABI.VER.1, ABI.VER.2), and the slots each family needs.
  */
 #include "adapter_load.h"
 
+#include <assert.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,67 +54,59 @@ const struct tsm_adapter *cts_adapter_load(const char *path, char *why, size_t w
   return a;
 }
 
+/* A slot the judge calls: for every adapter (families 0) or for cases of any of the
+ * families (enum tsm_cap bits). */
+struct slot_need {
+  uint32_t families;
+  const char *name;
+  size_t offset, size;
+};
+
+#define NEED(families, slot) \
+  {families, #slot, offsetof(struct tsm_adapter, slot), sizeof(((struct tsm_adapter *)0)->slot)}
+
+/* In the order they are reported: the first one missing names the gap. */
+static const struct slot_need slot_needs[] = {
+    NEED(0, mgr_root), NEED(0, mgr_new_sub), NEED(0, mgr_sub_of), NEED(0, mgr_close),
+    NEED(0, mgr_cap), NEED(0, mgr_info), NEED(0, tensor_new), NEED(0, tensor_desc),
+    NEED(0, tensor_read), NEED(0, op), NEED(0, res_attach), NEED(0, res_detach),
+    NEED(0, res_temp_attach), NEED(0, res_ret), NEED(0, res_release), NEED(0, res_info),
+    NEED(0, live_bytes),
+    NEED(TSM_CAP_SCOPES | TSM_CAP_COMPOSITES, res_links),
+    NEED(TSM_CAP_SCOPES, scope_open), NEED(TSM_CAP_SCOPES, scope_dispose),
+    NEED(TSM_CAP_SCOPES, scope_move_to_outer), NEED(TSM_CAP_SCOPES, scope_move_to_other),
+    NEED(TSM_CAP_SCOPES, scope_detach), NEED(TSM_CAP_SCOPES, scope_attach),
+    NEED(TSM_CAP_SCOPES, scope_dispose_all), NEED(TSM_CAP_SCOPES, scope_handover),
+    NEED(TSM_CAP_SCOPES, scope_wrapped), NEED(TSM_CAP_SCOPES, scope_current),
+    NEED(TSM_CAP_SCOPES, scope_info), NEED(TSM_CAP_SCOPES, thread_stats),
+    NEED(TSM_CAP_DLPACK_C, dlpack_export), NEED(TSM_CAP_DLPACK_C, dlpack_import),
+    NEED(TSM_CAP_GRAPHS, graph_new), NEED(TSM_CAP_GRAPHS, graph_leaf),
+    NEED(TSM_CAP_GRAPHS, graph_external), NEED(TSM_CAP_GRAPHS, graph_op),
+    NEED(TSM_CAP_GRAPHS, graph_flag), NEED(TSM_CAP_GRAPHS, graph_expand),
+    NEED(TSM_CAP_GRAPHS, graph_plan), NEED(TSM_CAP_GRAPHS, graph_write),
+    NEED(TSM_CAP_GRAPHS, graph_compute), NEED(TSM_CAP_GRAPHS, graph_read),
+    NEED(TSM_CAP_GRAPHS, graph_place), NEED(TSM_CAP_GRAPHS, graph_info),
+    NEED(TSM_CAP_GRAPHS, graph_release),
+    NEED(TSM_CAP_COMPOSITES, composite_pack), NEED(TSM_CAP_COMPOSITES, composite_list),
+    NEED(TSM_CAP_COMPOSITES, composite_component),
+};
+
+#undef NEED
+
+/* CTS_HAS_SLOT for a slot known by its place in the struct. */
+static int has_slot_at(const struct tsm_adapter *a, size_t offset, size_t size) {
+  if (offset + size > a->struct_size) return 0;
+  void (*fn)(void);
+  assert(size == sizeof fn); /* every slot is a function pointer */
+  memcpy(&fn, (const char *)a + offset, sizeof fn);
+  return fn != NULL;
+}
+
 const char *cts_adapter_missing_slot(const struct tsm_adapter *a, uint32_t families) {
-#define CTS__REQUIRE(slot) \
-  if (!CTS_HAS_SLOT(a, slot)) return #slot;
-  CTS__REQUIRE(mgr_root)
-  CTS__REQUIRE(mgr_new_sub)
-  CTS__REQUIRE(mgr_sub_of)
-  CTS__REQUIRE(mgr_close)
-  CTS__REQUIRE(mgr_cap)
-  CTS__REQUIRE(mgr_info)
-  CTS__REQUIRE(tensor_new)
-  CTS__REQUIRE(tensor_desc)
-  CTS__REQUIRE(tensor_read)
-  CTS__REQUIRE(op)
-  CTS__REQUIRE(res_attach)
-  CTS__REQUIRE(res_detach)
-  CTS__REQUIRE(res_temp_attach)
-  CTS__REQUIRE(res_ret)
-  CTS__REQUIRE(res_release)
-  CTS__REQUIRE(res_info)
-  CTS__REQUIRE(live_bytes)
-  if (families & (TSM_CAP_SCOPES | TSM_CAP_COMPOSITES)) {
-    CTS__REQUIRE(res_links)
+  for (size_t i = 0; i < sizeof slot_needs / sizeof slot_needs[0]; i++) {
+    const struct slot_need *need = &slot_needs[i];
+    if (need->families && !(need->families & families)) continue;
+    if (!has_slot_at(a, need->offset, need->size)) return need->name;
   }
-  if (families & TSM_CAP_SCOPES) {
-    CTS__REQUIRE(scope_open)
-    CTS__REQUIRE(scope_dispose)
-    CTS__REQUIRE(scope_move_to_outer)
-    CTS__REQUIRE(scope_move_to_other)
-    CTS__REQUIRE(scope_detach)
-    CTS__REQUIRE(scope_attach)
-    CTS__REQUIRE(scope_dispose_all)
-    CTS__REQUIRE(scope_handover)
-    CTS__REQUIRE(scope_wrapped)
-    CTS__REQUIRE(scope_current)
-    CTS__REQUIRE(scope_info)
-    CTS__REQUIRE(thread_stats)
-  }
-  if (families & TSM_CAP_DLPACK_C) {
-    CTS__REQUIRE(dlpack_export)
-    CTS__REQUIRE(dlpack_import)
-  }
-  if (families & TSM_CAP_GRAPHS) {
-    CTS__REQUIRE(graph_new)
-    CTS__REQUIRE(graph_leaf)
-    CTS__REQUIRE(graph_external)
-    CTS__REQUIRE(graph_op)
-    CTS__REQUIRE(graph_flag)
-    CTS__REQUIRE(graph_expand)
-    CTS__REQUIRE(graph_plan)
-    CTS__REQUIRE(graph_write)
-    CTS__REQUIRE(graph_compute)
-    CTS__REQUIRE(graph_read)
-    CTS__REQUIRE(graph_place)
-    CTS__REQUIRE(graph_info)
-    CTS__REQUIRE(graph_release)
-  }
-  if (families & TSM_CAP_COMPOSITES) {
-    CTS__REQUIRE(composite_pack)
-    CTS__REQUIRE(composite_list)
-    CTS__REQUIRE(composite_component)
-  }
-#undef CTS__REQUIRE
   return NULL;
 }

@@ -5,6 +5,7 @@
  * harness error. Never 77 or 99, which build systems read as skip and hard error.
  */
 #include <ctype.h>
+#include <stddef.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,70 @@ struct options {
   size_t n_selectors, cap_selectors;
 };
 
+/* How an option's value is stored into struct options. */
+enum option_kind { OPT_STRING, OPT_COUNT, OPT_FLAG, OPT_SEED };
+
+struct option_def {
+  const char *name, *alias;
+  enum option_kind kind;
+  size_t field; /* offsetof(struct options, ...) */
+};
+
+static const struct option_def option_defs[] = {
+    {"--adapter", NULL, OPT_STRING, offsetof(struct options, adapter)},
+    {"--cases", NULL, OPT_STRING, offsetof(struct options, cases)},
+    {"--spec", NULL, OPT_STRING, offsetof(struct options, spec)},
+    {"--expectations", NULL, OPT_STRING, offsetof(struct options, expectations)},
+    {"--json", NULL, OPT_STRING, offsetof(struct options, json)},
+    {"--junit", NULL, OPT_STRING, offsetof(struct options, junit)},
+    {"--device", NULL, OPT_STRING, offsetof(struct options, device)},
+    {"--extra", NULL, OPT_STRING, offsetof(struct options, extra)},
+    {"-j", "--jobs", OPT_COUNT, offsetof(struct options, jobs)},
+    {"--timeout", NULL, OPT_COUNT, offsetof(struct options, timeout_ms)},
+    {"--repeat", NULL, OPT_COUNT, offsetof(struct options, repeat)},
+    {"--fail-alloc", NULL, OPT_COUNT, offsetof(struct options, fail_alloc)},
+    {"--large", NULL, OPT_FLAG, offsetof(struct options, large)},
+    {"--fail-fast", NULL, OPT_FLAG, offsetof(struct options, fail_fast)},
+    {"--seed", NULL, OPT_SEED, offsetof(struct options, seed)},
+};
+
+static const struct option_def *find_option(const char *arg) {
+  for (size_t i = 0; i < sizeof option_defs / sizeof option_defs[0]; i++)
+    if (!strcmp(arg, option_defs[i].name) ||
+        (option_defs[i].alias && !strcmp(arg, option_defs[i].alias)))
+      return &option_defs[i];
+  return NULL;
+}
+
+/* Stores `value` (NULL when the command line ended) for `def`, given as `typed`.
+ * RETURN 0, or -1 with a message. */
+static int set_option(struct options *o, const struct option_def *def, const char *typed,
+                      const char *value) {
+  char *field = (char *)o + def->field;
+  if (def->kind == OPT_FLAG) {
+    *(int *)field = 1;
+    return 0;
+  }
+  if (!value) {
+    fprintf(stderr, "tsm-cts: option '%s' needs a value\n", typed);
+    return -1;
+  }
+  char *end = NULL;
+  int bad = 0;
+  if (def->kind == OPT_STRING) {
+    *(const char **)field = value;
+  } else if (def->kind == OPT_SEED) {
+    *(unsigned long long *)field = strtoull(value, &end, 10);
+    bad = *end != '\0';
+  } else {
+    long v = strtol(value, &end, 10);
+    bad = *end != '\0' || v < 1 || v > 1000000;
+    if (!bad) *(int *)field = (int)v;
+  }
+  if (bad) fprintf(stderr, "tsm-cts: bad value '%s' for '%s'\n", value, typed);
+  return bad ? -1 : 0;
+}
+
 static int parse_options(int argc, char **argv, struct options *o) {
   memset(o, 0, sizeof *o);
   o->cases = "cases";
@@ -66,32 +131,10 @@ static int parse_options(int argc, char **argv, struct options *o) {
   o->extra = "harness/tests/broken,harness/tests/cases,ci/check.sh";
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
-    const char **target = NULL;
-    int *int_target = NULL;
-    if (!strcmp(a, "--adapter")) target = &o->adapter;
-    else if (!strcmp(a, "--cases")) target = &o->cases;
-    else if (!strcmp(a, "--spec")) target = &o->spec;
-    else if (!strcmp(a, "--expectations")) target = &o->expectations;
-    else if (!strcmp(a, "--json")) target = &o->json;
-    else if (!strcmp(a, "--junit")) target = &o->junit;
-    else if (!strcmp(a, "--device")) target = &o->device;
-    else if (!strcmp(a, "--extra")) target = &o->extra;
-    else if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) int_target = &o->jobs;
-    else if (!strcmp(a, "--timeout")) int_target = &o->timeout_ms;
-    else if (!strcmp(a, "--repeat")) int_target = &o->repeat;
-    else if (!strcmp(a, "--fail-alloc")) int_target = &o->fail_alloc;
-    else if (!strcmp(a, "--large")) {
-      o->large = 1;
-      continue;
-    } else if (!strcmp(a, "--fail-fast")) {
-      o->fail_fast = 1;
-      continue;
-    } else if (!strcmp(a, "--seed")) {
-      if (i + 1 >= argc) goto missing;
-      char *end;
-      o->seed = strtoull(argv[++i], &end, 10);
-      if (*end) goto bad;
-      continue;
+    const struct option_def *def = find_option(a);
+    if (def) {
+      const char *value = def->kind == OPT_FLAG ? NULL : i + 1 < argc ? argv[++i] : NULL;
+      if (set_option(o, def, a, value) != 0) return -1;
     } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       usage(stdout);
       exit(0);
@@ -100,24 +143,7 @@ static int parse_options(int argc, char **argv, struct options *o) {
       return -1;
     } else {
       CTS_PUSH(o->selectors, o->n_selectors, o->cap_selectors, argv[i]);
-      continue;
     }
-    if (i + 1 >= argc) goto missing;
-    if (target) {
-      *target = argv[++i];
-    } else {
-      char *end;
-      long v = strtol(argv[++i], &end, 10);
-      if (*end || v < 1 || v > 1000000) goto bad;
-      *int_target = (int)v;
-    }
-    continue;
-  missing:
-    fprintf(stderr, "tsm-cts: option '%s' needs a value\n", a);
-    return -1;
-  bad:
-    fprintf(stderr, "tsm-cts: bad value '%s' for '%s'\n", argv[i], a);
-    return -1;
   }
   return 0;
 }
@@ -360,9 +386,15 @@ static int pre_status(const struct cts_case *c, const struct cts_adapter_facts *
   return -1;
 }
 
-static void add_job(struct cts_job **jobs, size_t *n, size_t *cap, struct cts_case *c,
-                    const char *name, const char *path, int device, const char *device_name,
-                    int repeat, int status, char *message, int timeout) {
+/* The jobs of a run, in TAP order. Owns each job's strings (not its case). */
+struct job_list {
+  struct cts_job *jobs;
+  size_t n, cap;
+};
+
+static void add_job(struct job_list *l, struct cts_case *c, const char *name, const char *path,
+                    int device, const char *device_name, int repeat, int status, char *message,
+                    int timeout) {
   struct cts_job j;
   memset(&j, 0, sizeof j);
   j.c = c;
@@ -374,7 +406,90 @@ static void add_job(struct cts_job **jobs, size_t *n, size_t *cap, struct cts_ca
   j.status = status;
   j.message = message;
   j.timeout_ms = timeout;
-  CTS_PUSH(*jobs, *n, *cap, j);
+  CTS_PUSH(l->jobs, l->n, l->cap, j);
+}
+
+static void free_jobs(struct job_list *l) {
+  for (size_t i = 0; i < l->n; i++) {
+    free(l->jobs[i].name);
+    free(l->jobs[i].path);
+    free(l->jobs[i].message);
+    free(l->jobs[i].output);
+    free(l->jobs[i].expected_reason);
+  }
+  free(l->jobs);
+}
+
+/* --expectations, else the adapter's own file when there is one. RETURN 0 or -1. */
+static int load_expectations(const struct options *o, const struct cts_adapter_facts *f) {
+  if (o->expectations) return cts_expectations_load(o->expectations, 0);
+  if (!f->loaded) return 0;
+  char path[512];
+  snprintf(path, sizeof path, "harness/expectations/%s.txt", f->name);
+  return cts_expectations_load(path, 1);
+}
+
+/* One repetition of a parsed case: a job per device of the adapter that it runs on
+ * (every case on every device: spec/architecture.md), or one NotSupported job. */
+static void add_device_jobs(struct job_list *l, const struct options *o,
+                            const struct cts_adapter_facts *f, struct cts_case *c, int rep,
+                            int timeout) {
+  int any = 0;
+  for (int d = 0; d < f->n_devices; d++) {
+    if (o->device && strcmp(o->device, f->device[d])) continue;
+    if (!device_matches(c, f->device[d])) continue;
+    any = 1;
+    char *msg = NULL;
+    int st = pre_status(c, f, o, d, &msg);
+    add_job(l, c, c->name, c->path, d, f->device[d], rep, st, msg, timeout);
+  }
+  if (!any)
+    add_job(l, c, c->name, c->path, -1, "-", rep, CTS_NOTSUPPORTED,
+            printf_dup("no device of adapter '%s' matches the case's devices%s%s", f->name,
+                       o->device ? " and --device " : "", o->device ? o->device : ""),
+            timeout);
+}
+
+static void plan_jobs(struct job_list *l, const struct options *o, const struct library *lib,
+                      const struct cts_adapter_facts *f) {
+  for (size_t i = 0; i < lib->n; i++) {
+    struct cts_case *c = lib->cases[i];
+    int timeout = case_timeout(c, o);
+    for (int rep = 0; rep < o->repeat; rep++) {
+      if (!c)
+        add_job(l, NULL, relative_name(lib->sel.paths[i], o->cases), lib->sel.paths[i], -1, "-",
+                rep, CTS_ERROR, cts_xstrdup(lib->errs[i]), timeout);
+      else if (!f->loaded)
+        add_job(l, c, c->name, c->path, -1, "-", rep, CTS_ERROR,
+                printf_dup("adapter %s: %s", o->adapter, f->why), timeout);
+      else
+        add_device_jobs(l, o, f, c, rep, timeout);
+    }
+  }
+}
+
+static void print_run_header(const struct options *o, const struct cts_adapter_facts *f) {
+  if (!f->loaded) return;
+  printf("# tsm-cts: adapter %s %s (%s), seed %llu, devices:", f->name, f->version, o->adapter,
+         o->seed);
+  for (int d = 0; d < f->n_devices; d++)
+    printf(" %s%s", f->device[d], f->available[d] ? "" : " (unavailable)");
+  printf("\n");
+}
+
+/* The --json and --junit reports. RETURN 0, or 2 when one could not be written. */
+static int write_reports(const struct options *o, const struct job_list *l,
+                         const struct cts_adapter_facts *f) {
+  int rc = 0;
+  if (o->json && cts_write_json(o->json, l->jobs, l->n, f, o->adapter, o->seed) != 0) {
+    fprintf(stderr, "tsm-cts: cannot write %s\n", o->json);
+    rc = 2;
+  }
+  if (o->junit && cts_write_junit(o->junit, l->jobs, l->n, f, o->seed) != 0) {
+    fprintf(stderr, "tsm-cts: cannot write %s\n", o->junit);
+    rc = 2;
+  }
+  return rc;
 }
 
 static int cmd_run(const struct options *o) {
@@ -384,86 +499,22 @@ static int cmd_run(const struct options *o) {
   }
   struct library lib;
   if (open_library(o, &lib) != 0) return 2;
-  struct cts_case **cases = lib.cases;
-  char **errs = lib.errs;
-  size_t n_cases = lib.n;
-
   struct cts_adapter_facts f;
   cts_probe_adapter(o->adapter, &f);
-  if (o->expectations) {
-    if (cts_expectations_load(o->expectations, 0) != 0) return 2;
-  } else if (f.loaded) {
-    char path[512];
-    snprintf(path, sizeof path, "harness/expectations/%s.txt", f.name);
-    if (cts_expectations_load(path, 1) != 0) return 2;
-  }
-
-  struct cts_job *jobs = NULL;
-  size_t n_jobs = 0, cap_jobs = 0;
-  for (size_t i = 0; i < n_cases; i++) {
-    struct cts_case *c = cases[i];
-    const char *name = c ? c->name : relative_name(lib.sel.paths[i], o->cases);
-    int timeout = case_timeout(c, o);
-    for (int rep = 0; rep < o->repeat; rep++) {
-      if (!c) {
-        add_job(&jobs, &n_jobs, &cap_jobs, NULL, name, lib.sel.paths[i], -1, "-", rep, CTS_ERROR,
-                cts_xstrdup(errs[i]), timeout);
-        continue;
-      }
-      if (!f.loaded) {
-        add_job(&jobs, &n_jobs, &cap_jobs, c, name, c->path, -1, "-", rep, CTS_ERROR,
-                printf_dup("adapter %s: %s", o->adapter, f.why), timeout);
-        continue;
-      }
-      int any = 0;
-      for (int d = 0; d < f.n_devices; d++) {
-        if (o->device && strcmp(o->device, f.device[d])) continue;
-        if (!device_matches(c, f.device[d])) continue;
-        any = 1;
-        char *msg = NULL;
-        int st = pre_status(c, &f, o, d, &msg);
-        add_job(&jobs, &n_jobs, &cap_jobs, c, name, c->path, d, f.device[d], rep, st, msg,
-                timeout);
-      }
-      if (!any)
-        add_job(&jobs, &n_jobs, &cap_jobs, c, name, c->path, -1, "-", rep, CTS_NOTSUPPORTED,
-                printf_dup("no device of adapter '%s' matches the case's devices%s%s", f.name,
-                           o->device ? " and --device " : "", o->device ? o->device : ""),
-                timeout);
-    }
-  }
-  cts_tap_begin(n_jobs);
-  if (f.loaded) {
-    printf("# tsm-cts: adapter %s %s (%s), seed %llu, devices:", f.name, f.version, o->adapter,
-           o->seed);
-    for (int d = 0; d < f.n_devices; d++)
-      printf(" %s%s", f.device[d], f.available[d] ? "" : " (unavailable)");
-    printf("\n");
-  }
+  if (load_expectations(o, &f) != 0) return 2;
+  struct job_list l = {0};
+  plan_jobs(&l, o, &lib, &f);
+  cts_tap_begin(l.n);
+  print_run_header(o, &f);
   struct cts_run_opts ro = {o->adapter, o->jobs, o->timeout_ms, o->seed, o->fail_fast,
                             (uint64_t)o->fail_alloc};
-  cts_run_jobs(jobs, n_jobs, &ro);
-  int bad = cts_tap_end(jobs, n_jobs);
-  int rc = bad ? 1 : 0;
-  if (o->json && cts_write_json(o->json, jobs, n_jobs, &f, o->adapter, o->seed) != 0) {
-    fprintf(stderr, "tsm-cts: cannot write %s\n", o->json);
-    rc = 2;
-  }
-  if (o->junit && cts_write_junit(o->junit, jobs, n_jobs, &f, o->seed) != 0) {
-    fprintf(stderr, "tsm-cts: cannot write %s\n", o->junit);
-    rc = 2;
-  }
-  for (size_t i = 0; i < n_jobs; i++) {
-    free(jobs[i].name);
-    free(jobs[i].path);
-    free(jobs[i].message);
-    free(jobs[i].output);
-    free(jobs[i].expected_reason);
-  }
-  free(jobs);
+  cts_run_jobs(l.jobs, l.n, &ro);
+  int rc = cts_tap_end(l.jobs, l.n) ? 1 : 0;
+  int report_rc = write_reports(o, &l, &f);
+  free_jobs(&l);
   close_library(&lib);
   cts_expectations_free();
-  return rc;
+  return report_rc ? report_rc : rc;
 }
 
 /* ---- lint, list, coverage -------------------------------------------------- */
@@ -521,16 +572,9 @@ static void scan_extra_citations(struct cts_spec *spec, const char *dir, const c
   free(files);
 }
 
-static int cmd_coverage(const struct options *o) {
-  struct cts_spec spec = {0};
-  const char *spec_dir = load_spec(o, &spec);
-  if (!spec_dir) return 2;
-  char **files = NULL;
-  size_t n = 0, cap = 0;
-  if (cts_collect_files(o->cases, ".tsm", &files, &n, &cap) != 0) {
-    fprintf(stderr, "tsm-cts: no case library at '%s'\n", o->cases);
-    return 2;
-  }
+/* Counts into spec the citations of the case files. RETURN the number of errors
+ * printed (files that do not parse, unknown clauses). */
+static int count_case_citations(struct cts_spec *spec, char **files, size_t n) {
   int errors = 0;
   for (size_t i = 0; i < n; i++) {
     struct cts_parse_error pe;
@@ -541,7 +585,7 @@ static int cmd_coverage(const struct options *o) {
       errors++;
     }
     for (size_t k = 0; c && k < c->n_clauses; k++) {
-      struct cts_clause *cl = cts_spec_find(&spec, c->clauses[k]);
+      struct cts_clause *cl = cts_spec_find(spec, c->clauses[k]);
       if (cl) {
         cl->citations++;
       } else {
@@ -551,8 +595,46 @@ static int cmd_coverage(const struct options *o) {
       }
     }
     cts_case_free(c);
-    free(files[i]);
   }
+  return errors;
+}
+
+/* Per chapter, then each clause no one cites. RETURN the number of those. */
+static size_t print_coverage(const struct cts_spec *spec) {
+  const char *chapter = NULL;
+  size_t ch_total = 0, ch_cov = 0, uncovered = 0;
+  for (size_t i = 0; i <= spec->n; i++) {
+    if (i == spec->n || (chapter && strcmp(chapter, spec->clauses[i].file))) {
+      printf("  %-14s %3zu/%zu clauses cited\n", chapter, ch_cov, ch_total);
+      ch_total = ch_cov = 0;
+    }
+    if (i == spec->n) break;
+    chapter = spec->clauses[i].file;
+    ch_total++;
+    ch_cov += spec->clauses[i].citations > 0;
+  }
+  for (size_t i = 0; i < spec->n; i++) {
+    if (spec->clauses[i].citations == 0) {
+      printf("uncovered: %s (%s:%d)\n", spec->clauses[i].id, spec->clauses[i].file,
+             spec->clauses[i].line);
+      uncovered++;
+    }
+  }
+  return uncovered;
+}
+
+static int cmd_coverage(const struct options *o) {
+  struct cts_spec spec = {0};
+  const char *spec_dir = load_spec(o, &spec);
+  if (!spec_dir) return 2;
+  char **files = NULL;
+  size_t n = 0, cap = 0;
+  if (cts_collect_files(o->cases, ".tsm", &files, &n, &cap) != 0) {
+    fprintf(stderr, "tsm-cts: no case library at '%s'\n", o->cases);
+    return 2;
+  }
+  int errors = count_case_citations(&spec, files, n);
+  for (size_t i = 0; i < n; i++) free(files[i]);
   free(files);
   char *extra = cts_xstrdup(o->extra ? o->extra : "");
   char *save = NULL;
@@ -560,27 +642,8 @@ static int cmd_coverage(const struct options *o) {
     scan_extra_citations(&spec, dir, "", &errors);
   free(extra);
   scan_extra_citations(&spec, o->cases, ".pytsm", &errors);
-  size_t uncovered = 0;
-  const char *chapter = NULL;
-  size_t ch_total = 0, ch_cov = 0;
   printf("clause coverage (%s, %s):\n", spec_dir, o->cases);
-  for (size_t i = 0; i <= spec.n; i++) {
-    if (i == spec.n || (chapter && strcmp(chapter, spec.clauses[i].file))) {
-      printf("  %-14s %3zu/%zu clauses cited\n", chapter, ch_cov, ch_total);
-      ch_total = ch_cov = 0;
-    }
-    if (i == spec.n) break;
-    chapter = spec.clauses[i].file;
-    ch_total++;
-    ch_cov += spec.clauses[i].citations > 0;
-  }
-  for (size_t i = 0; i < spec.n; i++) {
-    if (spec.clauses[i].citations == 0) {
-      printf("uncovered: %s (%s:%d)\n", spec.clauses[i].id, spec.clauses[i].file,
-             spec.clauses[i].line);
-      uncovered++;
-    }
-  }
+  size_t uncovered = print_coverage(&spec);
   printf("%zu clauses, %zu uncovered, %d errors\n", spec.n, uncovered, errors);
   cts_spec_free(&spec);
   return uncovered || errors ? 1 : 0;

@@ -167,12 +167,18 @@ int cts_tap_end(const struct cts_job *jobs, size_t n) {
 
 /* ---- JSON ------------------------------------------------------------------ */
 
-int cts_write_json(const char *path, const struct cts_job *jobs, size_t n,
-                   const struct cts_adapter_facts *f, const char *adapter_path,
-                   unsigned long long seed) {
-  FILE *o = fopen(path, "w");
-  if (!o) return -1;
-  fprintf(o, "{\n  \"tsm_cts\": \"1.0\",\n  \"seed\": %llu,\n  \"adapter\": {\"name\": ", seed);
+/* A JSON array of strings. */
+static void json_string_list(FILE *o, char **items, size_t n) {
+  fprintf(o, "[");
+  for (size_t k = 0; k < n; k++) {
+    fprintf(o, "%s", k ? ", " : "");
+    cts_json_string(o, items[k]);
+  }
+  fprintf(o, "]");
+}
+
+static void json_adapter(FILE *o, const struct cts_adapter_facts *f, const char *adapter_path) {
+  fprintf(o, "  \"adapter\": {\"name\": ");
   cts_json_string(o, f->loaded ? f->name : "");
   fprintf(o, ", \"version\": ");
   cts_json_string(o, f->loaded ? f->version : "");
@@ -186,32 +192,43 @@ int cts_write_json(const char *path, const struct cts_job *jobs, size_t n,
     cts_json_string(o, f->available[d] ? "" : f->reason[d]);
     fprintf(o, "}");
   }
-  fprintf(o, "]},\n  \"results\": [\n");
+  fprintf(o, "]},\n");
+}
+
+static void json_result(FILE *o, const struct cts_job *j) {
+  fprintf(o, "    {\"case\": ");
+  cts_json_string(o, j->name);
+  fprintf(o, ", \"device\": ");
+  cts_json_string(o, j->device_name);
+  fprintf(o, ", \"repeat\": %d, \"status\": \"%s\", \"message\": ", j->repeat,
+          cts_status_name(j->status));
+  cts_json_string(o, j->message);
+  if (j->expected_reason) {
+    fprintf(o, ", \"expected\": ");
+    cts_json_string(o, j->expected_reason);
+  }
+  if (j->output && *j->output) {
+    fprintf(o, ", \"output\": ");
+    cts_json_string(o, j->output);
+  }
+  fprintf(o, ", \"clauses\": ");
+  json_string_list(o, j->c ? j->c->clauses : NULL, j->c ? j->c->n_clauses : 0);
+  fprintf(o, ", \"duration_ms\": %.3f}", j->ms);
+}
+
+int cts_write_json(const char *path, const struct cts_job *jobs, size_t n,
+                   const struct cts_adapter_facts *f, const char *adapter_path,
+                   unsigned long long seed) {
+  FILE *o = fopen(path, "w");
+  if (!o) return -1;
+  fprintf(o, "{\n  \"tsm_cts\": \"%s\",\n  \"seed\": %llu,\n", CTS_REPORT_FORMAT_VERSION, seed);
+  json_adapter(o, f, adapter_path);
+  fprintf(o, "  \"results\": [\n");
   int count[CTS_N_STATUS] = {0};
   for (size_t i = 0; i < n; i++) {
-    const struct cts_job *j = &jobs[i];
-    count[j->status]++;
-    fprintf(o, "    {\"case\": ");
-    cts_json_string(o, j->name);
-    fprintf(o, ", \"device\": ");
-    cts_json_string(o, j->device_name);
-    fprintf(o, ", \"repeat\": %d, \"status\": \"%s\", \"message\": ", j->repeat,
-            cts_status_name(j->status));
-    cts_json_string(o, j->message);
-    if (j->expected_reason) {
-      fprintf(o, ", \"expected\": ");
-      cts_json_string(o, j->expected_reason);
-    }
-    if (j->output && *j->output) {
-      fprintf(o, ", \"output\": ");
-      cts_json_string(o, j->output);
-    }
-    fprintf(o, ", \"clauses\": [");
-    for (size_t k = 0; j->c && k < j->c->n_clauses; k++) {
-      fprintf(o, "%s", k ? ", " : "");
-      cts_json_string(o, j->c->clauses[k]);
-    }
-    fprintf(o, "], \"duration_ms\": %.3f}%s\n", j->ms, i + 1 < n ? "," : "");
+    count[jobs[i].status]++;
+    json_result(o, &jobs[i]);
+    fprintf(o, "%s\n", i + 1 < n ? "," : "");
   }
   fprintf(o, "  ],\n  \"summary\": {");
   for (int s = 0; s < CTS_N_STATUS; s++)
@@ -228,6 +245,88 @@ static size_t suite_len(const char *name) {
   return slash ? (size_t)(slash - name) : strlen(name);
 }
 
+/* The JUnit element a status becomes inside <testcase>, or NULL for a pass. */
+static const char *junit_tag(int status) {
+  switch (status) {
+    case CTS_FAIL: return "failure";
+    case CTS_CRASH: case CTS_TIMEOUT: case CTS_ERROR: case CTS_XPASS: return "error";
+    case CTS_NOTSUPPORTED: case CTS_SKIP: case CTS_XFAIL: return "skipped";
+    default: return NULL;
+  }
+}
+
+/* `<property name="NAME" value="VALUE"/>` on a line of its own, indented. */
+static void junit_property(FILE *o, const char *indent, const char *name, const char *value) {
+  fprintf(o, "%s<property name=\"%s\" value=\"", indent, name);
+  cts_xml_escaped(o, value);
+  fprintf(o, "\"/>\n");
+}
+
+/* The <failure>, <error> or <skipped> element: its message attribute is the first line. */
+static void junit_outcome(FILE *o, const struct cts_job *j) {
+  const char *tag = junit_tag(j->status);
+  if (!tag) return;
+  fprintf(o, "      <%s message=\"", tag);
+  char first[512];
+  const char *m = j->status == CTS_XFAIL && j->expected_reason ? j->expected_reason
+                  : j->message                                ? j->message
+                                                              : "";
+  snprintf(first, sizeof first, "%s: %s", cts_status_name(j->status), m);
+  char *nl = strchr(first, '\n');
+  if (nl) *nl = '\0';
+  cts_xml_escaped(o, first);
+  fprintf(o, "\" type=\"%s\">", cts_status_name(j->status));
+  cts_xml_escaped(o, m);
+  fprintf(o, "</%s>\n", tag);
+}
+
+static void junit_testcase(FILE *o, const struct cts_job *j, const char *suite) {
+  char label[700];
+  if (j->repeat > 0)
+    snprintf(label, sizeof label, "%s [%s] #%d", j->name, j->device_name, j->repeat + 1);
+  else
+    snprintf(label, sizeof label, "%s [%s]", j->name, j->device_name);
+  fprintf(o, "    <testcase name=\"");
+  cts_xml_escaped(o, label);
+  fprintf(o, "\" classname=\"");
+  cts_xml_escaped(o, suite);
+  fprintf(o, "\" file=\"");
+  cts_xml_escaped(o, j->path);
+  fprintf(o, "\" time=\"%.3f\">\n      <properties>\n", j->ms / 1000);
+  junit_property(o, "        ", "device", j->device_name);
+  junit_property(o, "        ", "status", cts_status_name(j->status));
+  for (size_t k = 0; j->c && k < j->c->n_clauses; k++)
+    junit_property(o, "        ", "clause", j->c->clauses[k]);
+  fprintf(o, "      </properties>\n");
+  junit_outcome(o, j);
+  if (j->output && *j->output) {
+    fprintf(o, "      <system-out>");
+    cts_xml_escaped(o, j->output);
+    fprintf(o, "</system-out>\n");
+  }
+  fprintf(o, "    </testcase>\n");
+}
+
+/* One <testsuite> for jobs [first, end), which share a suite. RETURN end. */
+static size_t junit_suite(FILE *o, const struct cts_job *jobs, size_t first, size_t n,
+                          const struct cts_adapter_facts *f, unsigned long long seed) {
+  size_t len = suite_len(jobs[first].name);
+  size_t end = first;
+  while (end < n && suite_len(jobs[end].name) == len &&
+         strncmp(jobs[end].name, jobs[first].name, len) == 0)
+    end++;
+  char suite[256];
+  snprintf(suite, sizeof suite, "%.*s", (int)len, jobs[first].name);
+  fprintf(o, "  <testsuite name=\"");
+  cts_xml_escaped(o, suite);
+  fprintf(o, "\" tests=\"%zu\">\n    <properties>\n", end - first);
+  junit_property(o, "      ", "adapter", f->name);
+  fprintf(o, "      <property name=\"seed\" value=\"%llu\"/>\n    </properties>\n", seed);
+  for (size_t i = first; i < end; i++) junit_testcase(o, &jobs[i], suite);
+  fprintf(o, "  </testsuite>\n");
+  return end;
+}
+
 int cts_write_junit(const char *path, const struct cts_job *jobs, size_t n,
                     const struct cts_adapter_facts *f, unsigned long long seed) {
   FILE *o = fopen(path, "w");
@@ -235,84 +334,16 @@ int cts_write_junit(const char *path, const struct cts_job *jobs, size_t n,
   int failures = 0, errors = 0, skipped = 0;
   double total = 0;
   for (size_t i = 0; i < n; i++) {
-    int s = jobs[i].status;
-    failures += s == CTS_FAIL;
-    errors += s == CTS_CRASH || s == CTS_TIMEOUT || s == CTS_ERROR || s == CTS_XPASS;
-    skipped += s == CTS_NOTSUPPORTED || s == CTS_SKIP || s == CTS_XFAIL;
+    const char *tag = junit_tag(jobs[i].status);
+    failures += tag && !strcmp(tag, "failure");
+    errors += tag && !strcmp(tag, "error");
+    skipped += tag && !strcmp(tag, "skipped");
     total += jobs[i].ms;
   }
   fprintf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
   fprintf(o, "<testsuites name=\"tsm-cts\" tests=\"%zu\" failures=\"%d\" errors=\"%d\" "
              "skipped=\"%d\" time=\"%.3f\">\n", n, failures, errors, skipped, total / 1000);
-  size_t i = 0;
-  while (i < n) {
-    size_t len = suite_len(jobs[i].name);
-    size_t end = i;
-    while (end < n && suite_len(jobs[end].name) == len &&
-           strncmp(jobs[end].name, jobs[i].name, len) == 0)
-      end++;
-    char suite[256];
-    snprintf(suite, sizeof suite, "%.*s", (int)len, jobs[i].name);
-    fprintf(o, "  <testsuite name=\"");
-    cts_xml_escaped(o, suite);
-    fprintf(o, "\" tests=\"%zu\">\n    <properties>\n      <property name=\"adapter\" value=\"",
-            end - i);
-    cts_xml_escaped(o, f->name);
-    fprintf(o, "\"/>\n      <property name=\"seed\" value=\"%llu\"/>\n    </properties>\n", seed);
-    for (; i < end; i++) {
-      const struct cts_job *j = &jobs[i];
-      char label[700];
-      if (j->repeat > 0)
-        snprintf(label, sizeof label, "%s [%s] #%d", j->name, j->device_name, j->repeat + 1);
-      else
-        snprintf(label, sizeof label, "%s [%s]", j->name, j->device_name);
-      fprintf(o, "    <testcase name=\"");
-      cts_xml_escaped(o, label);
-      fprintf(o, "\" classname=\"");
-      cts_xml_escaped(o, suite);
-      fprintf(o, "\" file=\"");
-      cts_xml_escaped(o, j->path);
-      fprintf(o, "\" time=\"%.3f\">\n      <properties>\n", j->ms / 1000);
-      fprintf(o, "        <property name=\"device\" value=\"");
-      cts_xml_escaped(o, j->device_name);
-      fprintf(o, "\"/>\n        <property name=\"status\" value=\"%s\"/>\n",
-              cts_status_name(j->status));
-      for (size_t k = 0; j->c && k < j->c->n_clauses; k++) {
-        fprintf(o, "        <property name=\"clause\" value=\"");
-        cts_xml_escaped(o, j->c->clauses[k]);
-        fprintf(o, "\"/>\n");
-      }
-      fprintf(o, "      </properties>\n");
-      const char *tag = NULL;
-      switch (j->status) {
-        case CTS_FAIL: tag = "failure"; break;
-        case CTS_CRASH: case CTS_TIMEOUT: case CTS_ERROR: case CTS_XPASS: tag = "error"; break;
-        case CTS_NOTSUPPORTED: case CTS_SKIP: case CTS_XFAIL: tag = "skipped"; break;
-        default: break;
-      }
-      if (tag) {
-        fprintf(o, "      <%s message=\"", tag);
-        char first[512];
-        const char *m = j->status == CTS_XFAIL && j->expected_reason ? j->expected_reason
-                        : j->message                                ? j->message
-                                                                    : "";
-        snprintf(first, sizeof first, "%s: %s", cts_status_name(j->status), m);
-        char *nl = strchr(first, '\n');
-        if (nl) *nl = '\0';
-        cts_xml_escaped(o, first);
-        fprintf(o, "\" type=\"%s\">", cts_status_name(j->status));
-        cts_xml_escaped(o, m);
-        fprintf(o, "</%s>\n", tag);
-      }
-      if (j->output && *j->output) {
-        fprintf(o, "      <system-out>");
-        cts_xml_escaped(o, j->output);
-        fprintf(o, "</system-out>\n");
-      }
-      fprintf(o, "    </testcase>\n");
-    }
-    fprintf(o, "  </testsuite>\n");
-  }
+  for (size_t i = 0; i < n;) i = junit_suite(o, jobs, i, n, f, seed);
   fprintf(o, "</testsuites>\n");
   return fclose(o) == 0 ? 0 : -1;
 }

@@ -9,6 +9,10 @@
 
 #include "runner.h"
 
+/* The "tsm_cts" field of the JSON report: the version of the report format, which
+ * changes only when a field changes meaning or goes away. */
+#define CTS_REPORT_FORMAT_VERSION "1.0"
+
 /* Loads `path`; returns 0, or -1 with a message on stderr naming file:line. A
  * missing file is no error when `optional`. */
 int cts_expectations_load(const char *path, int optional);

@@ -89,12 +89,12 @@ static void probe_child(const char *path, int fd) {
   cts_buf_free(&b);
 }
 
-void cts_probe_adapter(const char *path, struct cts_adapter_facts *f) {
-  memset(f, 0, sizeof *f);
+/* Forks probe_child. RETURN what it wrote (owned by the caller); *wstatus its end. */
+static char *run_probe_child(const char *path, int *wstatus, struct cts_adapter_facts *f) {
   int p[2];
   if (pipe(p) != 0) {
     snprintf(f->why, sizeof f->why, "pipe: %s", strerror(errno));
-    return;
+    return NULL;
   }
   fflush(NULL);
   pid_t pid = fork();
@@ -108,38 +108,54 @@ void cts_probe_adapter(const char *path, struct cts_adapter_facts *f) {
   close(p[1]);
   char *text = pid > 0 ? read_all(p[0]) : cts_xstrdup("");
   close(p[0]);
+  *wstatus = 0;
+  if (pid > 0) waitpid(pid, wstatus, 0);
+  return text;
+}
+
+/* The device lines that follow the OK line: name, availability, reason. */
+static void parse_probe_devices(char **save, int n, struct cts_adapter_facts *f) {
+  for (int i = 0; i < n; i++) {
+    char *dl = strtok_r(NULL, "\n", save);
+    if (!dl) break;
+    char *ds = NULL;
+    char *dn = strtok_r(dl, "\t", &ds);
+    char *av = strtok_r(NULL, "\t", &ds);
+    char *rs = strtok_r(NULL, "\n", &ds);
+    snprintf(f->device[i], sizeof f->device[i], "%s", dn ? dn : "?");
+    f->available[i] = av ? atoi(av) : 0;
+    snprintf(f->reason[i], sizeof f->reason[i], "%s", rs ? rs : "");
+    f->n_devices++;
+  }
+}
+
+/* probe_child's OK report: the adapter's facts, then one line per device. */
+static void parse_probe_ok(char *text, struct cts_adapter_facts *f) {
+  char *save = NULL;
+  char *line = strtok_r(text, "\n", &save);
+  char *fields[7] = {0};
+  char *fs = NULL;
+  int k = 0;
+  for (char *t = strtok_r(line, "\t", &fs); t && k < 7; t = strtok_r(NULL, "\t", &fs))
+    fields[k++] = t;
+  if (k != 7) return;
+  f->loaded = 1;
+  snprintf(f->name, sizeof f->name, "%s", fields[1]);
+  snprintf(f->version, sizeof f->version, "%s", fields[2]);
+  f->caps = (uint32_t)strtoul(fields[3], NULL, 10);
+  f->ops = (uint32_t)strtoul(fields[4], NULL, 10);
+  f->has_dump = atoi(fields[5]) & 1;
+  f->has_fail_alloc = (atoi(fields[5]) & 2) != 0;
+  parse_probe_devices(&save, atoi(fields[6]), f);
+}
+
+void cts_probe_adapter(const char *path, struct cts_adapter_facts *f) {
+  memset(f, 0, sizeof *f);
   int st = 0;
-  if (pid > 0) waitpid(pid, &st, 0);
+  char *text = run_probe_child(path, &st, f);
+  if (!text) return;
   if (strncmp(text, "OK\t", 3) == 0) {
-    char *save = NULL;
-    char *line = strtok_r(text, "\n", &save);
-    char *fields[7] = {0};
-    char *fs = NULL;
-    int k = 0;
-    for (char *t = strtok_r(line, "\t", &fs); t && k < 7; t = strtok_r(NULL, "\t", &fs))
-      fields[k++] = t;
-    if (k == 7) {
-      f->loaded = 1;
-      snprintf(f->name, sizeof f->name, "%s", fields[1]);
-      snprintf(f->version, sizeof f->version, "%s", fields[2]);
-      f->caps = (uint32_t)strtoul(fields[3], NULL, 10);
-      f->ops = (uint32_t)strtoul(fields[4], NULL, 10);
-      f->has_dump = atoi(fields[5]) & 1;
-      f->has_fail_alloc = (atoi(fields[5]) & 2) != 0;
-      int n = atoi(fields[6]);
-      for (int i = 0; i < n; i++) {
-        char *dl = strtok_r(NULL, "\n", &save);
-        if (!dl) break;
-        char *ds = NULL;
-        char *dn = strtok_r(dl, "\t", &ds);
-        char *av = strtok_r(NULL, "\t", &ds);
-        char *rs = strtok_r(NULL, "\n", &ds);
-        snprintf(f->device[i], sizeof f->device[i], "%s", dn ? dn : "?");
-        f->available[i] = av ? atoi(av) : 0;
-        snprintf(f->reason[i], sizeof f->reason[i], "%s", rs ? rs : "");
-        f->n_devices++;
-      }
-    }
+    parse_probe_ok(text, f);
   } else if (strncmp(text, "ERR\t", 4) == 0) {
     char *nl = strchr(text, '\n');
     if (nl) *nl = '\0';
@@ -301,99 +317,124 @@ static uint64_t next_random(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
-void cts_run_jobs(struct cts_job *jobs, size_t n, const struct cts_run_opts *opts) {
-  size_t *order = cts_xmalloc((n ? n : 1) * sizeof(size_t));
-  size_t n_order = 0;
-  int number = 0;
+/* One cts_run_jobs call. Owns order, slots and pfd (mirrored in run_loop). */
+struct loop {
+  struct cts_job *jobs;
+  const struct cts_run_opts *opts;
+  size_t *order;      /* the jobs still to run, in launch order */
+  size_t n_order, next;
+  struct slot *slots; /* width of them; pid 0 when free */
+  struct pollfd *pfd; /* two per slot */
+  int width, running, number;
+  int stop;           /* --fail-fast: a result was not ok */
+};
+
+/* Prints the results decided before the run; queues the others, shuffled by --seed. */
+static void queue_jobs(struct loop *L, size_t n) {
   for (size_t i = 0; i < n; i++) {
-    if (jobs[i].status >= 0) {
-      cts_apply_expectation(&jobs[i]);
-      cts_tap_result(&jobs[i], ++number);
+    if (L->jobs[i].status >= 0) {
+      cts_apply_expectation(&L->jobs[i]);
+      cts_tap_result(&L->jobs[i], ++L->number);
     } else
-      order[n_order++] = i;
+      L->order[L->n_order++] = i;
   }
-  if (opts->seed) {
-    uint64_t state = opts->seed;
-    for (size_t i = n_order; i > 1; i--) {
-      size_t k = (size_t)(next_random(&state) % i);
-      size_t t = order[i - 1];
-      order[i - 1] = order[k];
-      order[k] = t;
+  if (!L->opts->seed) return;
+  uint64_t state = L->opts->seed;
+  for (size_t i = L->n_order; i > 1; i--) {
+    size_t k = (size_t)(next_random(&state) % i);
+    size_t t = L->order[i - 1];
+    L->order[i - 1] = L->order[k];
+    L->order[k] = t;
+  }
+}
+
+static void launch_into_free_slots(struct loop *L) {
+  for (int i = 0; i < L->width && L->next < L->n_order && !L->stop; i++) {
+    if (L->slots[i].pid) continue;
+    size_t j = L->order[L->next++];
+    if (start(&L->slots[i], L->jobs, j, L->opts->adapter, L->opts->fail_max) != 0) {
+      L->jobs[j].status = CTS_ERROR;
+      L->jobs[j].message = cts_xstrdup("could not fork the case process");
+      cts_tap_result(&L->jobs[j], ++L->number);
+      continue;
     }
+    L->running++;
   }
-  int width = opts->jobs > 0 ? opts->jobs : 1;
-  struct slot *slots = cts_xcalloc((size_t)width, sizeof *slots);
-  struct pollfd *pfd = cts_xcalloc((size_t)width * 2, sizeof *pfd);
-  run_loop.order = order, run_loop.slots = slots, run_loop.pfd = pfd;
-  int running = 0;
-  size_t next = 0;
-  int stop = 0; /* --fail-fast: a result was not ok */
-  for (int i = 0; i < width; i++) slots[i].pid = 0;
+}
+
+/* Waits for output of a running child or its deadline. RETURN the pfd entries used. */
+static int wait_for_children(struct loop *L) {
+  int np = 0;
+  double now = cts_now_ms();
+  double wait = 50;
+  for (int i = 0; i < L->width; i++) {
+    const struct slot *s = &L->slots[i];
+    if (!s->pid) continue;
+    if (s->result_fd >= 0) L->pfd[np++] = (struct pollfd){s->result_fd, POLLIN, 0};
+    if (s->output_fd >= 0) L->pfd[np++] = (struct pollfd){s->output_fd, POLLIN, 0};
+    if (s->deadline - now < wait) wait = s->deadline - now;
+  }
+  if (wait < 0) wait = 0;
+  if (np) poll(L->pfd, (nfds_t)np, (int)wait + 1);
+  return np;
+}
+
+/* Reads what slot s's child wrote; when it ended or ran past its deadline, records
+ * and prints its result and frees the slot. */
+static void service_slot(struct loop *L, struct slot *s, int np) {
+  for (int k = 0; k < np; k++) {
+    if (!(L->pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    if (L->pfd[k].fd == s->result_fd) drain(&s->result_fd, &s->result, OUTPUT_LIMIT);
+    else if (L->pfd[k].fd == s->output_fd) drain(&s->output_fd, &s->output, OUTPUT_LIMIT);
+  }
+  int wstatus = 0;
+  int timed_out = cts_now_ms() > s->deadline;
+  pid_t done = 0;
+  if (timed_out) {
+    kill(s->pid, SIGKILL);
+    waitpid(s->pid, &wstatus, 0);
+    done = s->pid;
+  } else if (s->result_fd < 0 && s->output_fd < 0) {
+    done = waitpid(s->pid, &wstatus, WNOHANG);
+  }
+  if (done != s->pid) return;
+  /* A child that finished may have left output in its pipes. */
+  while (s->result_fd >= 0) drain(&s->result_fd, &s->result, OUTPUT_LIMIT);
+  while (!timed_out && s->output_fd >= 0) drain(&s->output_fd, &s->output, OUTPUT_LIMIT);
+  if (s->output_fd >= 0) close(s->output_fd);
+  struct cts_job *job = &L->jobs[s->job];
+  finish(s, job, wstatus, timed_out);
+  cts_apply_expectation(job);
+  cts_tap_result(job, ++L->number);
+  if (L->opts->fail_fast && !cts_status_ok(job->status)) L->stop = 1;
+  s->pid = 0;
+  L->running--;
+}
+
+void cts_run_jobs(struct cts_job *jobs, size_t n, const struct cts_run_opts *opts) {
+  struct loop L = {.jobs = jobs, .opts = opts};
+  L.order = cts_xmalloc((n ? n : 1) * sizeof(size_t));
+  queue_jobs(&L, n);
+  L.width = opts->jobs > 0 ? opts->jobs : 1;
+  L.slots = cts_xcalloc((size_t)L.width, sizeof *L.slots);
+  L.pfd = cts_xcalloc((size_t)L.width * 2, sizeof *L.pfd);
+  run_loop.order = L.order, run_loop.slots = L.slots, run_loop.pfd = L.pfd;
   signal(SIGPIPE, SIG_IGN);
-  while ((next < n_order && !stop) || running > 0) {
-    for (int i = 0; i < width && next < n_order && !stop; i++) {
-      if (slots[i].pid) continue;
-      size_t j = order[next++];
-      if (start(&slots[i], jobs, j, opts->adapter, opts->fail_max) != 0) {
-        jobs[j].status = CTS_ERROR;
-        jobs[j].message = cts_xstrdup("could not fork the case process");
-        cts_tap_result(&jobs[j], ++number);
-        continue;
-      }
-      running++;
-    }
-    int np = 0;
-    double now = cts_now_ms();
-    double wait = 50;
-    for (int i = 0; i < width; i++) {
-      if (!slots[i].pid) continue;
-      if (slots[i].result_fd >= 0) pfd[np++] = (struct pollfd){slots[i].result_fd, POLLIN, 0};
-      if (slots[i].output_fd >= 0) pfd[np++] = (struct pollfd){slots[i].output_fd, POLLIN, 0};
-      if (slots[i].deadline - now < wait) wait = slots[i].deadline - now;
-    }
-    if (wait < 0) wait = 0;
-    if (np) poll(pfd, (nfds_t)np, (int)wait + 1);
-    for (int i = 0; i < width; i++) {
-      struct slot *s = &slots[i];
-      if (!s->pid) continue;
-      for (int k = 0; k < np; k++) {
-        if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        if (pfd[k].fd == s->result_fd) drain(&s->result_fd, &s->result, OUTPUT_LIMIT);
-        else if (pfd[k].fd == s->output_fd) drain(&s->output_fd, &s->output, OUTPUT_LIMIT);
-      }
-      int wstatus = 0;
-      int timed_out = cts_now_ms() > s->deadline;
-      pid_t done = 0;
-      if (timed_out) {
-        kill(s->pid, SIGKILL);
-        waitpid(s->pid, &wstatus, 0);
-        done = s->pid;
-      } else if (s->result_fd < 0 && s->output_fd < 0) {
-        done = waitpid(s->pid, &wstatus, WNOHANG);
-      }
-      if (done != s->pid) continue;
-      /* A child that finished may have left output in its pipes. */
-      while (s->result_fd >= 0) drain(&s->result_fd, &s->result, OUTPUT_LIMIT);
-      while (!timed_out && s->output_fd >= 0) drain(&s->output_fd, &s->output, OUTPUT_LIMIT);
-      if (s->result_fd >= 0) close(s->result_fd);
-      if (s->output_fd >= 0) close(s->output_fd);
-      finish(s, &jobs[s->job], wstatus, timed_out);
-      cts_apply_expectation(&jobs[s->job]);
-      cts_tap_result(&jobs[s->job], ++number);
-      if (opts->fail_fast && !cts_status_ok(jobs[s->job].status)) stop = 1;
-      s->pid = 0;
-      running--;
-    }
+  while ((L.next < L.n_order && !L.stop) || L.running > 0) {
+    launch_into_free_slots(&L);
+    int np = wait_for_children(&L);
+    for (int i = 0; i < L.width; i++)
+      if (L.slots[i].pid) service_slot(&L, &L.slots[i], np);
   }
   /* --fail-fast: what was never launched is reported as Skip. */
-  for (; next < n_order; next++) {
-    struct cts_job *job = &jobs[order[next]];
+  for (; L.next < L.n_order; L.next++) {
+    struct cts_job *job = &jobs[L.order[L.next]];
     job->status = CTS_SKIP;
     job->message = cts_xstrdup("fail-fast: an earlier result was not ok");
-    cts_tap_result(job, ++number);
+    cts_tap_result(job, ++L.number);
   }
   memset(&run_loop, 0, sizeof run_loop);
-  free(slots);
-  free(pfd);
-  free(order);
+  free(L.slots);
+  free(L.pfd);
+  free(L.order);
 }
