@@ -1,6 +1,8 @@
-# tsm-cts top-level build. `make` builds everything into $(BUILD); `make run` runs the
-# whole case library against the reference implementation; `make check` runs every lane.
-# Each fragment (*.mk) owns its folder's targets and appends to ALL_TARGETS.
+# tsm-cts top-level build. `make` builds everything into $(BUILD), installing nothing;
+# `make deps` installs what the build takes from Debian and PyPI (deps.mk); `make run`
+# runs the whole case library against the reference implementation and `make check`
+# runs every lane, both after `make deps`. Each fragment (*.mk) owns its folder's
+# targets and appends to ALL_TARGETS.
 
 BUILD ?= build
 B := $(BUILD)
@@ -17,7 +19,12 @@ LDFLAGS_ALL := $(SAN)
 ALL_TARGETS :=
 DEPS :=
 
-.PHONY: all run check install clean bench mutants
+# The library version has one source, the TSMREF_VERSION_* macros of tsmref.h; the .pc
+# file takes it from here (harness/tests/check_versions.sh checks that they agree).
+TSMREF_VERSION := $(shell sed -n 's/^\#define TSMREF_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$$/\2/p' \
+  impl/include/tsmref.h | paste -sd.)
+
+.PHONY: all run check install clean bench mutants versions
 all: all-targets
 
 include deps.mk
@@ -36,15 +43,20 @@ REPORT := $(B)/report
 # takes about two hours on a CPU-only machine).
 LARGE ?= 1
 # The main job: every case, every available device, the reference implementation.
-run: all
+run: deps
+	@$(MAKE) --no-print-directory all
 	@mkdir -p $(REPORT)
 	$(TSM_CTS) run --adapter $(TSMREF_ADAPTER) $(if $(filter 1,$(LARGE)),--large) -j $$(nproc) \
 	  --json $(REPORT)/results.json --junit $(REPORT)/junit.xml cases; rc=$$?; \
 	$(MAKE) --no-print-directory interop \
 	  INTEROP_FLAGS="$(if $(filter 1,$(LARGE)),--large) $(INTEROP_FLAGS)" || rc=1; exit $$rc
 
-check:
+check: deps
 	CC="$(CC)" bash ci/check.sh
+
+# The versions (spec, adapter ABI, library) against their single sources.
+versions: $(TSMREF_PC) $(TSM_CTS) $(TSMREF_ADAPTER)
+	bash harness/tests/check_versions.sh $(B)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin \

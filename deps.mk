@@ -1,43 +1,80 @@
-# deps.mk: what the build takes from Debian and PyPI, pinned, installed on demand.
-# Never vendored (DEVELOPERS.md): the legacy DLPack header comes from Debian's
-# libdlpack-dev (0.6), the DLPack 1.x header from the dlpack.h bundled in PyPI's
-# apache-tvm-ffi (located through tvm_ffi.libinfo), the interop peers from PyPI.
+# deps.mk: what the build takes from Debian and PyPI, pinned, never vendored: the legacy
+# DLPack header from Debian's libdlpack-dev (0.6), the DLPack 1.x header from the
+# dlpack.h bundled in PyPI's apache-tvm-ffi (located through tvm_ffi.libinfo), the
+# interop peers from PyPI. Vendoring would freeze a copy that drifts from what users'
+# packages ship; the suite must compile against the headers as packaged.
+#
+#   deps   installs what is missing: the Debian packages (apt-get, as root) and the
+#          project .venv with PIP_PINS; then checks the .venv holds exactly the pins.
+#          `make run` and `make check` call it first. Nothing else installs anything:
+#          any other target that lacks a dependency stops, naming the package and
+#          `make deps`.
+#
+# A fragment declares a file it takes from Debian with
+#   $(eval $(call debian_dep,FILE,PACKAGE))
+# which adds it to what `make deps` installs and gives FILE a rule that stops the build.
 
 VENV := .venv
 VENV_PY := $(VENV)/bin/python
+# Present once `make deps` has created $(VENV) and installed the pins into it.
 VENV_STAMP := $(VENV)/.tsm-cts-deps
 PIP_PINS := numpy==2.4.6 apache-tvm-ffi==0.1.15.post2 jax==0.10.2 jaxlib==0.10.2
 DLPACK_LEGACY_H := /usr/include/dlpack/dlpack.h
 # A file holding the include folder of the DLPack 1.x header; compile rules read it.
 DLPACK_V1_INC_FILE := $(B)/deps/dlpack_v1_include
+# FILE=PACKAGE pairs, one per debian_dep.
+DEBIAN_DEPS :=
 
-# Installs a Debian package when its file is missing: as root with apt-get, else a
-# message naming the package.
-define apt_install
-	@if [ ! -e $(1) ]; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "installing Debian package $(2) (for $(1))"; \
-	    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) >/dev/null; \
-	  else \
-	    echo "missing $(1): install the Debian package $(2) (apt-get install $(2))" >&2; exit 1; \
-	  fi; \
-	fi
+define debian_dep
+DEBIAN_DEPS += $(1)=$(2)
+$(1):
+	@echo "missing $(1): it comes from the Debian package $(2); run 'make deps'" >&2; exit 1
 endef
 
-$(DLPACK_LEGACY_H):
-	$(call apt_install,$@,libdlpack-dev)
+$(eval $(call debian_dep,$(DLPACK_LEGACY_H),libdlpack-dev))
 
-$(VENV_STAMP): deps.mk
-	@command -v python3 >/dev/null || { echo "missing python3: install the Debian package python3-venv" >&2; exit 1; }
-	python3 -m venv $(VENV)
-	$(VENV_PY) -m pip install -q --disable-pip-version-check $(PIP_PINS)
-	touch $@
+$(VENV_STAMP):
+	@echo "missing $(VENV): the pinned PyPI packages ($(PIP_PINS)) go there; run 'make deps'" >&2
+	@exit 1
 
-$(DLPACK_V1_INC_FILE): $(VENV_STAMP)
+$(DLPACK_V1_INC_FILE): | $(VENV_STAMP)
 	@mkdir -p $(@D)
 	$(VENV_PY) -c 'import tvm_ffi.libinfo as l; print(l.find_dlpack_include_path())' >$@
 	@grep -q 'DLPACK_MAJOR_VERSION 1' "$$(cat $@)/dlpack/dlpack.h" || \
 	  { echo "no DLPack 1.x header under $$(cat $@)" >&2; exit 1; }
 
-.PHONY: deps
-deps: $(DLPACK_LEGACY_H) $(DLPACK_V1_INC_FILE)
+.PHONY: deps deps-debian deps-venv
+deps: deps-debian deps-venv
+
+# apt-get as root; anyone else is told the command to run.
+deps-debian:
+	@missing=; for dep in $(DEBIAN_DEPS); do \
+	  [ -e "$${dep%%=*}" ] || missing="$$missing $${dep#*=}"; done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing Debian packages:$$missing"; \
+	  apt-get update -qq >/dev/null && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	else \
+	  echo "missing Debian packages:$$missing (as root: apt-get install$$missing)" >&2; exit 1; \
+	fi
+
+# An existing $(VENV) is never recreated: a changed pin is reported, and
+# `rm -rf $(VENV) && make deps` installs the new one. PIN_CHECK (python, argv: the pins)
+# exits non-zero naming each pin the installed version differs from.
+PIN_CHECK := import sys, importlib.metadata as m; \
+  have = lambda n: next((d.version for d in m.distributions(name=n)), "none"); \
+  bad = [p + " (" + have(p.split("==")[0]) + " installed)" for p in sys.argv[1:] \
+         if have(p.split("==")[0]) != p.split("==")[1]]; \
+  sys.exit("$(VENV) does not hold the pins: " + ", ".join(bad) + \
+           "; rm -rf $(VENV) and run make deps") if bad else None
+deps-venv:
+	@if [ ! -e $(VENV_STAMP) ]; then \
+	  command -v python3 >/dev/null || \
+	    { echo "missing python3: install the Debian package python3-venv" >&2; exit 1; }; \
+	  echo "creating $(VENV) with $(PIP_PINS)"; \
+	  python3 -m venv $(VENV) && \
+	  $(VENV_PY) -m pip install -q --disable-pip-version-check $(PIP_PINS) && \
+	  touch $(VENV_STAMP) || exit 1; \
+	fi
+	@$(VENV_PY) -c '$(PIN_CHECK)' $(PIP_PINS)

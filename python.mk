@@ -3,7 +3,7 @@
 # B, CC, CSTD, WARN, OPT, VENV_STAMP, VENV_PY, DLPACK_V1_INC_FILE and TSMREF_LIB.
 #
 #   $(PYTHON_EXT)    $(B)/python/tsmref.so  the `tsmref` CPython extension (impl/python/)
-#   python           builds it (phony)
+#   python           builds it (phony; `all` builds it too)
 #   interop          runs every capsule-level case (cases/dlpack/python/*.pytsm) for
 #                    every producer x consumer pair of {tsmref, numpy, tvm-ffi, jax},
 #                    writes $(B)/report/interop.json and prints the matrix; non-zero
@@ -22,6 +22,7 @@ PYTHON_BRIDGE_ENV := PYTHONPATH=$(B)/python:harness/python JAX_PLATFORMS=cpu \
   TSM_CTS_BUILD=$(B)
 INTEROP_FLAGS ?=
 
+ALL_TARGETS += $(PYTHON_EXT)
 DEPS += $(PYTHON_EXT:.so=.d)
 
 .PHONY: python interop interop-selftest bench-python

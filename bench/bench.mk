@@ -1,57 +1,27 @@
-# bench/bench.mk: micro-benchmarks of libtsmref. `make bench` builds and runs them;
-# the binary is built by `all` but never run by `run` or `check`.
-#   $(BENCH_MANAGERS)  $(B)/bin/bench-managers
-#   $(BENCH_DLPACK)    $(B)/bin/bench-dlpack  (DLPack C ABI round trip, spec/dlpack.md)
-#   $(BENCH_GRAPHS)    $(B)/bin/bench-graphs  (graph planner vs liveness bound, spec/graphs.md)
+# bench/bench.mk: micro-benchmarks of libtsmref, one program per bench/bench_NAME.c,
+# built as $(B)/bin/bench-NAME. `make bench` builds and runs them; `all` builds them,
+# `run` and `check` never run them.
+#   bench-managers  managers (spec/managers.md)
+#   bench-dlpack    DLPack C ABI round trip (spec/dlpack.md)
+#   bench-graphs    graph planner vs liveness bound (spec/graphs.md)
 
-BENCH_MANAGERS := $(B)/bin/bench-managers
-BENCH_OBJ := $(B)/obj/bench/bench_managers.o
+BENCH_SRCS := $(wildcard bench/bench_*.c)
+BENCH_OBJS := $(patsubst bench/%.c,$(B)/obj/bench/%.o,$(BENCH_SRCS))
+BENCH_BINS := $(patsubst bench/bench_%.c,$(B)/bin/bench-%,$(BENCH_SRCS))
 
-ALL_TARGETS += $(BENCH_MANAGERS)
-DEPS += $(BENCH_OBJ:.o=.d)
+ALL_TARGETS += $(BENCH_BINS)
+DEPS += $(BENCH_OBJS:.o=.d)
 
-$(BENCH_OBJ): bench/bench_managers.c
+# Static pattern rules: one recipe for every benchmark, and the objects stay (they are
+# named targets, not intermediates). Every benchmark may include the DLPack 1.x header of apache-tvm-ffi (deps.mk), the
+# one libtsmref is built against.
+$(BENCH_OBJS): $(B)/obj/bench/%.o: bench/%.c | $(DLPACK_V1_INC_FILE)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -pthread -Iimpl/include -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -pthread -Iimpl/include -I"$$(cat $(DLPACK_V1_INC_FILE))" -c $< -o $@
 
-$(BENCH_MANAGERS): $(BENCH_OBJ) $(TSMREF_LIB)
+$(BENCH_BINS): $(B)/bin/bench-%: $(B)/obj/bench/bench_%.o $(TSMREF_LIB)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(BENCH_OBJ) -L$(B)/lib -ltsmref -Wl,-rpath,'$$ORIGIN/../lib' \
-	  $(LDFLAGS_ALL) -pthread
+	$(CC) -o $@ $< -L$(B)/lib -ltsmref -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS_ALL) -pthread
 
-BENCH_DLPACK := $(B)/bin/bench-dlpack
-BENCH_DLPACK_OBJ := $(B)/obj/bench/bench_dlpack.o
-
-ALL_TARGETS += $(BENCH_DLPACK)
-DEPS += $(BENCH_DLPACK_OBJ:.o=.d)
-
-# Against the DLPack 1.x header of apache-tvm-ffi (deps.mk), like libtsmref.
-$(BENCH_DLPACK_OBJ): bench/bench_dlpack.c | $(DLPACK_V1_INC_FILE)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -pthread -Iimpl/include -I"$$(cat $(DLPACK_V1_INC_FILE))" \
-	  -c $< -o $@
-
-$(BENCH_DLPACK): $(BENCH_DLPACK_OBJ) $(TSMREF_LIB)
-	@mkdir -p $(@D)
-	$(CC) -o $@ $(BENCH_DLPACK_OBJ) -L$(B)/lib -ltsmref -Wl,-rpath,'$$ORIGIN/../lib' \
-	  $(LDFLAGS_ALL) -pthread
-
-BENCH_GRAPHS := $(B)/bin/bench-graphs
-BENCH_GRAPHS_OBJ := $(B)/obj/bench/bench_graphs.o
-
-ALL_TARGETS += $(BENCH_GRAPHS)
-DEPS += $(BENCH_GRAPHS_OBJ:.o=.d)
-
-$(BENCH_GRAPHS_OBJ): bench/bench_graphs.c
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -pthread -Iimpl/include -c $< -o $@
-
-$(BENCH_GRAPHS): $(BENCH_GRAPHS_OBJ) $(TSMREF_LIB)
-	@mkdir -p $(@D)
-	$(CC) -o $@ $(BENCH_GRAPHS_OBJ) -L$(B)/lib -ltsmref -Wl,-rpath,'$$ORIGIN/../lib' \
-	  $(LDFLAGS_ALL) -pthread
-
-bench: $(BENCH_MANAGERS) $(BENCH_DLPACK) $(BENCH_GRAPHS)
-	$(BENCH_MANAGERS)
-	$(BENCH_DLPACK)
-	$(BENCH_GRAPHS)
+bench: $(BENCH_BINS)
+	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done

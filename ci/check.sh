@@ -147,6 +147,7 @@ other_cc=clang
 lane tools tools
 lane build-$(basename "$CC") build "$primary" "$CC"
 lane build-$other_cc build "$other" "$other_cc"
+lane versions bash harness/tests/check_versions.sh "$primary"
 lane model-tests "$primary/bin/test-model"
 lane lint cts lint cases
 lane coverage cts coverage

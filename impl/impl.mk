@@ -20,7 +20,7 @@ TSMREF_CFLAGS := -Iimpl/include -Iimpl/src $(if $(NVCC),-DTSMREF_HAVE_CUDA=1)
 # -pthread: each context has a mutex (SCOPE.THREAD.3). The harness links only -ldl -lm
 # and dlopen()s the adapter, so the adapter .so carries -pthread (and the BLAS) itself.
 # Graph linear algebra (GRAPH.OP.1): OpenBLAS's cblas_sgemm and LAPACKE's sgesvd from
-# Debian (libopenblas-dev, liblapacke-dev; installed on demand like deps.mk's packages).
+# Debian (libopenblas-dev, liblapacke-dev; installed by `make deps`, deps.mk).
 # Debian's cblas.h is an alternative under /usr/include/<triplet>; libopenblas.so
 # carries the CBLAS symbols and liblapacke.so the LAPACKE ones.
 TSMREF_LA_LIBS := -llapacke -lopenblas
@@ -29,10 +29,9 @@ TSMREF_MULTIARCH := $(or $(shell gcc -print-multiarch 2>/dev/null),x86_64-linux-
 TSMREF_CBLAS_H := /usr/include/$(TSMREF_MULTIARCH)/cblas.h
 TSMREF_LAPACKE_H := /usr/include/lapacke.h
 TSMREF_OPENBLAS_SO := /usr/lib/$(TSMREF_MULTIARCH)/libopenblas.so
-$(TSMREF_CBLAS_H) $(TSMREF_OPENBLAS_SO):
-	$(call apt_install,$@,libopenblas-dev)
-$(TSMREF_LAPACKE_H):
-	$(call apt_install,$@,liblapacke-dev)
+$(eval $(call debian_dep,$(TSMREF_CBLAS_H),libopenblas-dev))
+$(eval $(call debian_dep,$(TSMREF_OPENBLAS_SO),libopenblas-dev))
+$(eval $(call debian_dep,$(TSMREF_LAPACKE_H),liblapacke-dev))
 $(B)/obj/impl/cpu/cpu_backend.o: | $(TSMREF_CBLAS_H) $(TSMREF_LAPACKE_H) $(TSMREF_OPENBLAS_SO)
 # Internal (tsmr__) symbols stay hidden; only TSMR_API functions are exported.
 TSMREF_VIS := -fvisibility=hidden -fno-semantic-interposition
@@ -58,7 +57,7 @@ $(B)/obj/impl/%.o: impl/%.c
 	$(CC) $(CFLAGS_ALL) -pthread $(TSMREF_CFLAGS) $(TSMREF_VIS) -c $< -o $@
 
 # DLPack (impl/src/dlpack*.c): the two forms compile against the packaged headers
-# (deps.mk installs them on demand; never vendored). Both headers define the same
+# (`make deps` installs them, deps.mk; never vendored). Both headers define the same
 # names, so each form is its own translation unit.
 TSMREF_DLX_LEGACY_OBJ := $(B)/obj/impl/src/dlpack_legacy.o
 TSMREF_DLX_V1_OBJ := $(B)/obj/impl/src/dlpack_versioned.o
@@ -104,11 +103,11 @@ endif
 tsmref_pc = printf '%s\n' 'prefix=$(1)' 'libdir=$${prefix}/lib' \
   'includedir=$${prefix}/include' '' 'Name: tsmref' \
   'Description: tsm-cts reference implementation of scoped tensor memory' \
-  'Version: 1.3.0' 'Libs: -L$${libdir} -ltsmref' \
+  'Version: $(TSMREF_VERSION)' 'Libs: -L$${libdir} -ltsmref' \
   'Libs.private: -ldl -pthread $(TSMREF_LA_LIBS)' \
   'Cflags: -I$${includedir} -pthread' > $(2)
 
-$(TSMREF_PC): impl/impl.mk
+$(TSMREF_PC): impl/impl.mk impl/include/tsmref.h
 	@mkdir -p $(@D)
 	$(call tsmref_pc,$(PREFIX),$@)
 

@@ -1,7 +1,7 @@
 """dl.py: capsule internals through ctypes, for the Python bridge (spec/dlpack.md DLP.PY.*).
 
 The DLManagedTensor / DLManagedTensorVersioned layouts are declared in ctypes from the
-offsets recorded in shared/brief/dlpack.md §1.2 (x86-64: DLTensor 48 bytes, legacy
+offsets of dmlc/dlpack's dlpack.h (x86-64: DLTensor 48 bytes, legacy
 dl_tensor 0 / manager_ctx 48 / deleter 56; versioned version 0 / manager_ctx 8 /
 deleter 16 / flags 24 / dl_tensor 32); a self-check asserts them at import.
 

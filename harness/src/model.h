@@ -1,6 +1,6 @@
 /*
  * harness/src/model.h: the executable model of spec/managers.md, the judge's oracle.
- * It is written from the spec alone, never from impl/ (architecture rule 3): plain
+ * It is written from the spec alone, never from impl/ (spec/architecture.md, rule 3): plain
  * arrays and scans, clarity over speed. Objects are numbered from 0 in creation
  * order and are never freed before cts_model_free, so a released resource or a closed
  * manager keeps answering questions about itself.

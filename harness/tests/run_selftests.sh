@@ -11,6 +11,8 @@
 #     when the adapter cannot load, a message naming the problem.
 # (c) the example adapter passes harness/tests/cases (Pass or NotSupported), exit 0.
 # (d) the TAP output starts with `TAP version 14` and has a plan; the JUnit file parses.
+# (e) the version check (check_versions.sh) passes on this tree and fails on copies
+#     whose spec text and header disagree.
 #
 # Prints one line per check (ok / not ok) and closes with `N passed, M failed`; exits 1
 # if any check failed.
@@ -267,6 +269,39 @@ EOF
 else
   not_ok "JUnit: $out"
 fi
+
+# ---- (e) versions ----------------------------------------------------------------------
+
+if out=$(bash "$TESTS/check_versions.sh" "$BUILD" 2>&1); then
+  ok "check_versions.sh passes on this tree"
+else
+  not_ok "check_versions.sh fails on this tree"
+  printf '%s\n' "$out" | grep '^not ok' | show
+fi
+
+# version_skew NAME SED_SCRIPT FILE: a copy of the versioned files with FILE edited
+# must fail the version check.
+version_skew() {
+  local tree="$TMP/versions-$1"
+  mkdir -p "$tree/harness/include" "$tree/impl"
+  cp -r spec README.md Makefile ./*.mk "$tree/"
+  cp -r harness/include/tsm "$tree/harness/include/"
+  cp -r impl/include "$tree/impl/"
+  sed -i "$2" "$tree/$3"
+  if TSM_VERSIONS_ROOT="$tree" bash "$TESTS/check_versions.sh" >"$TMP/versions.out" 2>&1; then
+    not_ok "check_versions.sh passes when $1"
+  else
+    ok "check_versions.sh fails when $1"
+  fi
+}
+version_skew "spec/adapter.md states an older ABI than the header" \
+  's/^ABI \*\*[0-9.]*\*\*/ABI **1.3**/' spec/adapter.md
+version_skew "the header raises the ABI minor without a spec section" \
+  's/^#define TSM_ADAPTER_ABI_MINOR .*/#define TSM_ADAPTER_ABI_MINOR 9/' harness/include/tsm/adapter.h
+version_skew "a chapter states a spec version of its own" \
+  '3s/^/Spec version **1.2**. /' spec/errors.md
+version_skew "the spec version line is ahead of its history" \
+  's/^Spec version \*\*[0-9.]*\*\*/Spec version **9.9**/' spec/README.md
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

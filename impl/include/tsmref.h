@@ -50,9 +50,15 @@ extern "C" {
 #define TSMR_API
 #endif
 
+/* The library version: these three lines are its only source (the build reads them
+ * for tsmref.pc; harness/tests/check_versions.sh checks the two agree). */
 #define TSMREF_VERSION_MAJOR 1
 #define TSMREF_VERSION_MINOR 3
-#define TSMREF_VERSION_STRING "1.3.0"
+#define TSMREF_VERSION_PATCH 0
+#define TSMREF_VERSION_STR_(x) #x
+#define TSMREF_VERSION_JOIN_(a, b, c) TSMREF_VERSION_STR_(a) "." TSMREF_VERSION_STR_(b) "." TSMREF_VERSION_STR_(c)
+#define TSMREF_VERSION_STRING \
+  TSMREF_VERSION_JOIN_(TSMREF_VERSION_MAJOR, TSMREF_VERSION_MINOR, TSMREF_VERSION_PATCH)
 
 /* The error codes of spec/errors.md, same names and values. */
 #define TSMR_ERRNO_MAP(XX)                                                 \

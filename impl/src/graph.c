@@ -1,6 +1,6 @@
 /*
  * impl/src/graph.c: computation graphs, their memory planner and executor
- * (spec/graphs.md, after ggml's graph allocator: shared/brief/ggml.md sections 1-2).
+ * (spec/graphs.md, after ggml's graph allocator, ggml-alloc.c in ggml-org/ggml).
  * Clauses: GRAPH.BUILD.1-2, GRAPH.FLAG.1-2, GRAPH.OUT.1-3, GRAPH.SINK.1, GRAPH.REUSE.1,
  * GRAPH.INPLACE.1, GRAPH.INPUT.1, GRAPH.EXT.1, GRAPH.VIEW.1, GRAPH.PLAN.1-3,
  * GRAPH.MGR.1, GRAPH.OP.1, ERR.ORDER.1, ERR.ATOMIC.1.

@@ -4,7 +4,7 @@
  * manager, tensor, storage and borrow-record structs. Clause ids: MGR.OWN.1-3,
  * ABI.HANDLE.1, ERR.HANDLE.1, MGR.COUNT.1-2, MGR.COUNT.4.
  *
- * Ownership invariant (rule 10): every live tensor sits on exactly one list: its
+ * Ownership invariant (spec/architecture.md): every live tensor sits on exactly one list: its
  * holder's `owned` list (held, not borrowed), its holder's `borrowed` list (held
  * through a temporary attach; the borrow stack is non-empty) or the context's
  * `detached` list. Every open manager except the root sits on its parent's `children`

@@ -25,6 +25,9 @@
 extern "C" {
 #endif
 
+/* The ABI version: these two lines are its only source. spec/adapter.md states it and
+ * has a section per minor, as this header does; harness/tests/check_versions.sh fails
+ * when they disagree. */
 #define TSM_ADAPTER_ABI_MAJOR 1
 #define TSM_ADAPTER_ABI_MINOR 4
 #define TSM_ADAPTER_ENTRY_NAME "tsm_adapter_entry"
