@@ -395,17 +395,15 @@ struct job_list {
 static void add_job(struct job_list *l, struct cts_case *c, const char *name, const char *path,
                     int device, const char *device_name, int repeat, int status, char *message,
                     int timeout) {
-  struct cts_job j;
-  memset(&j, 0, sizeof j);
-  j.c = c;
-  j.name = cts_xstrdup(name);
-  j.path = cts_xstrdup(path);
-  j.device = device;
-  j.device_name = device_name;
-  j.repeat = repeat;
-  j.status = status;
-  j.message = message;
-  j.timeout_ms = timeout;
+  struct cts_job j = {.c = c,
+                      .name = cts_xstrdup(name),
+                      .path = cts_xstrdup(path),
+                      .device = device,
+                      .device_name = device_name,
+                      .repeat = repeat,
+                      .timeout_ms = timeout,
+                      .status = status,
+                      .message = message};
   CTS_PUSH(l->jobs, l->n, l->cap, j);
 }
 

@@ -21,20 +21,13 @@
 set -uo pipefail
 
 BUILD=${1:-}
-ROOT=${TSM_VERSIONS_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=${TSM_VERSIONS_ROOT:-$(cd "$HERE/../.." && pwd)}
 cd "$ROOT" || exit 2
 [ -z "$BUILD" ] || BUILD=$(cd "$BUILD" && pwd) || exit 2
 
-passed=0
-failed=0
-ok() {
-  passed=$((passed + 1))
-  echo "ok - $*"
-}
-not_ok() {
-  failed=$((failed + 1))
-  echo "not ok - $*"
-}
+# shellcheck source=harness/tests/tap.sh
+. "$HERE/tap.sh"
 # check DESCRIPTION WANT GOT
 check() {
   if [ "$2" = "$3" ]; then ok "$1${2:+: $2}"; else not_ok "$1: want '$2', found '$3'"; fi
@@ -99,5 +92,4 @@ if [ -n "$BUILD" ]; then
     "$(printf '%s' "$header" | grep -o -E 'libtsmref [0-9.]+')"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_summary

@@ -36,22 +36,12 @@ trap 'rm -rf "$TMP"' EXIT
 LIMIT=()
 if command -v timeout >/dev/null 2>&1; then LIMIT=(timeout 300); fi
 
-passed=0
-failed=0
-ok() {
-  passed=$((passed + 1))
-  echo "ok - $*"
-}
-not_ok() {
-  failed=$((failed + 1))
-  echo "not ok - $*"
-}
-# Indents captured output under a failing check.
-show() { sed -e 's/^/    # /' | head -n 20; }
+# shellcheck source=harness/tests/tap.sh
+. "$TESTS/tap.sh"
 
 if [ ! -x "$CTS" ]; then
   not_ok "judge exists: $CTS (run make first)"
-  echo "$passed passed, $failed failed"
+  tap_summary
   exit 1
 fi
 
@@ -303,5 +293,4 @@ version_skew "a chapter states a spec version of its own" \
 version_skew "the spec version line is ahead of its history" \
   's/^Spec version \*\*[0-9.]*\*\*/Spec version **9.9**/' spec/README.md
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_summary

@@ -1,0 +1,20 @@
+# harness/tests/tap.sh: the check counters of the self-test scripts, sourced by
+# run_selftests.sh and check_versions.sh. Each check prints `ok - ...` or
+# `not ok - ...`; tap_summary closes with `N passed, M failed` and fails if any failed.
+
+passed=0
+failed=0
+ok() {
+  passed=$((passed + 1))
+  echo "ok - $*"
+}
+not_ok() {
+  failed=$((failed + 1))
+  echo "not ok - $*"
+}
+# Indents captured output under a failing check.
+show() { sed -e 's/^/    # /' | head -n 20; }
+tap_summary() {
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+}
