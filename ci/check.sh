@@ -2,7 +2,8 @@
 # ci/check.sh: the lanes of `make check`. Every lane runs even when an earlier one
 # failed, so one run shows everything that is wrong; the exit status is 0 only when
 # every lane passed. Lane times are printed so the budget (well under 30 minutes on
-# 2 cores) can be watched.
+# 2 cores) can be watched. `make check` runs `make deps` before this script, which
+# installs nothing itself: a build lane that lacks a dependency names it.
 set -u
 cd "$(dirname "$0")/.."
 

@@ -50,6 +50,8 @@ static void usage(FILE *f) {
       f);
 }
 
+/* The parsed command line. The strings point into argv (borrowed); it owns the
+ * selectors array, not the strings in it. */
 struct options {
   const char *adapter, *cases, *spec, *expectations, *json, *junit, *device, *extra;
   int jobs, timeout_ms, repeat, large, fail_fast, fail_alloc;
@@ -61,6 +63,7 @@ struct options {
 /* How an option's value is stored into struct options. */
 enum option_kind { OPT_STRING, OPT_COUNT, OPT_FLAG, OPT_SEED };
 
+/* One option of the table below (static data, owns nothing). */
 struct option_def {
   const char *name, *alias;
   enum option_kind kind;
@@ -186,6 +189,7 @@ static const char *relative_name(const char *path, const char *root) {
   return path;
 }
 
+/* The case files chosen. Owns the array and every path in it. */
 struct selection {
   char **paths;
   size_t n, cap;

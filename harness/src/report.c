@@ -14,6 +14,8 @@
 
 /* ---- expectations ---------------------------------------------------------- */
 
+/* One line of the expectations file. Owns its strings; `known` owns the entries until
+ * cts_expectations_free. */
 struct expectation {
   char *name, *device, *reason;
   int status;

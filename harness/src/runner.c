@@ -172,6 +172,8 @@ void cts_probe_adapter(const char *path, struct cts_adapter_facts *f) {
 
 /* ---- one child ------------------------------------------------------------- */
 
+/* One running case process. Owns the read ends of its two pipes (closed once drained)
+ * and their buffers, which finish() hands to the job. */
 struct slot {
   pid_t pid;
   size_t job;

@@ -12,7 +12,7 @@
 
 #define CTS_MAX_DEVICES 16
 
-/* What the probe child learned about the adapter. */
+/* What the probe child learned about the adapter. Plain data, copied by value. */
 struct cts_adapter_facts {
   int loaded;
   char why[512];   /* when !loaded */
@@ -27,7 +27,8 @@ struct cts_adapter_facts {
   char reason[CTS_MAX_DEVICES][256];
 };
 
-/* One result row. Owns its strings. */
+/* One result row. Owns name, path, message, output and expected_reason; borrows c
+ * (the case library's) and device_name (the adapter facts'). */
 struct cts_job {
   struct cts_case *c;   /* NULL when the file did not parse; owned by the runner's caller */
   char *name;           /* case id, relative to the cases root */
@@ -43,6 +44,7 @@ struct cts_job {
   double ms;
 };
 
+/* How to run. Borrows the adapter path from the caller. */
 struct cts_run_opts {
   const char *adapter;
   int jobs;

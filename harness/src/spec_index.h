@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+/* One clause. Its id and file strings are owned by the cts_spec that holds it. */
 struct cts_clause {
   char *id;
   char *file;  /* chapter file name */
@@ -14,6 +15,8 @@ struct cts_clause {
   int citations;
 };
 
+/* The clauses of the spec chapters. Owns the array and each clause's strings
+ * (cts_spec_free). */
 struct cts_spec {
   struct cts_clause *clauses;
   size_t n, cap;
