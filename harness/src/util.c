@@ -89,42 +89,44 @@ char *cts_buf_take(struct cts_buf *b) {
   return s;
 }
 
+/* The replacement of byte c in one output syntax, or NULL to write c as it is.
+ * scratch holds a replacement built on the fly. */
+typedef const char *escape_fn(unsigned char c, char scratch[8]);
+
+static void put_escaped(FILE *f, const char *s, escape_fn *escape) {
+  char scratch[8];
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    const char *e = escape(*p, scratch);
+    if (e) fputs(e, f);
+    else fputc(*p, f);
+  }
+}
+
+static const char *json_escape(unsigned char c, char scratch[8]) {
+  static const char *const named[] = {['"'] = "\\\"", ['\\'] = "\\\\", ['\n'] = "\\n",
+                                      ['\r'] = "\\r", ['\t'] = "\\t"};
+  if (c < sizeof named / sizeof named[0] && named[c]) return named[c];
+  if (c >= 0x20) return NULL;
+  snprintf(scratch, 8, "\\u%04x", c);
+  return scratch;
+}
+
+static const char *xml_escape(unsigned char c, char scratch[8]) {
+  static const char *const named[] = {['<'] = "&lt;", ['>'] = "&gt;", ['&'] = "&amp;",
+                                      ['"'] = "&quot;", ['\n'] = "&#10;"};
+  (void)scratch;
+  if (c < sizeof named / sizeof named[0] && named[c]) return named[c];
+  /* XML 1.0 forbids most control characters even as references. */
+  return c < 0x20 && c != '\t' ? "?" : NULL;
+}
+
 void cts_json_string(FILE *f, const char *s) {
   fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-    switch (*p) {
-      case '"': fputs("\\\"", f); break;
-      case '\\': fputs("\\\\", f); break;
-      case '\n': fputs("\\n", f); break;
-      case '\r': fputs("\\r", f); break;
-      case '\t': fputs("\\t", f); break;
-      default:
-        if (*p < 0x20)
-          fprintf(f, "\\u%04x", *p);
-        else
-          fputc(*p, f);
-    }
-  }
+  put_escaped(f, s, json_escape);
   fputc('"', f);
 }
 
-void cts_xml_escaped(FILE *f, const char *s) {
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-    switch (*p) {
-      case '<': fputs("&lt;", f); break;
-      case '>': fputs("&gt;", f); break;
-      case '&': fputs("&amp;", f); break;
-      case '"': fputs("&quot;", f); break;
-      case '\n': fputs("&#10;", f); break;
-      default:
-        /* XML 1.0 forbids most control characters even as references. */
-        if (*p < 0x20 && *p != '\t')
-          fputc('?', f);
-        else
-          fputc(*p, f);
-    }
-  }
-}
+void cts_xml_escaped(FILE *f, const char *s) { put_escaped(f, s, xml_escape); }
 
 char *cts_read_file(const char *path, size_t *len_out) {
   FILE *f = fopen(path, "rb");
