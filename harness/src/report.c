@@ -1,6 +1,7 @@
 /*
- * harness/src/report.c: TAP 14, JSON and JUnit XML writers, and the expectations
- * file (known failures with their reason and reference).
+ * harness/src/report.c: the TAP 13, JSON (harness/schema/results.schema.json) and
+ * JUnit XML (junit-10) writers, the run's identity, and the expectations file (known
+ * failures with their reason and reference).
  */
 #include "report.h"
 
@@ -8,8 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "exec.h"
+#include "tsm/adapter.h"
 #include "util.h"
 
 /* ---- expectations ---------------------------------------------------------- */
@@ -88,11 +92,68 @@ void cts_apply_expectation(struct cts_job *job) {
   }
 }
 
-/* ---- TAP 14 ---------------------------------------------------------------- */
+/* ---- run identity ---------------------------------------------------------- */
 
-void cts_tap_begin(size_t n) {
-  printf("TAP version 14\n1..%zu\n", n);
+static void utc_now(char *out, size_t n) {
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The `Spec version **X.Y**` line of the spec's README.md, or "unknown". */
+static void read_spec_version(const char *spec_dir, char *out, size_t n) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/README.md", spec_dir);
+  char *text = cts_read_file(path, NULL);
+  const char *at = text ? strstr(text, "Spec version **") : NULL;
+  unsigned major = 0, minor = 0;
+  if (at && sscanf(at, "Spec version **%u.%u**", &major, &minor) == 2)
+    snprintf(out, n, "%u.%u", major, minor);
+  else
+    snprintf(out, n, "unknown");
+  free(text);
+}
+
+void cts_run_info_begin(struct cts_run_info *info, const char *spec_dir) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  utc_now(info->started, sizeof info->started);
+  snprintf(info->run_id, sizeof info->run_id, "%lx-%lx-%x", (unsigned long)ts.tv_sec,
+           (unsigned long)ts.tv_nsec, (unsigned)getpid());
+  read_spec_version(spec_dir, info->spec_version, sizeof info->spec_version);
+}
+
+void cts_run_info_end(struct cts_run_info *info, double start_ms) {
+  utc_now(info->finished, sizeof info->finished);
+  info->wall_s = (cts_now_ms() - start_ms) / 1000;
+}
+
+/* ---- TAP 13 ---------------------------------------------------------------- */
+
+void cts_tap_begin(const struct cts_job *jobs, size_t n) {
+  size_t shown = 0;
+  for (size_t i = 0; i < n; i++) shown += !jobs[i].absent;
+  printf("TAP version 13\n1..%zu\n", shown);
   fflush(stdout);
+}
+
+/* The label of a result: "case [device]", "(repeat N)" after the first repetition. */
+static void job_label(const struct cts_job *job, char *out, size_t n) {
+  if (job->repeat > 0)
+    snprintf(out, n, "%s [%s] (repeat %d)", job->name, job->device_name, job->repeat + 1);
+  else
+    snprintf(out, n, "%s [%s]", job->name, job->device_name);
+}
+
+/* A TAP description or directive reason: '#' and '\' escaped with a backslash, so that
+ * no part of a name reads as a directive; a line break becomes "\n". */
+static void tap_escaped(const char *s, size_t len) {
+  for (size_t i = 0; i < len && s[i]; i++) {
+    if (s[i] == '#' || s[i] == '\\') putchar('\\');
+    if (s[i] == '\n') fputs("\\n", stdout);
+    else putchar(s[i] == '\r' ? ' ' : s[i]);
+  }
 }
 
 static void yaml_block(const char *key, const char *text) {
@@ -107,50 +168,56 @@ static void yaml_block(const char *key, const char *text) {
   }
 }
 
-static void clause_list(FILE *f, const struct cts_job *job) {
-  fputc('[', f);
-  for (size_t i = 0; job->c && i < job->c->n_clauses; i++)
-    fprintf(f, "%s%s", i ? ", " : "", job->c->clauses[i]);
-  fputc(']', f);
+/* The YAML diagnostics of a result that is not ok. */
+static void tap_diagnostics(const struct cts_job *job, const char *msg) {
+  printf("  ---\n    status: %s\n    case: '%s'\n    device: '%s'\n    clauses:\n",
+         cts_status_name(job->status), job->path, job->device_name);
+  for (size_t i = 0; i < job->n_clauses; i++) printf("      - %s\n", job->clauses[i]);
+  if (job->status == CTS_XPASS)
+    yaml_block("message", "listed as a known failure, but passed: remove it from the "
+                          "expectations file");
+  else
+    yaml_block("message", msg);
+  if (job->output && *job->output) yaml_block("output", job->output);
+  printf("  ...\n");
 }
 
 void cts_tap_result(const struct cts_job *job, int number) {
+  if (job->absent) return;
   char label[700];
-  if (job->repeat > 0)
-    snprintf(label, sizeof label, "%s [%s] #%d", job->name, job->device_name, job->repeat + 1);
-  else
-    snprintf(label, sizeof label, "%s [%s]", job->name, job->device_name);
+  job_label(job, label, sizeof label);
   const char *msg = job->message ? job->message : "";
-  switch (job->status) {
-    case CTS_PASS:
-      printf("ok %d - %s\n", number, label);
-      break;
-    case CTS_NOTSUPPORTED:
-    case CTS_SKIP: {
-      const char *nl = strchr(msg, '\n');
-      printf("ok %d - %s # SKIP %s: %.*s\n", number, label, cts_status_name(job->status),
-             nl ? (int)(nl - msg) : (int)strlen(msg), msg);
-      break;
-    }
-    case CTS_XFAIL:
-      printf("not ok %d - %s # TODO XFail: %s\n", number, label,
-             job->expected_reason ? job->expected_reason : "");
-      break;
-    default:
-      printf("not ok %d - %s\n", number, label);
-      printf("  ---\n    status: %s\n    case: %s\n    device: %s\n    clauses: ",
-             cts_status_name(job->status), job->path, job->device_name);
-      clause_list(stdout, job);
-      printf("\n");
-      if (job->status == CTS_XPASS)
-        yaml_block("message", "listed as a known failure, but passed: remove it from the "
-                              "expectations file");
-      else
-        yaml_block("message", msg);
-      if (job->output && *job->output) yaml_block("output", job->output);
-      printf("  ...\n");
+  int ok = job->status == CTS_PASS || job->status == CTS_NOTSUPPORTED || job->status == CTS_SKIP;
+  printf("%s %d - ", ok ? "ok" : "not ok", number);
+  tap_escaped(label, strlen(label));
+  if (job->status == CTS_NOTSUPPORTED || job->status == CTS_SKIP) {
+    const char *nl = strchr(msg, '\n');
+    printf(" # SKIP %s: ", cts_status_name(job->status));
+    tap_escaped(msg, nl ? (size_t)(nl - msg) : strlen(msg));
+  } else if (job->status == CTS_XFAIL) {
+    printf(" # TODO XFail: ");
+    const char *reason = job->expected_reason ? job->expected_reason : "";
+    tap_escaped(reason, strlen(reason));
   }
+  putchar('\n');
+  if (!ok && job->status != CTS_XFAIL) tap_diagnostics(job, msg);
   fflush(stdout);
+}
+
+/* One comment per device that is not present: how many runs it did not get. */
+static void tap_absent_devices(const struct cts_job *jobs, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (!jobs[i].absent) continue;
+    int first = 1, count = 0;
+    for (size_t k = 0; k < n; k++) {
+      if (!jobs[k].absent || strcmp(jobs[k].device_name, jobs[i].device_name)) continue;
+      first &= k >= i;
+      count++;
+    }
+    if (first)
+      printf("# %s not present: %d cases not run (recorded as NotSupported in the JSON "
+             "report)\n", jobs[i].device_name, count);
+  }
 }
 
 int cts_tap_end(const struct cts_job *jobs, size_t n) {
@@ -160,6 +227,7 @@ int cts_tap_end(const struct cts_job *jobs, size_t n) {
     count[jobs[i].status]++;
     bad += !cts_status_ok(jobs[i].status);
   }
+  tap_absent_devices(jobs, n);
   printf("#");
   for (int s = 0; s < CTS_N_STATUS; s++) printf(" %s %d%s", cts_status_name(s), count[s],
                                                s + 1 < CTS_N_STATUS ? "," : "\n");
@@ -179,52 +247,62 @@ static void json_string_list(FILE *o, char **items, size_t n) {
   fprintf(o, "]");
 }
 
-static void json_adapter(FILE *o, const struct cts_adapter_facts *f, const char *adapter_path) {
-  fprintf(o, "  \"adapter\": {\"name\": ");
-  cts_json_string(o, f->loaded ? f->name : "");
-  fprintf(o, ", \"version\": ");
-  cts_json_string(o, f->loaded ? f->version : "");
-  fprintf(o, ", \"path\": ");
-  cts_json_string(o, adapter_path);
+/* `"key": "value"` with the value escaped, after `sep`. */
+static void json_field(FILE *o, const char *sep, const char *key, const char *value) {
+  fprintf(o, "%s\"%s\": ", sep, key);
+  cts_json_string(o, value);
+}
+
+static void json_adapter(FILE *o, const struct cts_run_info *info) {
+  const struct cts_adapter_facts *f = &info->facts;
+  json_field(o, "  \"adapter\": {", "name", f->loaded ? f->name : "");
+  json_field(o, ", ", "version", f->loaded ? f->version : "");
+  json_field(o, ", ", "path", info->adapter_path ? info->adapter_path : "");
   fprintf(o, ", \"devices\": [");
   for (int d = 0; d < f->n_devices; d++) {
-    fprintf(o, "%s{\"name\": ", d ? ", " : "");
-    cts_json_string(o, f->device[d]);
-    fprintf(o, ", \"available\": %s, \"reason\": ", f->available[d] ? "true" : "false");
-    cts_json_string(o, f->available[d] ? "" : f->reason[d]);
+    json_field(o, d ? ", {" : "{", "name", f->device[d]);
+    fprintf(o, ", \"available\": %s", f->available[d] ? "true" : "false");
+    json_field(o, ", ", "reason", f->available[d] ? "" : f->reason[d]);
     fprintf(o, "}");
   }
   fprintf(o, "]},\n");
 }
 
+static void json_header(FILE *o, const struct cts_run_info *info) {
+  fprintf(o, "{\n  \"tsm_cts\": \"%s\",\n", CTS_REPORT_FORMAT_VERSION);
+  json_field(o, "  ", "run_id", info->run_id);
+  json_field(o, ",\n  ", "started", info->started);
+  json_field(o, ",\n  ", "finished", info->finished);
+  fprintf(o, ",\n  \"wall_seconds\": %.3f,\n", info->wall_s);
+  fprintf(o, "  \"tool\": {\"name\": \"tsm-cts\", \"abi\": \"%d.%d\", \"report_format\": \"%s\", ",
+          TSM_ADAPTER_ABI_MAJOR, TSM_ADAPTER_ABI_MINOR, CTS_REPORT_FORMAT_VERSION);
+  json_field(o, "", "spec", info->spec_version);
+  fprintf(o, "},\n  \"seed\": %llu,\n", info->seed);
+  fprintf(o, "  \"shard\": {\"index\": %d, \"count\": %d},\n", info->shard_index,
+          info->shard_count);
+  json_adapter(o, info);
+}
+
 static void json_result(FILE *o, const struct cts_job *j) {
-  fprintf(o, "    {\"case\": ");
-  cts_json_string(o, j->name);
-  fprintf(o, ", \"device\": ");
-  cts_json_string(o, j->device_name);
-  fprintf(o, ", \"repeat\": %d, \"status\": \"%s\", \"message\": ", j->repeat,
-          cts_status_name(j->status));
-  cts_json_string(o, j->message);
-  if (j->expected_reason) {
-    fprintf(o, ", \"expected\": ");
-    cts_json_string(o, j->expected_reason);
-  }
-  if (j->output && *j->output) {
-    fprintf(o, ", \"output\": ");
-    cts_json_string(o, j->output);
-  }
+  json_field(o, "    {", "case", j->name);
+  fprintf(o, ", \"family\": \"%.*s\"", (int)j->family_len, j->family);
+  json_field(o, ", ", "path", j->path);
+  json_field(o, ", ", "device", j->device_name);
+  fprintf(o, ", \"device_present\": %s", j->absent ? "false" : "true");
+  fprintf(o, ", \"repeat\": %d, \"status\": \"%s\"", j->repeat, cts_status_name(j->status));
+  json_field(o, ", ", "message", j->message ? j->message : "");
+  if (j->expected_reason) json_field(o, ", ", "expected", j->expected_reason);
+  if (j->output && *j->output) json_field(o, ", ", "output", j->output);
   fprintf(o, ", \"clauses\": ");
-  json_string_list(o, j->c ? j->c->clauses : NULL, j->c ? j->c->n_clauses : 0);
+  json_string_list(o, j->clauses, j->n_clauses);
   fprintf(o, ", \"duration_ms\": %.3f}", j->ms);
 }
 
 int cts_write_json(const char *path, const struct cts_job *jobs, size_t n,
-                   const struct cts_adapter_facts *f, const char *adapter_path,
-                   unsigned long long seed) {
+                   const struct cts_run_info *info) {
   FILE *o = fopen(path, "w");
   if (!o) return -1;
-  fprintf(o, "{\n  \"tsm_cts\": \"%s\",\n  \"seed\": %llu,\n", CTS_REPORT_FORMAT_VERSION, seed);
-  json_adapter(o, f, adapter_path);
+  json_header(o, info);
   fprintf(o, "  \"results\": [\n");
   int count[CTS_N_STATUS] = {0};
   for (size_t i = 0; i < n; i++) {
@@ -239,13 +317,22 @@ int cts_write_json(const char *path, const struct cts_job *jobs, size_t n,
   return fclose(o) == 0 ? 0 : -1;
 }
 
-/* ---- JUnit XML ------------------------------------------------------------- */
-
-/* The suite of a case is its first folder: managers, scopes, dlpack, graphs. */
-static size_t suite_len(const char *name) {
-  const char *slash = strchr(name, '/');
-  return slash ? (size_t)(slash - name) : strlen(name);
+/* The --json and --junit reports. RETURN 0, or 2 when one could not be written. */
+int cts_write_reports(const char *json, const char *junit, const struct cts_job *jobs, size_t n,
+                      const struct cts_run_info *info) {
+  int rc = 0;
+  if (json && cts_write_json(json, jobs, n, info) != 0) {
+    fprintf(stderr, "tsm-cts: cannot write %s\n", json);
+    rc = 2;
+  }
+  if (junit && cts_write_junit(junit, jobs, n, info) != 0) {
+    fprintf(stderr, "tsm-cts: cannot write %s\n", junit);
+    rc = 2;
+  }
+  return rc;
 }
+
+/* ---- JUnit XML (the Jenkins xunit plugin's junit-10 schema) ----------------- */
 
 /* The JUnit element a status becomes inside <testcase>, or NULL for a pass. */
 static const char *junit_tag(int status) {
@@ -257,11 +344,23 @@ static const char *junit_tag(int status) {
   }
 }
 
-/* `<property name="NAME" value="VALUE"/>` on a line of its own, indented. */
-static void junit_property(FILE *o, const char *indent, const char *name, const char *value) {
-  fprintf(o, "%s<property name=\"%s\" value=\"", indent, name);
-  cts_xml_escaped(o, value);
-  fprintf(o, "\"/>\n");
+/* Counts of jobs [first, end) by JUnit element, and their time in seconds. */
+struct junit_counts {
+  size_t tests;
+  int failures, errors, skipped;
+  double seconds;
+};
+
+static struct junit_counts junit_count(const struct cts_job *jobs, size_t first, size_t end) {
+  struct junit_counts c = {.tests = end - first};
+  for (size_t i = first; i < end; i++) {
+    const char *tag = junit_tag(jobs[i].status);
+    c.failures += tag && !strcmp(tag, "failure");
+    c.errors += tag && !strcmp(tag, "error");
+    c.skipped += tag && !strcmp(tag, "skipped");
+    c.seconds += jobs[i].ms / 1000;
+  }
+  return c;
 }
 
 /* The <failure>, <error> or <skipped> element: its message attribute is the first line. */
@@ -282,70 +381,62 @@ static void junit_outcome(FILE *o, const struct cts_job *j) {
   fprintf(o, "</%s>\n", tag);
 }
 
+/* A <testcase>: junit-10 allows no properties there, so the case file, device and
+ * clauses go into its system-out, ahead of what the case process printed. */
 static void junit_testcase(FILE *o, const struct cts_job *j, const char *suite) {
   char label[700];
-  if (j->repeat > 0)
-    snprintf(label, sizeof label, "%s [%s] #%d", j->name, j->device_name, j->repeat + 1);
-  else
-    snprintf(label, sizeof label, "%s [%s]", j->name, j->device_name);
+  job_label(j, label, sizeof label);
   fprintf(o, "    <testcase name=\"");
   cts_xml_escaped(o, label);
   fprintf(o, "\" classname=\"");
   cts_xml_escaped(o, suite);
-  fprintf(o, "\" file=\"");
-  cts_xml_escaped(o, j->path);
-  fprintf(o, "\" time=\"%.3f\">\n      <properties>\n", j->ms / 1000);
-  junit_property(o, "        ", "device", j->device_name);
-  junit_property(o, "        ", "status", cts_status_name(j->status));
-  for (size_t k = 0; j->c && k < j->c->n_clauses; k++)
-    junit_property(o, "        ", "clause", j->c->clauses[k]);
-  fprintf(o, "      </properties>\n");
+  fprintf(o, "\" status=\"%s\" time=\"%.3f\">\n", cts_status_name(j->status), j->ms / 1000);
   junit_outcome(o, j);
-  if (j->output && *j->output) {
-    fprintf(o, "      <system-out>");
-    cts_xml_escaped(o, j->output);
-    fprintf(o, "</system-out>\n");
-  }
-  fprintf(o, "    </testcase>\n");
+  fprintf(o, "      <system-out>case: ");
+  cts_xml_escaped(o, j->path);
+  fprintf(o, "\ndevice: ");
+  cts_xml_escaped(o, j->device_name);
+  fprintf(o, "\nclauses:");
+  for (size_t k = 0; k < j->n_clauses; k++) fprintf(o, " %s", j->clauses[k]);
+  fprintf(o, "\n");
+  if (j->output && *j->output) cts_xml_escaped(o, j->output);
+  fprintf(o, "</system-out>\n    </testcase>\n");
 }
 
-/* One <testsuite> for jobs [first, end), which share a suite. RETURN end. */
+/* One <testsuite> for jobs [first, end), which share a family. RETURN end. */
 static size_t junit_suite(FILE *o, const struct cts_job *jobs, size_t first, size_t n,
-                          const struct cts_adapter_facts *f, unsigned long long seed) {
-  size_t len = suite_len(jobs[first].name);
+                          const struct cts_run_info *info) {
   size_t end = first;
-  while (end < n && suite_len(jobs[end].name) == len &&
-         strncmp(jobs[end].name, jobs[first].name, len) == 0)
+  while (end < n && jobs[end].family_len == jobs[first].family_len &&
+         !strncmp(jobs[end].family, jobs[first].family, jobs[first].family_len))
     end++;
   char suite[256];
-  snprintf(suite, sizeof suite, "%.*s", (int)len, jobs[first].name);
+  snprintf(suite, sizeof suite, "%.*s", (int)jobs[first].family_len, jobs[first].family);
+  struct junit_counts c = junit_count(jobs, first, end);
   fprintf(o, "  <testsuite name=\"");
   cts_xml_escaped(o, suite);
-  fprintf(o, "\" tests=\"%zu\">\n    <properties>\n", end - first);
-  junit_property(o, "      ", "adapter", f->name);
-  fprintf(o, "      <property name=\"seed\" value=\"%llu\"/>\n    </properties>\n", seed);
+  fprintf(o, "\" tests=\"%zu\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" time=\"%.3f\" "
+             "timestamp=\"%.19s\">\n    <properties>\n", c.tests, c.failures, c.errors,
+          c.skipped, c.seconds, info->started);
+  fprintf(o, "      <property name=\"adapter\" value=\"");
+  cts_xml_escaped(o, info->facts.name);
+  fprintf(o, "\"/>\n      <property name=\"seed\" value=\"%llu\"/>\n", info->seed);
+  fprintf(o, "      <property name=\"run_id\" value=\"%s\"/>\n    </properties>\n",
+          info->run_id);
   for (size_t i = first; i < end; i++) junit_testcase(o, &jobs[i], suite);
   fprintf(o, "  </testsuite>\n");
   return end;
 }
 
 int cts_write_junit(const char *path, const struct cts_job *jobs, size_t n,
-                    const struct cts_adapter_facts *f, unsigned long long seed) {
+                    const struct cts_run_info *info) {
   FILE *o = fopen(path, "w");
   if (!o) return -1;
-  int failures = 0, errors = 0, skipped = 0;
-  double total = 0;
-  for (size_t i = 0; i < n; i++) {
-    const char *tag = junit_tag(jobs[i].status);
-    failures += tag && !strcmp(tag, "failure");
-    errors += tag && !strcmp(tag, "error");
-    skipped += tag && !strcmp(tag, "skipped");
-    total += jobs[i].ms;
-  }
+  struct junit_counts c = junit_count(jobs, 0, n);
   fprintf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
   fprintf(o, "<testsuites name=\"tsm-cts\" tests=\"%zu\" failures=\"%d\" errors=\"%d\" "
-             "skipped=\"%d\" time=\"%.3f\">\n", n, failures, errors, skipped, total / 1000);
-  for (size_t i = 0; i < n;) i = junit_suite(o, jobs, i, n, f, seed);
+             "time=\"%.3f\">\n", c.tests, c.failures, c.errors, c.seconds);
+  for (size_t i = 0; i < n;) i = junit_suite(o, jobs, i, n, info);
   fprintf(o, "</testsuites>\n");
   return fclose(o) == 0 ? 0 : -1;
 }

@@ -1,5 +1,5 @@
 /*
- * harness/src/report.h: results out (TAP 14 on stdout, JSON, JUnit XML) and known
+ * harness/src/report.h: results out (TAP 13 on stdout, JSON, JUnit XML) and known
  * failures in (the adapter's expectations file, spec/adapter.md).
  */
 #ifndef CTS_REPORT_H
@@ -9,9 +9,28 @@
 
 #include "runner.h"
 
-/* The "tsm_cts" field of the JSON report: the version of the report format, which
- * changes only when a field changes meaning or goes away. */
-#define CTS_REPORT_FORMAT_VERSION "1.0"
+/* The "tsm_cts" field of the JSON report: the version of the report format
+ * (harness/schema/results.schema.json), which changes its major number only when a
+ * field changes meaning or goes away. 2.0: run id, timestamps, tool, shard, family. */
+#define CTS_REPORT_FORMAT_VERSION "2.0"
+
+/* What a report says about the run besides its results. Plain data, copied by value;
+ * adapter_path is borrowed from the command line. */
+struct cts_run_info {
+  char run_id[48];
+  char started[32], finished[32]; /* UTC, ISO 8601 */
+  double wall_s;
+  char spec_version[32];
+  const char *adapter_path;
+  struct cts_adapter_facts facts;
+  unsigned long long seed;
+  int shard_index, shard_count;
+};
+
+/* Fills the run id, the start time and the spec version (from spec_dir/README.md). */
+void cts_run_info_begin(struct cts_run_info *info, const char *spec_dir);
+/* Records the end time and the wall time since `start_ms` (cts_now_ms). */
+void cts_run_info_end(struct cts_run_info *info, double start_ms);
 
 /* Loads `path`; returns 0, or -1 with a message on stderr naming file:line. A
  * missing file is no error when `optional`. */
@@ -20,15 +39,21 @@ void cts_expectations_free(void);
 /* Turns a listed failure into XFail and a listed case that passed into XPass. */
 void cts_apply_expectation(struct cts_job *job);
 
-void cts_tap_begin(size_t n);
+/* TAP 13 (what TAP::Harness reads), YAML diagnostics under each failure. A job whose
+ * device is not present prints no line: cts_tap_end counts them per device in one
+ * comment line each. */
+void cts_tap_begin(const struct cts_job *jobs, size_t n);
 void cts_tap_result(const struct cts_job *job, int number);
-/* The closing comment; RETURN the number of results that fail the run. */
+/* The closing comments; RETURN the number of results that fail the run. */
 int cts_tap_end(const struct cts_job *jobs, size_t n);
 
 int cts_write_json(const char *path, const struct cts_job *jobs, size_t n,
-                   const struct cts_adapter_facts *f, const char *adapter_path,
-                   unsigned long long seed);
+                   const struct cts_run_info *info);
 int cts_write_junit(const char *path, const struct cts_job *jobs, size_t n,
-                    const struct cts_adapter_facts *f, unsigned long long seed);
+                    const struct cts_run_info *info);
+/* The JSON and JUnit reports (either path may be NULL). RETURN 0, or 2 when one
+ * could not be written (with a message). */
+int cts_write_reports(const char *json, const char *junit, const struct cts_job *jobs, size_t n,
+                      const struct cts_run_info *info);
 
 #endif

@@ -19,6 +19,7 @@
 #include "adapter_load.h"
 #include "exec.h"
 #include "report.h"
+#include "summary.h"
 #include "util.h"
 
 #define OUTPUT_LIMIT (64 * 1024)
@@ -331,12 +332,18 @@ struct loop {
   int stop;           /* --fail-fast: a result was not ok */
 };
 
+/* A result is known: its TAP line, and the progress. */
+static void publish(struct loop *L, struct cts_job *job) {
+  cts_tap_result(job, job->absent ? 0 : ++L->number);
+  cts_progress_note(job);
+}
+
 /* Prints the results decided before the run; queues the others, shuffled by --seed. */
 static void queue_jobs(struct loop *L, size_t n) {
   for (size_t i = 0; i < n; i++) {
     if (L->jobs[i].status >= 0) {
       cts_apply_expectation(&L->jobs[i]);
-      cts_tap_result(&L->jobs[i], ++L->number);
+      publish(L, &L->jobs[i]);
     } else
       L->order[L->n_order++] = i;
   }
@@ -357,7 +364,7 @@ static void launch_into_free_slots(struct loop *L) {
     if (start(&L->slots[i], L->jobs, j, L->opts->adapter, L->opts->fail_max) != 0) {
       L->jobs[j].status = CTS_ERROR;
       L->jobs[j].message = cts_xstrdup("could not fork the case process");
-      cts_tap_result(&L->jobs[j], ++L->number);
+      publish(L, &L->jobs[j]);
       continue;
     }
     L->running++;
@@ -407,7 +414,7 @@ static void service_slot(struct loop *L, struct slot *s, int np) {
   struct cts_job *job = &L->jobs[s->job];
   finish(s, job, wstatus, timed_out);
   cts_apply_expectation(job);
-  cts_tap_result(job, ++L->number);
+  publish(L, job);
   if (L->opts->fail_fast && !cts_status_ok(job->status)) L->stop = 1;
   s->pid = 0;
   L->running--;
@@ -433,7 +440,7 @@ void cts_run_jobs(struct cts_job *jobs, size_t n, const struct cts_run_opts *opt
     struct cts_job *job = &jobs[L.order[L.next]];
     job->status = CTS_SKIP;
     job->message = cts_xstrdup("fail-fast: an earlier result was not ok");
-    cts_tap_result(job, ++L.number);
+    publish(&L, job);
   }
   memset(&run_loop, 0, sizeof run_loop);
   free(L.slots);

@@ -28,7 +28,8 @@ struct cts_adapter_facts {
 };
 
 /* One result row. Owns name, path, message, output and expected_reason; borrows c
- * (the case library's) and device_name (the adapter facts'). */
+ * (the case library's), device_name (the adapter facts'), family and clauses (the
+ * case's, or a merged report's: see merge.c). */
 struct cts_job {
   struct cts_case *c;   /* NULL when the file did not parse; owned by the runner's caller */
   char *name;           /* case id, relative to the cases root */
@@ -38,10 +39,15 @@ struct cts_job {
   int repeat;
   int timeout_ms;
   int status;           /* enum cts_status; -1 while to be run */
+  int absent;           /* the adapter offers the device but it is not present here */
   char *message;
   char *output;         /* what the child printed (dumps, adapter noise, sanitizer reports) */
   char *expected_reason; /* from the expectations file, when listed */
   double ms;
+  const char *family;   /* the summary's row: the case id's first folder, or "interop" */
+  size_t family_len;
+  char **clauses;       /* the clauses the case cites */
+  size_t n_clauses;
 };
 
 /* How to run. Borrows the adapter path from the caller. */

@@ -1,9 +1,11 @@
 /*
- * harness/src/spec_index.c: reading clause ids from the spec chapters.
+ * harness/src/spec_index.c: reading clause ids from the spec chapters, and finding
+ * the library's folders (spec, cases, expectations) from a source tree or an install.
  */
 #include "spec_index.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -88,20 +90,28 @@ static int is_dir(const char *p) {
   return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-const char *cts_spec_dir(const char *explicit_dir) {
-  static char exe_relative[4096];
+const char *cts_library_dir(const char *explicit_dir, const char *env_name,
+                            const char *source_dir, const char *installed_name) {
+  /* One buffer per installed folder the judge looks up (spec, cases, expectations). */
+  static char found[4][4096];
+  static int used;
   if (explicit_dir) return explicit_dir;
-  const char *env = getenv("TSM_CTS_SPEC");
+  const char *env = getenv(env_name);
   if (env && *env) return env;
-  if (is_dir("spec")) return "spec";
-  ssize_t n = readlink("/proc/self/exe", exe_relative, sizeof exe_relative - 64);
-  if (n > 0) {
-    exe_relative[n] = '\0';
-    char *slash = strrchr(exe_relative, '/');
-    if (slash) {
-      strcpy(slash, "/../share/tsm-cts/spec");
-      if (is_dir(exe_relative)) return exe_relative;
+  if (is_dir(source_dir)) return source_dir;
+  char *exe = found[used % 4];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof found[0] - 64 - strlen(installed_name));
+  char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
+  if (slash) {
+    sprintf(slash, "/../share/tsm-cts/%s", installed_name);
+    if (is_dir(exe)) {
+      used++;
+      return exe;
     }
   }
-  return "spec";
+  return source_dir;
+}
+
+const char *cts_spec_dir(const char *explicit_dir) {
+  return cts_library_dir(explicit_dir, "TSM_CTS_SPEC", "spec", "spec");
 }

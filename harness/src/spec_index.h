@@ -28,7 +28,13 @@ struct cts_clause *cts_spec_find(const struct cts_spec *spec, const char *id);
 void cts_spec_free(struct cts_spec *spec);
 /* 1 if id has the grammar PREFIX.TOPIC.NUMBER. */
 int cts_clause_id_valid(const char *id);
-/* Finds the spec folder: explicit, $TSM_CTS_SPEC, ./spec, or <exe>/../share/tsm-cts/spec. */
+/* Finds a folder of the library: explicit_dir, else $env_name, else source_dir when it
+ * exists (a run from the source tree), else <exe>/../share/tsm-cts/installed_name (an
+ * installed judge), else source_dir. RETURN explicit_dir, the environment's string,
+ * source_dir, or a static buffer (valid for the program's life). */
+const char *cts_library_dir(const char *explicit_dir, const char *env_name,
+                            const char *source_dir, const char *installed_name);
+/* The spec folder: explicit, $TSM_CTS_SPEC, ./spec, or <exe>/../share/tsm-cts/spec. */
 const char *cts_spec_dir(const char *explicit_dir);
 
 #endif

@@ -45,7 +45,9 @@ void cts_xml_escaped(FILE *f, const char *s);
 char *cts_read_file(const char *path, size_t *len_out);
 
 /* Appends to *paths (malloc'ed strings) every regular file under `path` (or `path`
- * itself) whose name ends in `suffix`, sorted. Returns 0, or -1 if path is missing. */
+ * itself) whose name ends in `suffix`, sorted; each file once, however many symlinks
+ * lead to it, and no symlink back up the tree is followed. Returns 0, or -1 if path is
+ * missing. */
 int cts_collect_files(const char *path, const char *suffix, char ***paths, size_t *n,
                       size_t *cap);
 
