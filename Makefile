@@ -1,7 +1,8 @@
 # tsm-cts top-level build. `make` builds everything into $(BUILD), installing nothing;
 # `make deps` installs what the build takes from Debian and PyPI (deps.mk); `make run`
-# runs the whole case library against the reference implementation and `make check`
-# runs every lane, both after `make deps`. Each fragment (*.mk) owns its folder's
+# runs the default tier of the case library and the interop matrix against the reference
+# implementation (`make run-large`: the large tier too), `make check` runs every lane,
+# both after `make deps`; `make install PREFIX=...` installs a judge that runs alone. Each fragment (*.mk) owns its folder's
 # targets and appends to ALL_TARGETS.
 
 BUILD ?= build
@@ -24,7 +25,7 @@ DEPS :=
 TSMREF_VERSION := $(shell sed -n 's/^\#define TSMREF_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$$/\2/p' \
   impl/include/tsmref.h | paste -sd.)
 
-.PHONY: all run check install clean bench mutants versions
+.PHONY: all run run-large check install clean bench mutants versions
 all: all-targets
 
 include deps.mk
@@ -39,17 +40,26 @@ include mutants.mk
 all-targets: $(ALL_TARGETS)
 
 REPORT := $(B)/report
-# `make run LARGE=0` leaves out the cases tagged large (the full-size IREE seed alone
-# takes about two hours on a CPU-only machine).
-LARGE ?= 1
-# The main job: every case, every available device, the reference implementation.
+# The default tier leaves out the cases tagged large (the full-size IREE seed alone takes
+# about two hours on a CPU-only machine); `make run-large` (LARGE=1) runs them too.
+LARGE ?= 0
+LARGE_FLAG := $(if $(filter 1,$(LARGE)),--large)
+# The main job: every case of the tier, every available device, the reference, then the
+# Python interop matrix; both reports merged into one JSON, JUnit and summary.
 run: deps
 	@$(MAKE) --no-print-directory all
 	@mkdir -p $(REPORT)
-	$(TSM_CTS) run --adapter $(TSMREF_ADAPTER) $(if $(filter 1,$(LARGE)),--large) -j $$(nproc) \
-	  --json $(REPORT)/results.json --junit $(REPORT)/junit.xml cases; rc=$$?; \
-	$(MAKE) --no-print-directory interop \
-	  INTEROP_FLAGS="$(if $(filter 1,$(LARGE)),--large) $(INTEROP_FLAGS)" || rc=1; exit $$rc
+	@echo "tsm-cts: the case library ($(if $(LARGE_FLAG),large,default) tier); TAP in $(REPORT)/results.tap"
+	@$(TSM_CTS) run --adapter $(TSMREF_ADAPTER) $(LARGE_FLAG) -j $$(nproc) --no-summary \
+	  --json $(REPORT)/results.json cases >$(REPORT)/results.tap; rc=$$?; \
+	$(MAKE) --no-print-directory interop INTEROP_FLAGS="$(LARGE_FLAG) $(INTEROP_FLAGS)" \
+	  >$(REPORT)/interop.txt || rc=1; \
+	$(TSM_CTS) merge --json $(REPORT)/all.json --junit $(REPORT)/junit.xml \
+	  $(REPORT)/results.json $(REPORT)/interop.json || rc=1; \
+	echo "TAP: $(REPORT)/results.tap; interop matrix: $(REPORT)/interop.txt"; exit $$rc
+
+run-large:
+	@$(MAKE) --no-print-directory run LARGE=1
 
 check: deps
 	CC="$(CC)" bash ci/check.sh
@@ -58,11 +68,26 @@ check: deps
 versions: $(TSMREF_PC) $(TSM_CTS) $(TSMREF_ADAPTER)
 	bash harness/tests/check_versions.sh $(B)
 
+# The judge stands alone once installed: it finds share/tsm-cts/{spec,cases,expectations}
+# beside its own path (or through --spec, --cases, $TSM_CTS_SPEC, $TSM_CTS_CASES), and an
+# adapter author compiles against tsm-cts.pc (harness/tests/check_install.sh does both).
+SHARE := $(DESTDIR)$(PREFIX)/share/tsm-cts
+ADAPTER_ABI := $(shell sed -n 's/^\#define TSM_ADAPTER_ABI_\(MAJOR\|MINOR\) \([0-9]*\)$$/\2/p' \
+  harness/include/tsm/adapter.h | paste -sd.)
+tsm_cts_pc = printf '%s\n' 'prefix=$(1)' 'includedir=$${prefix}/include' \
+  'judge=$${prefix}/bin/tsm-cts' 'datadir=$${prefix}/share/tsm-cts' '' 'Name: tsm-cts' \
+  'Description: scoped tensor memory conformance suite: the adapter ABI (tsm/adapter.h)' \
+  'Version: $(ADAPTER_ABI)' 'Cflags: -I$${includedir}' > $(2)
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin \
-	  $(DESTDIR)$(PREFIX)/include/tsm $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	  $(DESTDIR)$(PREFIX)/include/tsm $(DESTDIR)$(PREFIX)/lib/pkgconfig $(SHARE)/expectations
 	install -m 0644 harness/include/tsm/adapter.h $(DESTDIR)$(PREFIX)/include/tsm/
 	install -m 0755 $(TSM_CTS) $(DESTDIR)$(PREFIX)/bin/
+	rm -rf $(SHARE)/spec $(SHARE)/cases $(SHARE)/schema
+	cp -R spec cases harness/schema $(SHARE)/
+	install -m 0644 harness/expectations/*.txt $(SHARE)/expectations/
+	$(call tsm_cts_pc,$(PREFIX),$(DESTDIR)$(PREFIX)/lib/pkgconfig/tsm-cts.pc)
 	$(MAKE) --no-print-directory install-impl
 
 clean:

@@ -5,7 +5,7 @@
 # packages ship; the suite must compile against the headers as packaged.
 #
 #   deps   installs what is missing: the Debian packages (apt-get, as root) and the
-#          project .venv with PIP_PINS; then checks the .venv holds exactly the pins.
+#          project .venv with PIP_PINS; into an existing .venv, the pins it lacks.
 #          `make run` and `make check` call it first. Nothing else installs anything:
 #          any other target that lacks a dependency stops, naming the package and
 #          `make deps`.
@@ -18,7 +18,9 @@ VENV := .venv
 VENV_PY := $(VENV)/bin/python
 # Present once `make deps` has created $(VENV) and installed the pins into it.
 VENV_STAMP := $(VENV)/.tsm-cts-deps
-PIP_PINS := numpy==2.4.6 apache-tvm-ffi==0.1.15.post2 jax==0.10.2 jaxlib==0.10.2
+# junitparser and jsonschema check the reports in `make check` (harness/tests/check_reports.sh).
+PIP_PINS := numpy==2.4.6 apache-tvm-ffi==0.1.15.post2 jax==0.10.2 jaxlib==0.10.2 \
+  junitparser==5.0.3 jsonschema==4.26.0
 DLPACK_LEGACY_H := /usr/include/dlpack/dlpack.h
 # A file holding the include folder of the DLPack 1.x header; compile rules read it.
 DLPACK_V1_INC_FILE := $(B)/deps/dlpack_v1_include
@@ -59,15 +61,13 @@ deps-debian:
 	  echo "missing Debian packages:$$missing (as root: apt-get install$$missing)" >&2; exit 1; \
 	fi
 
-# An existing $(VENV) is never recreated: a changed pin is reported, and
-# `rm -rf $(VENV) && make deps` installs the new one. PIN_CHECK (python, argv: the pins)
-# exits non-zero naming each pin the installed version differs from.
-PIN_CHECK := import sys, importlib.metadata as m; \
+# An existing $(VENV) is never recreated: a pin it lacks or holds in another version is
+# installed into it, alone (pip install PIN), and the stamp keeps its time, so that what
+# was built against the .venv is not rebuilt. PIN_DIFF (python, argv: the pins) prints
+# each pin the installed version differs from, one a line.
+PIN_DIFF := import sys, importlib.metadata as m; \
   have = lambda n: next((d.version for d in m.distributions(name=n)), "none"); \
-  bad = [p + " (" + have(p.split("==")[0]) + " installed)" for p in sys.argv[1:] \
-         if have(p.split("==")[0]) != p.split("==")[1]]; \
-  sys.exit("$(VENV) does not hold the pins: " + ", ".join(bad) + \
-           "; rm -rf $(VENV) and run make deps") if bad else None
+  print("\n".join(p for p in sys.argv[1:] if have(p.split("==")[0]) != p.split("==")[1]))
 deps-venv:
 	@if [ ! -e $(VENV_STAMP) ]; then \
 	  command -v python3 >/dev/null || \
@@ -77,4 +77,10 @@ deps-venv:
 	  $(VENV_PY) -m pip install -q --disable-pip-version-check $(PIP_PINS) && \
 	  touch $(VENV_STAMP) || exit 1; \
 	fi
-	@$(VENV_PY) -c '$(PIN_CHECK)' $(PIP_PINS)
+	@missing=$$($(VENV_PY) -c '$(PIN_DIFF)' $(PIP_PINS)) || exit 1; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing into $(VENV): $$(echo $$missing)"; \
+	  $(VENV_PY) -m pip install -q --disable-pip-version-check $$missing || exit 1; \
+	  missing=$$($(VENV_PY) -c '$(PIN_DIFF)' $(PIP_PINS)); \
+	  [ -z "$$missing" ] || { echo "$(VENV) still lacks: $$(echo $$missing)" >&2; exit 1; }; \
+	fi

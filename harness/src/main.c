@@ -738,13 +738,16 @@ int main(int argc, char **argv) {
     return 2;
   }
   struct options o;
-  int parsed = parse_options(argc - 1, argv + 1, &o);
+  /* getopt_long reads from argv[1]: the command is argv[0] of what it is given, unless
+   * the command line starts with an option (--help, --version). */
+  int command_first = argv[1][0] != '-';
+  int parsed = command_first ? parse_options(argc - 1, argv + 1, &o) : parse_options(argc, argv, &o);
   if (parsed != 0) {
     free(o.selectors);
     return parsed > 0 ? 0 : 2;
   }
   int rc;
-  if (argv[1][0] == '-') {
+  if (!command_first) {
     fprintf(stderr, "tsm-cts: the command comes first (run, lint, coverage, list, merge)\n");
     rc = 2;
   } else if (!strcmp(argv[1], "run")) rc = cmd_run(&o);
