@@ -114,7 +114,11 @@ interop_selftest() { make --no-print-directory BUILD="$primary" CC="$CC" interop
 mutants() { make --no-print-directory BUILD="$primary" CC="$CC" mutants-gate; }
 
 # make install into a scratch prefix, then build and run a program against it
-# through pkg-config, as a user of the library would.
+# through pkg-config, as a user of the library would. (The installed judge with an
+# adapter built against tsm-cts.pc: lane install-judge, harness/tests/check_install.sh.
+# The reports as prove, junitparser, jsonschema and the junit-10 rules read them, and
+# --shard with merge: lane reports, harness/tests/check_reports.sh, after the interop
+# lane so that it also checks the interop report merged with the C cases'.)
 install_lane() {
   local prefix
   prefix=$(mktemp -d)
@@ -164,6 +168,8 @@ lane interop interop
 lane interop-selftest interop_selftest
 lane selftests bash harness/tests/run_selftests.sh "$primary"
 lane install install_lane
+lane install-judge bash harness/tests/check_install.sh "$primary" "$CC"
+lane reports bash harness/tests/check_reports.sh "$primary"
 
 echo
 if [ "$failed" -ne 0 ]; then
