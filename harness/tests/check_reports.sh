@@ -31,6 +31,14 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 SELECT=(cases/managers/temp cases/managers/create)
 
+# py_check OK_TEXT FAIL_TEXT ARGS...: runs the Python program on stdin with ARGS in the
+# .venv; ok when it exits 0, else not ok with what it printed.
+py_check() {
+  local ok_text=$1 fail_text=$2 out
+  shift 2
+  if out=$("$PY" - "$@" 2>&1); then ok "$ok_text"; else not_ok "$fail_text"; echo "$out" | show; fi
+}
+
 # ---- TAP through prove -------------------------------------------------------------
 
 # prove_counts TAP WANT_TESTS WANT_FAILED: prove parses TAP with no parse error and
@@ -85,7 +93,8 @@ if [ -f "$BUILD/report/interop.json" ] &&
      "$TMP/full.json" "$BUILD/report/interop.json" >/dev/null 2>&1; then
   pairs+=("$TMP/with-interop.xml" "$TMP/with-interop.json")
 fi
-if out=$("$PY" - "${pairs[@]}" <<'PY' 2>&1
+py_check "JUnit follows the junit-10 rules; junitparser counts what the JSON counts ($((${#pairs[@]} / 2)) reports)" \
+  "JUnit:" "${pairs[@]}" <<'PY'
 import json, sys
 import xml.etree.ElementTree as ET
 from junitparser import JUnitXml, Failure, Error, Skipped
@@ -158,11 +167,6 @@ for i in range(1, len(sys.argv), 2):
 print("\n".join(problems[:20]))
 sys.exit(1 if problems else 0)
 PY
-); then
-  ok "JUnit follows the junit-10 rules; junitparser counts what the JSON counts ($((${#pairs[@]} / 2)) reports)"
-else
-  not_ok "JUnit:"; echo "$out" | show
-fi
 
 # ---- shard and merge ---------------------------------------------------------------
 
@@ -194,7 +198,7 @@ fi
 reports=("$TMP/full.json" "$TMP/merged.json" "$TMP/shard2.json")
 [ -f "$BUILD/report/interop.json" ] && reports+=("$BUILD/report/interop.json")
 [ -f "$TMP/with-interop.json" ] && reports+=("$TMP/with-interop.json")
-if out=$("$PY" - "$SCHEMA" "${reports[@]}" <<'PY' 2>&1
+py_check "${#reports[@]} reports validate against $SCHEMA" "JSON Schema:" "$SCHEMA" "${reports[@]}" <<'PY'
 import json, sys
 import jsonschema
 schema = json.load(open(sys.argv[1]))
@@ -207,11 +211,6 @@ for p in sys.argv[2:]:
 print("\n".join(bad[:20]))
 sys.exit(1 if bad else 0)
 PY
-); then
-  ok "${#reports[@]} reports validate against $SCHEMA"
-else
-  not_ok "JSON Schema:"; echo "$out" | show
-fi
 
 # ---- case discovery and the command line -----------------------------------------------
 
