@@ -156,6 +156,16 @@ static void tap_escaped(const char *s, size_t len) {
   }
 }
 
+/* A YAML single-quoted scalar: a quote inside is doubled, a line break becomes a space. */
+static void yaml_quoted(const char *s) {
+  putchar('\'');
+  for (; *s; s++) {
+    if (*s == '\'') putchar('\'');
+    putchar(*s == '\n' || *s == '\r' ? ' ' : *s);
+  }
+  putchar('\'');
+}
+
 static void yaml_block(const char *key, const char *text) {
   printf("    %s: |-\n", key);
   const char *p = text;
@@ -170,8 +180,11 @@ static void yaml_block(const char *key, const char *text) {
 
 /* The YAML diagnostics of a result that is not ok. */
 static void tap_diagnostics(const struct cts_job *job, const char *msg) {
-  printf("  ---\n    status: %s\n    case: '%s'\n    device: '%s'\n    clauses:\n",
-         cts_status_name(job->status), job->path, job->device_name);
+  printf("  ---\n    status: %s\n    case: ", cts_status_name(job->status));
+  yaml_quoted(job->path);
+  printf("\n    device: ");
+  yaml_quoted(job->device_name);
+  printf("\n    clauses:\n");
   for (size_t i = 0; i < job->n_clauses; i++) printf("      - %s\n", job->clauses[i]);
   if (job->status == CTS_XPASS)
     yaml_block("message", "listed as a known failure, but passed: remove it from the "
@@ -285,7 +298,9 @@ static void json_header(FILE *o, const struct cts_run_info *info) {
 
 static void json_result(FILE *o, const struct cts_job *j) {
   json_field(o, "    {", "case", j->name);
-  fprintf(o, ", \"family\": \"%.*s\"", (int)j->family_len, j->family);
+  char *family = cts_xstrndup(j->family, j->family_len);
+  json_field(o, ", ", "family", family);
+  free(family);
   json_field(o, ", ", "path", j->path);
   json_field(o, ", ", "device", j->device_name);
   fprintf(o, ", \"device_present\": %s", j->absent ? "false" : "true");
