@@ -71,6 +71,7 @@ versions: $(TSMREF_PC) $(TSM_CTS) $(TSMREF_ADAPTER)
 # The judge stands alone once installed: it finds share/tsm-cts/{spec,cases,expectations}
 # beside its own path (or through --spec, --cases, $TSM_CTS_SPEC, $TSM_CTS_CASES), and an
 # adapter author compiles against tsm-cts.pc (harness/tests/check_install.sh does both).
+# Its man page is its --help text.
 SHARE := $(DESTDIR)$(PREFIX)/share/tsm-cts
 ADAPTER_ABI := $(shell sed -n 's/^\#define TSM_ADAPTER_ABI_\(MAJOR\|MINOR\) \([0-9]*\)$$/\2/p' \
   harness/include/tsm/adapter.h | paste -sd.)
@@ -88,6 +89,11 @@ install: all
 	cp -R spec cases harness/schema $(SHARE)/
 	install -m 0644 harness/expectations/*.txt $(SHARE)/expectations/
 	$(call tsm_cts_pc,$(PREFIX),$(DESTDIR)$(PREFIX)/lib/pkgconfig/tsm-cts.pc)
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	{ printf '.TH TSM-CTS 1 "" "tsm-cts" "User Commands"\n.SH NAME\ntsm-cts \\- %s\n' \
+	    'scoped tensor memory conformance judge'; printf '.SH SYNOPSIS\n.nf\n'; \
+	  $(TSM_CTS) --help | sed 's/\\/\\e/g; s/^[.'"'"']/\\\&&/'; printf '.fi\n'; } \
+	  > $(DESTDIR)$(PREFIX)/share/man/man1/tsm-cts.1
 	$(MAKE) --no-print-directory install-impl
 
 clean:

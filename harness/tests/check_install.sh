@@ -24,7 +24,8 @@ if make --no-print-directory BUILD="$BUILD" CC="$CC" PREFIX="$prefix" install >"
 else
   not_ok "make install"; show <"$TMP/install.log"
 fi
-for f in bin/tsm-cts include/tsm/adapter.h lib/pkgconfig/tsm-cts.pc share/tsm-cts/spec/README.md \
+for f in bin/tsm-cts include/tsm/adapter.h lib/pkgconfig/tsm-cts.pc share/man/man1/tsm-cts.1 \
+  share/tsm-cts/spec/README.md \
   share/tsm-cts/schema/results.schema.json; do
   [ -e "$prefix/$f" ] || not_ok "not installed: $f"
 done
