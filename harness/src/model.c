@@ -368,15 +368,10 @@ int cts_model_create(struct cts_model *m, int g, int dtype, int ndim, const int6
   return 0;
 }
 
-/* The operand an opsem rule reads: r's dtype, shape and elements. */
-static struct cts_opsem_tensor operand(const struct cts_model *m, const struct cts_mres *r) {
-  struct cts_opsem_tensor t;
-  memset(&t, 0, sizeof t);
-  t.dtype = r->dtype;
-  t.ndim = r->ndim;
-  memcpy(t.shape, r->shape, sizeof t.shape);
-  t.vals = m->st[r->storage].vals;
-  return t;
+/* The operand an opsem rule reads: tensor r's dtype, shape and elements. */
+static struct cts_opsem_tensor operand(const struct cts_model *m, int r) {
+  const struct cts_mres *res = &m->res[r];
+  return cts_opsem_tensor(res->dtype, res->ndim, res->shape, m->st[res->storage].vals);
 }
 
 /* MGR.OP.9: a view shares its input's storage. */
@@ -397,8 +392,8 @@ int cts_model_op(struct cts_model *m, int op, int a, int b, int ndim, const int6
   if (target == CTS_NONE) target = cts_model_holder(m, a);       /* MGR.OP.1, COMP.UNIT.3 */
   if (target == CTS_NONE) target = 0;                            /* MGR.OP.2 */
   if ((rc = check_addition(m, target))) return rc;               /* MGR.OP.4 */
-  struct cts_opsem_tensor x = operand(m, &m->res[a]), y, res;
-  if (b != CTS_NONE) y = operand(m, &m->res[b]);
+  struct cts_opsem_tensor x = operand(m, a), y, res;
+  if (b != CTS_NONE) y = operand(m, b);
   if (!cts_opsem_offered(op, CTS_OPSEM_MANAGER)) return TSM_EINVAL;
   rc = cts_opsem_result(op, &x, b != CTS_NONE ? &y : NULL, ndim, shape, &res);
   if (rc) return rc;                                             /* MGR.OP.8 */
@@ -820,8 +815,7 @@ static int dl_import_check(const struct cts_model *m, const struct cts_mdl *d) {
     return TSM_EDLPACK;                                           /* DLP.IMPORT.4 */
   int host = k->device_type == 3 || k->device_type == 13;
   if (!(host || (k->device_type == 1 && !m->cuda_session))) return TSM_EDEVICE; /* .7 */
-  int f32 = k->code == 2 && k->bits == 32, i32 = k->code == 0 && k->bits == 32;
-  if (!(f32 || i32) || k->lanes != 1) return TSM_EDTYPE;         /* DLP.IMPORT.6 */
+  if (!cts_opsem_dtype_of_dl(k->code, k->bits, k->lanes)) return TSM_EDTYPE; /* IMPORT.6 */
   return 0;
 }
 
@@ -849,8 +843,7 @@ int cts_model_dl_import(struct cts_model *m, int x, int g, int *out) {
     return 0;
   }
   const struct cts_mdl_desc *k = &d->desc;
-  int64_t n = 1;
-  for (int i = 0; i < k->ndim; i++) n *= k->shape[i];
+  int64_t n = cts_opsem_elems(k->ndim, k->shape);
   double *v = d->vals; /* the storage takes the values over, read as the dtype */
   d->vals = NULL;
   for (int64_t i = 0; i < n; i++) v[i] = cts_opsem_round(k->dtype, v[i]);

@@ -85,13 +85,7 @@ int cts_model_graph_external(struct cts_model *m, int g, int r, int *out) {
 
 /* The operand an opsem rule reads: n's dtype, shape and last computed elements. */
 static struct cts_opsem_tensor operand(const struct cts_mgnode *n) {
-  struct cts_opsem_tensor t;
-  memset(&t, 0, sizeof t);
-  t.dtype = n->dtype;
-  t.ndim = n->ndim;
-  memcpy(t.shape, n->shape, sizeof t.shape);
-  t.vals = n->vals;
-  return t;
+  return cts_opsem_tensor(n->dtype, n->ndim, n->shape, n->vals);
 }
 
 /* Adds op's results reading a (and b, or CTS_NONE) to graph g; an svd's three share
@@ -248,7 +242,8 @@ void cts_model_graph_live(const struct cts_model *m, int x, int64_t *start, int6
 static double *op_values(struct cts_model *m, int x, const double *(*factor)(void *, int),
                          void *ctx) {
   struct cts_mgnode *n = &m->gnodes[x];
-  struct cts_opsem_tensor a = operand(&m->gnodes[n->src[0]]), b, out = operand(n);
+  struct cts_opsem_tensor a = operand(&m->gnodes[n->src[0]]), b;
+  struct cts_opsem_tensor out = cts_opsem_tensor(n->dtype, n->ndim, n->shape, NULL);
   if (n->n_src > 1) b = operand(&m->gnodes[n->src[1]]);
   double *v = cts_opsem_values(n->op, &a, n->n_src > 1 ? &b : NULL, &out);
   if (n->op == TSM_OP_SVD) { /* the implementation's factors, validated by the judge */

@@ -14,6 +14,17 @@
 
 /* ---- shapes and dtypes --------------------------------------------------------- */
 
+struct cts_opsem_tensor cts_opsem_tensor(int dtype, int ndim, const int64_t *shape,
+                                         const double *vals) {
+  struct cts_opsem_tensor t;
+  memset(&t, 0, sizeof t);
+  t.dtype = dtype;
+  t.ndim = ndim;
+  memcpy(t.shape, shape, (size_t)ndim * sizeof(int64_t));
+  t.vals = vals;
+  return t;
+}
+
 int64_t cts_opsem_elems(int ndim, const int64_t *shape) {
   int64_t n = 1;
   for (int i = 0; i < ndim; i++) n *= shape[i];
@@ -72,11 +83,8 @@ int cts_opsem_offered(int op, int family) {
 int cts_opsem_n_results(int op) { return op == TSM_OP_SVD ? 3 : 1; }
 
 static void set_shape(struct cts_opsem_tensor *t, int dtype, int ndim, int64_t d0, int64_t d1) {
-  memset(t, 0, sizeof *t);
-  t->dtype = dtype;
-  t->ndim = ndim;
-  t->shape[0] = d0;
-  t->shape[1] = d1;
+  const int64_t shape[2] = {d0, d1};
+  *t = cts_opsem_tensor(dtype, ndim, shape, NULL);
 }
 
 static int elementwise_rule(const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b) {

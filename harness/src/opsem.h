@@ -28,6 +28,10 @@ struct cts_opsem_tensor {
 
 /* ---- shapes and dtypes --------------------------------------------------------- */
 
+/* An operand of ndim dims (shape copied) whose elements vals stay the caller's. */
+struct cts_opsem_tensor cts_opsem_tensor(int dtype, int ndim, const int64_t *shape,
+                                         const double *vals);
+
 int64_t cts_opsem_elems(int ndim, const int64_t *shape);
 int cts_opsem_same_shape(const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b);
 /* 1 for a dtype the model holds (enum tsm_dtype). */

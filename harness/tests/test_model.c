@@ -382,14 +382,8 @@ static void test_parser_forms(void) {
 
 static struct cts_opsem_tensor tt(int dtype, int ndim, int64_t d0, int64_t d1,
                                   const double *vals) {
-  struct cts_opsem_tensor t;
-  memset(&t, 0, sizeof t);
-  t.dtype = dtype;
-  t.ndim = ndim;
-  t.shape[0] = d0;
-  t.shape[1] = d1;
-  t.vals = vals;
-  return t;
+  const int64_t shape[2] = {d0, d1};
+  return cts_opsem_tensor(dtype, ndim, shape, vals);
 }
 
 static int shape_is(const struct cts_opsem_tensor *t, const char *want) {
