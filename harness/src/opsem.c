@@ -5,6 +5,7 @@
  */
 #include "opsem.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,6 +252,10 @@ double cts_opsem_read(int dtype, const void *at) {
   int32_t k;
   memcpy(&k, at, sizeof k);
   return k;
+}
+
+int cts_opsem_close(double want, double got, double rel_tol) {
+  return fabs(want - got) <= rel_tol * fmax(1.0, fabs(want));
 }
 
 void cts_opsem_encode(int dtype, const double *v, int64_t n, void *out) {

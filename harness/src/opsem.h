@@ -75,6 +75,9 @@ double cts_opsem_round(int dtype, double v);
 /* One element at `at` (cts_opsem_dtype_size bytes, any alignment). */
 void cts_opsem_write(int dtype, double v, void *at);
 double cts_opsem_read(int dtype, const void *at);
+/* 1 when got is within rel_tol of want, relative to max(1, |want|): how a result
+ * computed in another order is compared (MGR.OP.7, GRAPH.OP.1). */
+int cts_opsem_close(double want, double got, double rel_tol);
 /* n elements, packed. */
 void cts_opsem_encode(int dtype, const double *v, int64_t n, void *out);
 void cts_opsem_decode(int dtype, const void *in, int64_t n, double *out);

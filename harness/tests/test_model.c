@@ -490,6 +490,8 @@ static void test_opsem_codecs(void) {
   float f;
   memcpy(&f, one, 4);
   CHECK(f == 0.25f);
+  CHECK(cts_opsem_close(1000.0, 1000.005, 1e-5) && !cts_opsem_close(1000.0, 1000.02, 1e-5));
+  CHECK(cts_opsem_close(0.0, 5e-6, 1e-5) && !cts_opsem_close(0.0, 2e-5, 1e-5)); /* floor of 1 */
   char tiny[4];
   const int64_t big[2] = {123, 456};
   CHECK(strlen(cts_opsem_format_shape(2, big, tiny, sizeof tiny)) == 3); /* truncates */
