@@ -2,9 +2,10 @@
  * harness/src/dlpack_judge.h: the judge's side of DLPack (spec/dlpack.md): it produces
  * managed tensors with counting deleters for the implementation to import, and it
  * inspects and deletes the ones the implementation exports. Both DLPack forms are
- * read through the packaged headers in two translation units (dlpack_legacy.c with
- * Debian's 0.6 header, dlpack_versioned.c with apache-tvm-ffi's 1.x header), since the
- * two headers declare the same names; this header uses no DLPack type.
+ * read through the packaged headers: dlpack_form.c is compiled once per form (with
+ * Debian's 0.6 header into cts_dl_legacy_*, with apache-tvm-ffi's 1.x header into
+ * cts_dl_versioned_*), since the two headers declare the same names; this header uses
+ * no DLPack type. dlpack_judge.c holds the deleter bookkeeping both forms share.
  */
 #ifndef CTS_DLPACK_JUDGE_H
 #define CTS_DLPACK_JUDGE_H
@@ -22,7 +23,7 @@ enum { CTS_DL_INT = 0, CTS_DL_UINT = 1, CTS_DL_FLOAT = 2, CTS_DL_BFLOAT = 4,
 #define CTS_DL_READ_ONLY (1ull << 0)
 #define CTS_DL_IS_COPIED (1ull << 1)
 
-/* A managed tensor's fields, whatever its form. */
+/* A managed tensor's fields, whatever its form. Plain values; data is borrowed. */
 struct cts_dl_view {
   uint32_t major, minor;      /* versioned only */
   uint64_t flags;             /* versioned only */

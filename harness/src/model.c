@@ -1,14 +1,17 @@
 /*
- * harness/src/model.c: the executable model of spec/managers.md and spec/errors.md.
- * Each function checks in the order of ERR.ORDER.1 before it changes anything
- * (ERR.ATOMIC.1), then applies the clause it names.
+ * harness/src/model.c: the executable model of managers and resources (spec/managers.md,
+ * spec/errors.md), scopes and their statistics (spec/scopes.md), composites (COMP.PACK,
+ * COMP.LIST, COMP.UNIT) and DLPack tensors (spec/dlpack.md); graphs are model_graph.c,
+ * the operations' shape, dtype and value rules opsem.c. Each function checks in the
+ * order of ERR.ORDER.1 before it changes anything (ERR.ATOMIC.1), then applies the
+ * clause it names.
  */
 #include "model.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "opsem.h"
 #include "util.h"
 
 static void ids_add(struct cts_ids *ids, int id) { CTS_PUSH(ids->v, ids->n, ids->cap, id); }
@@ -202,7 +205,7 @@ int cts_model_borrowed(const struct cts_model *m, int r) {
 
 uint64_t cts_model_nbytes(const struct cts_model *m, int r) {
   const struct cts_mres *res = &m->res[r];
-  if (res->kind == TSM_KIND_TENSOR) return (uint64_t)cts_model_elems(res) * 4u;
+  if (res->kind == TSM_KIND_TENSOR) return (uint64_t)cts_model_elems(res) * cts_opsem_dtype_size(res->dtype);
   uint64_t sum = 0;
   for (size_t i = 0; i < res->components.n; i++)
     if (res->components.v[i] != CTS_NONE) sum += cts_model_nbytes(m, res->components.v[i]);
@@ -302,13 +305,7 @@ int cts_model_close(struct cts_model *m, int g) {
 
 /* ---- tensors and operations ------------------------------------------------ */
 
-static int64_t elems_of(int ndim, const int64_t *shape) {
-  int64_t n = 1;
-  for (int i = 0; i < ndim; i++) n *= shape[i];
-  return n;
-}
-
-int64_t cts_model_elems(const struct cts_mres *r) { return elems_of(r->ndim, r->shape); }
+int64_t cts_model_elems(const struct cts_mres *r) { return cts_opsem_elems(r->ndim, r->shape); }
 
 const double *cts_model_values(const struct cts_model *m, int r) {
   return m->st[m->res[r].storage].vals;
@@ -316,15 +313,8 @@ const double *cts_model_values(const struct cts_model *m, int r) {
 
 int cts_model_approx(const struct cts_model *m, int r) { return m->st[m->res[r].storage].approx; }
 
-/* Rounds to what the dtype can hold, so the model computes in the dtype's arithmetic. */
-static double to_dtype(int dtype, double v) {
-  if (dtype == TSM_F32) return (double)(float)v;
-  return (double)(int32_t)(uint32_t)(int64_t)v;
-}
-
 static int new_storage(struct cts_model *m, int dtype, int64_t n, double *vals) {
-  struct cts_mstorage s = {CTS_NONE, (uint64_t)n * 4u, 1, vals, n, 0};
-  (void)dtype;
+  struct cts_mstorage s = {CTS_NONE, (uint64_t)n * cts_opsem_dtype_size(dtype), 1, vals, n, 0};
   CTS_PUSH(m->st, m->n_st, m->cap_st, s);
   m->live_bytes += s.bytes;
   return (int)m->n_st - 1;
@@ -364,118 +354,31 @@ static int check_addition(const struct cts_model *m, int g) {
   return 0;
 }
 
-static int check_desc(int dtype, int ndim, const int64_t *shape) {
-  if (dtype != TSM_F32 && dtype != TSM_I32) return TSM_EINVAL;
-  if (ndim < 0 || ndim > TSM_MAX_DIMS) return TSM_EINVAL;
-  for (int i = 0; i < ndim; i++)
-    if (shape[i] < 0) return TSM_EINVAL;
-  return 0;
-}
-
 int cts_model_create(struct cts_model *m, int g, int dtype, int ndim, const int64_t *shape,
                      const double *vals, int *out) {
   int rc = check_mgr(m, g);
-  if (!rc) rc = check_desc(dtype, ndim, shape); /* MGR.CREATE.4 */
+  if (!rc) rc = cts_opsem_check_desc(dtype, ndim, shape); /* MGR.CREATE.4 */
   if (!rc) rc = check_addition(m, g);
   if (rc) return rc;
-  int64_t n = elems_of(ndim, shape);
+  int64_t n = cts_opsem_elems(ndim, shape);
   double *v = cts_xcalloc((size_t)n, sizeof(double));
-  for (int64_t i = 0; vals && i < n; i++) v[i] = to_dtype(dtype, vals[i]);
+  for (int64_t i = 0; vals && i < n; i++) v[i] = cts_opsem_round(dtype, vals[i]);
   *out = new_res(m, g, new_storage(m, dtype, n, v), dtype, ndim, shape); /* MGR.CREATE.1 */
   register_new(m, *out);
   return 0;
 }
 
-static int same_shape(const struct cts_mres *a, const struct cts_mres *b) {
-  if (a->ndim != b->ndim) return 0;
-  for (int i = 0; i < a->ndim; i++)
-    if (a->shape[i] != b->shape[i]) return 0;
-  return 1;
+/* The operand an opsem rule reads: tensor r's dtype, shape and elements. */
+static struct cts_opsem_tensor operand(const struct cts_model *m, int r) {
+  const struct cts_mres *res = &m->res[r];
+  return cts_opsem_tensor(res->dtype, res->ndim, res->shape, m->st[res->storage].vals);
 }
 
-/* MGR.OP.8: the operation's own checks, after the ownership ones. */
-static int check_op(const struct cts_model *m, int op, const struct cts_mres *a,
-                    const struct cts_mres *b, int ndim, const int64_t *shape) {
-  switch (op) {
-    case TSM_OP_ADD:
-    case TSM_OP_SUB:
-    case TSM_OP_MUL:
-      if (!same_shape(a, b)) return TSM_ESHAPE;
-      return a->dtype == b->dtype ? 0 : TSM_EDTYPE;
-    case TSM_OP_SUM:
-      return 0;
-    case TSM_OP_GATHER: {
-      if (a->ndim != 2 || b->ndim != 1) return TSM_ESHAPE;
-      if (b->dtype != TSM_I32) return TSM_EDTYPE;
-      const double *idx = m->st[b->storage].vals;
-      for (int64_t i = 0; i < b->shape[0]; i++)
-        if (idx[i] < 0 || idx[i] >= (double)a->shape[0]) return TSM_ERANGE;
-      return 0;
-    }
-    case TSM_OP_RESHAPE:
-      return elems_of(ndim, shape) == cts_model_elems(a) ? 0 : TSM_ESHAPE;
-    case TSM_OP_MATMUL:
-      if (a->ndim != 2 || b->ndim != 2 || a->shape[1] != b->shape[0]) return TSM_ESHAPE;
-      return a->dtype == TSM_F32 && b->dtype == TSM_F32 ? 0 : TSM_EDTYPE;
-    default:
-      return TSM_EINVAL;
-  }
-}
-
-/* MGR.OP.7: the values; sums and products in double, then rounded to the dtype. */
-static double *compute(const struct cts_model *m, int op, const struct cts_mres *a,
-                       const struct cts_mres *b, int *ndim, int64_t *shape) {
-  const double *x = m->st[a->storage].vals;
-  const double *y = b ? m->st[b->storage].vals : NULL;
-  int64_t n = cts_model_elems(a);
-  double *v;
-  switch (op) {
-    case TSM_OP_ADD:
-    case TSM_OP_SUB:
-    case TSM_OP_MUL:
-      *ndim = a->ndim;
-      memcpy(shape, a->shape, sizeof a->shape);
-      v = cts_xcalloc((size_t)n, sizeof(double));
-      for (int64_t i = 0; i < n; i++) {
-        double r = op == TSM_OP_ADD ? x[i] + y[i] : op == TSM_OP_SUB ? x[i] - y[i] : x[i] * y[i];
-        v[i] = to_dtype(a->dtype, r);
-      }
-      return v;
-    case TSM_OP_SUM: {
-      *ndim = 0;
-      double s = 0;
-      for (int64_t i = 0; i < n; i++) s += x[i];
-      v = cts_xcalloc(1, sizeof(double));
-      v[0] = to_dtype(a->dtype, s);
-      return v;
-    }
-    case TSM_OP_GATHER: {
-      int64_t rows = b->shape[0], cols = a->shape[1];
-      *ndim = 2;
-      shape[0] = rows;
-      shape[1] = cols;
-      v = cts_xcalloc((size_t)(rows * cols), sizeof(double));
-      for (int64_t i = 0; i < rows; i++)
-        memcpy(&v[i * cols], &x[(int64_t)y[i] * cols], (size_t)cols * sizeof(double));
-      return v;
-    }
-    case TSM_OP_MATMUL: {
-      int64_t rows = a->shape[0], k = a->shape[1], cols = b->shape[1];
-      *ndim = 2;
-      shape[0] = rows;
-      shape[1] = cols;
-      v = cts_xcalloc((size_t)(rows * cols), sizeof(double));
-      for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++) {
-          double s = 0;
-          for (int64_t t = 0; t < k; t++) s += x[i * k + t] * y[t * cols + j];
-          v[i * cols + j] = to_dtype(TSM_F32, s);
-        }
-      return v;
-    }
-    default:
-      return NULL;
-  }
+/* MGR.OP.9: a view shares its input's storage. */
+static int new_view(struct cts_model *m, int target, int a, const struct cts_opsem_tensor *out) {
+  int s = m->res[a].storage;
+  m->st[s].refs++;
+  return new_res(m, target, s, m->res[a].dtype, out->ndim, out->shape);
 }
 
 int cts_model_op(struct cts_model *m, int op, int a, int b, int ndim, const int64_t *shape,
@@ -484,28 +387,24 @@ int cts_model_op(struct cts_model *m, int op, int a, int b, int ndim, const int6
   if (b != CTS_NONE) rc = first_error(rc, check_res(m, b));
   if (out_mgr != CTS_NONE) rc = first_error(rc, check_mgr(m, out_mgr));
   if (rc) return rc;
-  if (op == TSM_OP_RESHAPE && check_desc(TSM_F32, ndim, shape)) return TSM_EINVAL;
+  if (op == TSM_OP_RESHAPE && cts_opsem_check_desc(TSM_F32, ndim, shape)) return TSM_EINVAL;
   int target = out_mgr;                                          /* MGR.OP.3 */
   if (target == CTS_NONE) target = cts_model_holder(m, a);       /* MGR.OP.1, COMP.UNIT.3 */
   if (target == CTS_NONE) target = 0;                            /* MGR.OP.2 */
   if ((rc = check_addition(m, target))) return rc;               /* MGR.OP.4 */
-  const struct cts_mres *ra = &m->res[a];
-  const struct cts_mres *rb = b != CTS_NONE ? &m->res[b] : NULL;
-  if ((rc = check_op(m, op, ra, rb, ndim, shape))) return rc;    /* MGR.OP.8 */
-  if (op == TSM_OP_RESHAPE) {                                    /* MGR.OP.9 */
-    int s = ra->storage;
-    m->st[s].refs++;
-    *out = new_res(m, target, s, ra->dtype, ndim, shape);
-    register_new(m, *out);
-    return 0;
+  struct cts_opsem_tensor x = operand(m, a), y, res;
+  if (b != CTS_NONE) y = operand(m, b);
+  if (!cts_opsem_offered(op, CTS_OPSEM_MANAGER)) return TSM_EINVAL;
+  rc = cts_opsem_result(op, &x, b != CTS_NONE ? &y : NULL, ndim, shape, &res);
+  if (rc) return rc;                                             /* MGR.OP.8 */
+  if (op == TSM_OP_RESHAPE) {
+    *out = new_view(m, target, a, &res);
+  } else {                                                       /* MGR.OP.7 */
+    double *v = cts_opsem_values(op, &x, b != CTS_NONE ? &y : NULL, &res);
+    int s = new_storage(m, res.dtype, cts_opsem_elems(res.ndim, res.shape), v);
+    m->st[s].approx = cts_opsem_approx(op, res.dtype);
+    *out = new_res(m, target, s, res.dtype, res.ndim, res.shape);
   }
-  int out_ndim = 0;
-  int64_t out_shape[TSM_MAX_DIMS] = {0};
-  double *v = compute(m, op, ra, rb, &out_ndim, out_shape);
-  int dtype = ra->dtype;
-  int s = new_storage(m, dtype, elems_of(out_ndim, out_shape), v);
-  m->st[s].approx = dtype == TSM_F32 && (op == TSM_OP_SUM || op == TSM_OP_MATMUL);
-  *out = new_res(m, target, s, dtype, out_ndim, out_shape);
   register_new(m, *out);
   return 0;
 }
@@ -698,38 +597,53 @@ static int new_component(struct cts_model *m, int c, int dtype, int64_t n, doubl
   return id;
 }
 
-int cts_model_pack(struct cts_model *m, const int *seqs, size_t n, int sorted, int *out) {
+/* COMP.PACK.2-3: handles, the target's additions, then 1-d f32 sequences. */
+static int pack_check(const struct cts_model *m, const int *seqs, size_t n, int *target) {
   int rc = n ? 0 : TSM_EINVAL;
   for (size_t i = 0; i < n; i++) {
     rc = first_error(rc, check_res(m, seqs[i]));
     if (seqs[i] != CTS_BOGUS && m->res[seqs[i]].kind != TSM_KIND_TENSOR) rc = TSM_EINVAL;
   }
   if (rc) return rc;
-  int target = cts_model_holder(m, seqs[0]);
-  if (target == CTS_NONE) target = 0;
-  if ((rc = check_addition(m, target))) return rc;     /* COMP.PACK.2 */
+  *target = cts_model_holder(m, seqs[0]);
+  if (*target == CTS_NONE) *target = 0;
+  if ((rc = check_addition(m, *target))) return rc;
   for (size_t i = 0; i < n; i++)
     if (m->res[seqs[i]].ndim != 1) return TSM_ESHAPE;
   for (size_t i = 0; i < n; i++)
     if (m->res[seqs[i]].dtype != TSM_F32) return TSM_EDTYPE;
-  int64_t *len = cts_xmalloc(n * sizeof(int64_t));
-  int64_t total = 0, longest = 0;
+  return 0;
+}
+
+/* The sequences' lengths and the packing order (COMP.PACK.1: by decreasing length, ties
+ * by increasing index). EINVAL for an empty sequence or, when `sorted` is promised, an
+ * increasing length; else 0 with len and order malloc'ed (n entries) for the caller. */
+static int pack_order(const struct cts_model *m, const int *seqs, size_t n, int sorted,
+                      int64_t **len_out, int64_t **order_out) {
+  int64_t *len = cts_xmalloc(n * sizeof(int64_t)), longest = 0;
   for (size_t i = 0; i < n; i++) {
     len[i] = m->res[seqs[i]].shape[0];
-    total += len[i];
     if (len[i] > longest) longest = len[i];
-    if (len[i] < 1 || (sorted && i && len[i] > len[i - 1])) rc = TSM_EINVAL;
+    if (len[i] < 1 || (sorted && i && len[i] > len[i - 1])) {
+      free(len);
+      return TSM_EINVAL;
+    }
   }
-  if (rc) {
-    free(len);
-    return rc;
-  }
-  /* COMP.PACK.1: by decreasing length, ties by increasing index. */
   int64_t *order = cts_xmalloc(n * sizeof(int64_t));
   size_t k = 0;
   for (int64_t l = longest; l >= 1; l--)
     for (size_t i = 0; i < n; i++)
       if (len[i] == l) order[k++] = (int64_t)i;
+  *len_out = len;
+  *order_out = order;
+  return 0;
+}
+
+/* The data component (time-major) and the batch sizes per step. */
+static void pack_data(struct cts_model *m, int c, const int *seqs, size_t n, const int64_t *len,
+                      const int64_t *order) {
+  int64_t total = 0, longest = len[order[0]];
+  for (size_t i = 0; i < n; i++) total += len[i];
   double *data = cts_xcalloc((size_t)total, sizeof(double));
   double *batch = cts_xcalloc((size_t)longest, sizeof(double));
   int64_t at = 0;
@@ -741,22 +655,36 @@ int cts_model_pack(struct cts_model *m, const int *seqs, size_t n, int sorted, i
       batch[t] += 1;
     }
   }
-  int c = new_composite(m, target);
   new_component(m, c, TSM_F32, total, data);
   new_component(m, c, TSM_I32, longest, batch);
+}
+
+/* The sorted and unsorted indices; absent when the input was already sorted. */
+static void pack_indices(struct cts_model *m, int c, size_t n, int sorted, const int64_t *order) {
   if (sorted) {
     ids_add(&m->res[c].components, CTS_NONE);
     ids_add(&m->res[c].components, CTS_NONE);
-  } else {
-    double *sorted_idx = cts_xcalloc(n, sizeof(double));
-    double *unsorted_idx = cts_xcalloc(n, sizeof(double));
-    for (size_t j = 0; j < n; j++) {
-      sorted_idx[j] = (double)order[j];
-      unsorted_idx[order[j]] = (double)j;
-    }
-    new_component(m, c, TSM_I32, (int64_t)n, sorted_idx);
-    new_component(m, c, TSM_I32, (int64_t)n, unsorted_idx);
+    return;
   }
+  double *sorted_idx = cts_xcalloc(n, sizeof(double));
+  double *unsorted_idx = cts_xcalloc(n, sizeof(double));
+  for (size_t j = 0; j < n; j++) {
+    sorted_idx[j] = (double)order[j];
+    unsorted_idx[order[j]] = (double)j;
+  }
+  new_component(m, c, TSM_I32, (int64_t)n, sorted_idx);
+  new_component(m, c, TSM_I32, (int64_t)n, unsorted_idx);
+}
+
+int cts_model_pack(struct cts_model *m, const int *seqs, size_t n, int sorted, int *out) {
+  int target = 0;
+  int64_t *len = NULL, *order = NULL;
+  int rc = pack_check(m, seqs, n, &target);
+  if (!rc) rc = pack_order(m, seqs, n, sorted, &len, &order);
+  if (rc) return rc;
+  int c = new_composite(m, target);
+  pack_data(m, c, seqs, n, len, order);
+  pack_indices(m, c, n, sorted, order);
   free(order);
   free(len);
   register_new(m, c);
@@ -887,8 +815,7 @@ static int dl_import_check(const struct cts_model *m, const struct cts_mdl *d) {
     return TSM_EDLPACK;                                           /* DLP.IMPORT.4 */
   int host = k->device_type == 3 || k->device_type == 13;
   if (!(host || (k->device_type == 1 && !m->cuda_session))) return TSM_EDEVICE; /* .7 */
-  int f32 = k->code == 2 && k->bits == 32, i32 = k->code == 0 && k->bits == 32;
-  if (!(f32 || i32) || k->lanes != 1) return TSM_EDTYPE;         /* DLP.IMPORT.6 */
+  if (!cts_opsem_dtype_of_dl(k->code, k->bits, k->lanes)) return TSM_EDTYPE; /* IMPORT.6 */
   return 0;
 }
 
@@ -916,11 +843,10 @@ int cts_model_dl_import(struct cts_model *m, int x, int g, int *out) {
     return 0;
   }
   const struct cts_mdl_desc *k = &d->desc;
-  int64_t n = 1;
-  for (int i = 0; i < k->ndim; i++) n *= k->shape[i];
+  int64_t n = cts_opsem_elems(k->ndim, k->shape);
   double *v = d->vals; /* the storage takes the values over, read as the dtype */
   d->vals = NULL;
-  for (int64_t i = 0; i < n; i++) v[i] = to_dtype(k->dtype, v[i]);
+  for (int64_t i = 0; i < n; i++) v[i] = cts_opsem_round(k->dtype, v[i]);
   int s = new_storage(m, k->dtype, n, v);
   if (cts_model_dl_compact(k) && !m->cuda_session) { /* DLP.MGR.3: alias */
     m->live_bytes -= m->st[s].bytes;

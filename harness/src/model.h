@@ -1,9 +1,14 @@
 /*
- * harness/src/model.h: the executable model of spec/managers.md, the judge's oracle.
- * It is written from the spec alone, never from impl/ (spec/architecture.md, rule 3): plain
- * arrays and scans, clarity over speed. Objects are numbered from 0 in creation
- * order and are never freed before cts_model_free, so a released resource or a closed
- * manager keeps answering questions about itself.
+ * harness/src/model.h: the executable model, the judge's oracle: managers and resources
+ * (spec/managers.md, spec/errors.md), scopes and per-thread statistics (spec/scopes.md),
+ * composites (COMP.*), DLPack tensors (spec/dlpack.md) in model.c, graphs
+ * (spec/graphs.md) in model_graph.c; the operations' shape, dtype and value rules
+ * both use come from opsem.h. It is written from the spec alone, never from impl/ (spec/architecture.md, rule 3):
+ * two implementations that must agree; plain arrays and scans, clarity over speed.
+ * Objects of each kind are numbered from 0 in creation order and are never freed
+ * before cts_model_free, so a released resource or a closed manager keeps answering
+ * questions about itself. struct cts_model owns every array below and each object's
+ * own arrays; ids refer across them and own nothing.
  */
 #ifndef CTS_MODEL_H
 #define CTS_MODEL_H
@@ -19,11 +24,13 @@
 
 enum cts_model_state { CTS_M_OPEN, CTS_M_CLOSING, CTS_M_CLOSED };
 
+/* A growable list of ids; owns v. */
 struct cts_ids {
   int *v;
   size_t n, cap;
 };
 
+/* A manager; owns its two id lists (the resources and managers stay the model's). */
 struct cts_mmgr {
   int state;          /* enum cts_model_state */
   int capped;
@@ -38,6 +45,7 @@ struct cts_borrow {
   int borrower, lender;
 };
 
+/* A resource: a tensor or a composite. Owns borrows and components' id list. */
 struct cts_mres {
   int valid;
   int kind;                   /* enum tsm_kind */
@@ -53,6 +61,7 @@ struct cts_mres {
   int dirty;
 };
 
+/* The elements resources view; owns vals until the last view is released. */
 struct cts_mstorage {
   int dl;         /* a judge-made DLPack tensor aliased by it (deleted with it), or CTS_NONE */
   uint64_t bytes;
@@ -62,6 +71,7 @@ struct cts_mstorage {
   int approx;     /* f32 sum or matmul: compared to a tolerance (MGR.OP.7) */
 };
 
+/* A scope on one thread's chain; owns its member id list. */
 struct cts_mscope {
   int thread;     /* whose chain it is on */
   int outer;      /* next outer open scope of that thread, or CTS_NONE */
@@ -70,12 +80,13 @@ struct cts_mscope {
   int dirty;
 };
 
+/* A thread's scope chain head and statistics; owns nothing. */
 struct cts_mthread {
   int current;                     /* innermost open scope, or CTS_NONE */
   int64_t stats[2][CTS_N_STATS];   /* per enum tsm_kind; [CTS_STAT_LIVE] is derived */
 };
 
-/* What a DLPack tensor the judge makes describes (spec/dlpack.md). */
+/* What a DLPack tensor the judge makes describes (spec/dlpack.md); plain values. */
 struct cts_mdl_desc {
   int form;                 /* enum tsm_dlpack_form */
   int64_t major, minor;
@@ -91,6 +102,8 @@ struct cts_mdl_desc {
 
 enum cts_dl_state { CTS_DL_JUDGE, CTS_DL_HANDED, CTS_DL_GONE };
 
+/* A DLPack tensor: judge-made (owns vals until imported) or an export (holds a
+ * reference on its storage until deleted). */
 struct cts_mdl {
   int judge_made;           /* else an export of the implementation */
   int state;                /* enum cts_dl_state: who owns it */
@@ -102,7 +115,7 @@ struct cts_mdl {
   int dirty;
 };
 
-/* Graphs (spec/graphs.md, model_graph.c). */
+/* A graph (spec/graphs.md, model_graph.c); owns its order list. */
 struct cts_mgraph {
   int mgr;             /* the manager it belongs to (GRAPH.MGR.1) */
   int released;
@@ -114,6 +127,7 @@ struct cts_mgraph {
 
 enum cts_gnode_kind { CTS_GN_LEAF, CTS_GN_EXTERNAL, CTS_GN_OP };
 
+/* A graph tensor: a leaf, an external tensor or an op result; owns init and vals. */
 struct cts_mgnode {
   int graph;
   int kind;            /* enum cts_gnode_kind */
@@ -132,6 +146,8 @@ struct cts_mgnode {
   double *vals;        /* after the last compute */
 };
 
+/* The whole model of one case run; owns every object array and, through them, all the
+ * model's memory (cts_model_free). */
 struct cts_model {
   struct cts_mgraph *graphs;
   size_t n_graphs, cap_graphs;

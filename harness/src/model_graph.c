@@ -1,13 +1,15 @@
 /*
  * harness/src/model_graph.c: the executable model of spec/graphs.md: building
- * (post-order expansion), flags, values, and the liveness rules a plan must respect.
- * The model never chooses a placement: it says which placements are legal.
+ * (post-order expansion), flags, values (through the operation rules of opsem.c), and
+ * the liveness rules a plan must respect. The model never chooses a placement: it says
+ * which placements are legal.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model.h"
+#include "opsem.h"
 #include "util.h"
 
 #define KEPT INT64_MAX
@@ -26,9 +28,7 @@ int cts_model_graph_check(const struct cts_model *m, int g) {
 }
 
 int64_t cts_model_graph_elems(const struct cts_mgnode *n) {
-  int64_t e = 1;
-  for (int i = 0; i < n->ndim; i++) e *= n->shape[i];
-  return e;
+  return cts_opsem_elems(n->ndim, n->shape);
 }
 
 int cts_model_graph_new(struct cts_model *m, int mgr, int *out) {
@@ -83,11 +83,27 @@ int cts_model_graph_external(struct cts_model *m, int g, int r, int *out) {
   return 0;
 }
 
-static int same_shape(const struct cts_mgnode *a, const struct cts_mgnode *b) {
-  if (a->ndim != b->ndim) return 0;
-  for (int i = 0; i < a->ndim; i++)
-    if (a->shape[i] != b->shape[i]) return 0;
-  return 1;
+/* The operand an opsem rule reads: n's dtype, shape and last computed elements. */
+static struct cts_opsem_tensor operand(const struct cts_mgnode *n) {
+  return cts_opsem_tensor(n->dtype, n->ndim, n->shape, n->vals);
+}
+
+/* Adds op's results reading a (and b, or CTS_NONE) to graph g; an svd's three share
+ * their source and know the first (GRAPH.BUILD.1). */
+static void add_results(struct cts_model *m, int g, int op, int a, int b,
+                        const struct cts_opsem_tensor *res, int *outs) {
+  int n_results = cts_opsem_n_results(op);
+  for (int i = 0; i < n_results; i++)
+    outs[i] = new_node(m, g, CTS_GN_OP, res[i].dtype, res[i].ndim, res[i].shape);
+  for (int i = 0; i < n_results; i++) {
+    struct cts_mgnode *n = &m->gnodes[outs[i]];
+    n->op = op;
+    n->src[0] = a;
+    n->src[1] = b;
+    n->n_src = b != CTS_NONE ? 2 : 1;
+    n->out = i;
+    if (op == TSM_OP_SVD) n->first = outs[0];
+  }
 }
 
 int cts_model_graph_op(struct cts_model *m, int op, int a, int b, int ndim, const int64_t *shape,
@@ -97,72 +113,11 @@ int cts_model_graph_op(struct cts_model *m, int op, int a, int b, int ndim, cons
   if (b != CTS_NONE && m->gnodes[b].graph != g) return TSM_EINVAL;
   int rc = cts_model_graph_check(m, g);
   if (rc) return rc;
-  const struct cts_mgnode *x = &m->gnodes[a], *y = b != CTS_NONE ? &m->gnodes[b] : NULL;
-  int out_ndim = x->ndim;
-  int64_t out_shape[TSM_MAX_DIMS];
-  memcpy(out_shape, x->shape, sizeof out_shape);
-  switch (op) {
-    case TSM_OP_ADD: case TSM_OP_SUB: case TSM_OP_MUL:
-      if (!same_shape(x, y)) return TSM_ESHAPE;
-      if (x->dtype != y->dtype) return TSM_EDTYPE;
-      break;
-    case TSM_OP_SUM:
-      out_ndim = 0;
-      break;
-    case TSM_OP_MATMUL:
-      if (x->ndim != 2 || y->ndim != 2 || x->shape[1] != y->shape[0]) return TSM_ESHAPE;
-      if (x->dtype != TSM_F32 || y->dtype != TSM_F32) return TSM_EDTYPE;
-      out_shape[1] = y->shape[1];
-      break;
-    case TSM_OP_TRANSPOSE:
-      if (x->ndim != 2) return TSM_ESHAPE;
-      out_shape[0] = x->shape[1];
-      out_shape[1] = x->shape[0];
-      break;
-    case TSM_OP_DIAG:
-      if (x->ndim != 1) return TSM_ESHAPE;
-      out_ndim = 2;
-      out_shape[1] = x->shape[0];
-      break;
-    case TSM_OP_RESHAPE: {
-      int64_t e = 1;
-      for (int i = 0; i < ndim; i++) {
-        if (shape[i] < 0) return TSM_EINVAL;
-        e *= shape[i];
-      }
-      if (e != cts_model_graph_elems(x)) return TSM_ESHAPE;
-      out_ndim = ndim;
-      memcpy(out_shape, shape, (size_t)ndim * sizeof(int64_t));
-      break;
-    }
-    case TSM_OP_SVD: {
-      if (x->ndim != 2) return TSM_ESHAPE;
-      if (x->dtype != TSM_F32) return TSM_EDTYPE;
-      int64_t rows = x->shape[0], cols = x->shape[1], k = rows < cols ? rows : cols;
-      int64_t su[2] = {rows, k}, ss[1] = {k}, sv[2] = {k, cols};
-      outs[0] = new_node(m, g, CTS_GN_OP, TSM_F32, 2, su);
-      outs[1] = new_node(m, g, CTS_GN_OP, TSM_F32, 1, ss);
-      outs[2] = new_node(m, g, CTS_GN_OP, TSM_F32, 2, sv);
-      for (int i = 0; i < 3; i++) {
-        struct cts_mgnode *n = &m->gnodes[outs[i]];
-        n->op = TSM_OP_SVD;
-        n->src[0] = a;
-        n->n_src = 1;
-        n->out = i;
-        n->first = outs[0];
-      }
-      return 0;
-    }
-    default:
-      return TSM_EINVAL;
-  }
-  int dtype = x->dtype;
-  outs[0] = new_node(m, g, CTS_GN_OP, dtype, out_ndim, out_shape);
-  struct cts_mgnode *n = &m->gnodes[outs[0]];
-  n->op = op;
-  n->src[0] = a;
-  n->src[1] = b;
-  n->n_src = b != CTS_NONE ? 2 : 1;
+  if (!cts_opsem_offered(op, CTS_OPSEM_GRAPH)) return TSM_EINVAL;
+  struct cts_opsem_tensor x = operand(&m->gnodes[a]), y, res[3];
+  if (b != CTS_NONE) y = operand(&m->gnodes[b]);
+  if ((rc = cts_opsem_result(op, &x, b != CTS_NONE ? &y : NULL, ndim, shape, res))) return rc;
+  add_results(m, g, op, a, b, res, outs);
   return 0;
 }
 
@@ -283,63 +238,34 @@ void cts_model_graph_live(const struct cts_model *m, int x, int64_t *start, int6
 
 /* ---- values (GRAPH.OP.1) ------------------------------------------------------- */
 
-static double round_to(int dtype, double v) {
-  return dtype == TSM_F32 ? (double)(float)v : (double)(int32_t)(uint32_t)(int64_t)v;
+/* The elements of op node x from its sources' (GRAPH.OP.1). */
+static double *op_values(struct cts_model *m, int x, const double *(*factor)(void *, int),
+                         void *ctx) {
+  struct cts_mgnode *n = &m->gnodes[x];
+  struct cts_opsem_tensor a = operand(&m->gnodes[n->src[0]]), b;
+  struct cts_opsem_tensor out = cts_opsem_tensor(n->dtype, n->ndim, n->shape, NULL);
+  if (n->n_src > 1) b = operand(&m->gnodes[n->src[1]]);
+  double *v = cts_opsem_values(n->op, &a, n->n_src > 1 ? &b : NULL, &out);
+  if (n->op == TSM_OP_SVD) { /* the implementation's factors, validated by the judge */
+    memcpy(v, factor(ctx, x), (size_t)cts_model_graph_elems(n) * sizeof(double));
+    n->svd_taint = 1;
+  }
+  return v;
 }
 
 static void compute_node(struct cts_model *m, int x, const double *(*factor)(void *, int),
                          void *ctx) {
   struct cts_mgnode *n = &m->gnodes[x];
   int64_t e = cts_model_graph_elems(n);
-  double *v = cts_xcalloc(e ? (size_t)e : 1, sizeof(double));
-  const struct cts_mgnode *a = n->n_src > 0 ? &m->gnodes[n->src[0]] : NULL;
-  const struct cts_mgnode *b = n->n_src > 1 ? &m->gnodes[n->src[1]] : NULL;
-  n->svd_taint = (a && a->svd_taint) || (b && b->svd_taint);
-  if (n->kind == CTS_GN_LEAF) {
-    if (n->init) memcpy(v, n->init, (size_t)e * sizeof(double));
-  } else if (n->kind == CTS_GN_EXTERNAL) {
-    memcpy(v, cts_model_values(m, n->res), (size_t)e * sizeof(double));
+  n->svd_taint = 0;
+  for (int i = 0; i < n->n_src; i++) n->svd_taint |= m->gnodes[n->src[i]].svd_taint;
+  double *v;
+  if (n->kind == CTS_GN_OP) {
+    v = op_values(m, x, factor, ctx);
   } else {
-    switch (n->op) {
-      case TSM_OP_ADD: case TSM_OP_SUB: case TSM_OP_MUL:
-        for (int64_t i = 0; i < e; i++) {
-          double p = a->vals[i], q = b->vals[i];
-          v[i] = round_to(n->dtype, n->op == TSM_OP_ADD ? p + q : n->op == TSM_OP_SUB ? p - q : p * q);
-        }
-        break;
-      case TSM_OP_SUM: {
-        double s = 0;
-        for (int64_t i = 0; i < cts_model_graph_elems(a); i++) s += a->vals[i];
-        v[0] = round_to(n->dtype, s);
-        break;
-      }
-      case TSM_OP_MATMUL: {
-        int64_t rows = a->shape[0], k = a->shape[1], cols = b->shape[1];
-        for (int64_t i = 0; i < rows; i++)
-          for (int64_t j = 0; j < cols; j++) {
-            double s = 0;
-            for (int64_t t = 0; t < k; t++) s += a->vals[i * k + t] * b->vals[t * cols + j];
-            v[i * cols + j] = round_to(TSM_F32, s);
-          }
-        break;
-      }
-      case TSM_OP_TRANSPOSE:
-        for (int64_t i = 0; i < a->shape[0]; i++)
-          for (int64_t j = 0; j < a->shape[1]; j++) v[j * a->shape[0] + i] = a->vals[i * a->shape[1] + j];
-        break;
-      case TSM_OP_DIAG:
-        for (int64_t i = 0; i < a->shape[0]; i++) v[i * a->shape[0] + i] = a->vals[i];
-        break;
-      case TSM_OP_RESHAPE:
-        memcpy(v, a->vals, (size_t)e * sizeof(double));
-        break;
-      case TSM_OP_SVD: /* the implementation's factors, validated by the judge */
-        memcpy(v, factor(ctx, x), (size_t)e * sizeof(double));
-        n->svd_taint = 1;
-        break;
-      default:
-        break;
-    }
+    v = cts_xcalloc(e ? (size_t)e : 1, sizeof(double));
+    if (n->kind == CTS_GN_EXTERNAL) memcpy(v, cts_model_values(m, n->res), (size_t)e * sizeof(double));
+    else if (n->init) memcpy(v, n->init, (size_t)e * sizeof(double));
   }
   free(n->vals);
   n->vals = v;

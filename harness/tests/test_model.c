@@ -1,6 +1,7 @@
 /*
  * harness/tests/test_model.c: unit tests of the judge's executable model
- * (harness/src/model.c) and of the case parser's accepted forms. The model is the
+ * (harness/src/model.c, model_graph.c), of the operation rules and element codecs it
+ * shares (harness/src/opsem.c), and of the case parser's accepted forms. The model is the
  * oracle every adapter is judged by, so its rules are tested here directly, from
  * the spec text, without any adapter.
  */
@@ -11,6 +12,7 @@
 
 #include "case.h"
 #include "model.h"
+#include "opsem.h"
 #include "util.h"
 
 static int passed, failed;
@@ -376,6 +378,125 @@ static void test_parser_forms(void) {
   CHECK(err.line == 5 && err.col == 16);
 }
 
+/* ---- opsem: the operation rules both families use ---------------------------------- */
+
+static struct cts_opsem_tensor tt(int dtype, int ndim, int64_t d0, int64_t d1,
+                                  const double *vals) {
+  const int64_t shape[2] = {d0, d1};
+  return cts_opsem_tensor(dtype, ndim, shape, vals);
+}
+
+static int shape_is(const struct cts_opsem_tensor *t, const char *want) {
+  char buf[64];
+  return strcmp(cts_opsem_format_shape(t->ndim, t->shape, buf, sizeof buf), want) == 0;
+}
+
+static void test_opsem_shapes(void) {
+  struct cts_opsem_tensor a = tt(TSM_F32, 2, 2, 3, NULL), b = tt(TSM_F32, 2, 3, 4, NULL), out[3];
+  CHECK(cts_opsem_result(TSM_OP_ADD, &a, &a, 0, NULL, out) == 0 && shape_is(out, "[2, 3]"));
+  CHECK(cts_opsem_result(TSM_OP_ADD, &a, &b, 0, NULL, out) == TSM_ESHAPE); /* no broadcast */
+  CHECK(cts_opsem_result(TSM_OP_SUM, &a, NULL, 0, NULL, out) == 0 && shape_is(out, "[]"));
+  CHECK(cts_opsem_result(TSM_OP_MATMUL, &a, &b, 0, NULL, out) == 0 && shape_is(out, "[2, 4]"));
+  CHECK(cts_opsem_result(TSM_OP_MATMUL, &b, &a, 0, NULL, out) == TSM_ESHAPE);
+  const int64_t six[1] = {6}, seven[1] = {7}, neg[2] = {-2, -3};
+  CHECK(cts_opsem_result(TSM_OP_RESHAPE, &a, NULL, 1, six, out) == 0 && shape_is(out, "[6]"));
+  CHECK(cts_opsem_result(TSM_OP_RESHAPE, &a, NULL, 1, seven, out) == TSM_ESHAPE);
+  CHECK(cts_opsem_result(TSM_OP_RESHAPE, &a, NULL, 2, neg, out) == TSM_EINVAL);
+  CHECK(cts_opsem_result(TSM_OP_TRANSPOSE, &a, NULL, 0, NULL, out) == 0 && shape_is(out, "[3, 2]"));
+  CHECK(cts_opsem_result(TSM_OP_SVD, &a, NULL, 0, NULL, out) == 0);
+  CHECK(shape_is(&out[0], "[2, 2]") && shape_is(&out[1], "[2]") && shape_is(&out[2], "[2, 3]"));
+  struct cts_opsem_tensor v = tt(TSM_F32, 1, 3, 0, NULL);
+  CHECK(cts_opsem_result(TSM_OP_DIAG, &v, NULL, 0, NULL, out) == 0 && shape_is(out, "[3, 3]"));
+  CHECK(cts_opsem_result(TSM_OP_DIAG, &a, NULL, 0, NULL, out) == TSM_ESHAPE);
+  const double idx[2] = {1, 2}, far[1] = {2};
+  struct cts_opsem_tensor i = tt(TSM_I32, 1, 2, 0, idx), j = tt(TSM_I32, 1, 1, 0, far);
+  CHECK(cts_opsem_result(TSM_OP_GATHER, &a, &i, 0, NULL, out) == TSM_ERANGE); /* row 2 of 2 */
+  CHECK(cts_opsem_result(TSM_OP_GATHER, &b, &i, 0, NULL, out) == 0 && shape_is(out, "[2, 4]"));
+  CHECK(cts_opsem_result(TSM_OP_GATHER, &b, &j, 0, NULL, out) == 0 && shape_is(out, "[1, 4]"));
+  CHECK(cts_opsem_n_results(TSM_OP_SVD) == 3 && cts_opsem_n_results(TSM_OP_ADD) == 1);
+}
+
+static void test_opsem_dtypes(void) {
+  struct cts_opsem_tensor f = tt(TSM_F32, 2, 2, 2, NULL), k = tt(TSM_I32, 2, 2, 2, NULL), out[3];
+  CHECK(cts_opsem_result(TSM_OP_ADD, &f, &k, 0, NULL, out) == TSM_EDTYPE);
+  CHECK(cts_opsem_result(TSM_OP_MUL, &k, &k, 0, NULL, out) == 0 && out->dtype == TSM_I32);
+  CHECK(cts_opsem_result(TSM_OP_SUM, &k, NULL, 0, NULL, out) == 0 && out->dtype == TSM_I32);
+  CHECK(cts_opsem_result(TSM_OP_MATMUL, &k, &k, 0, NULL, out) == TSM_EDTYPE);
+  CHECK(cts_opsem_result(TSM_OP_SVD, &k, NULL, 0, NULL, out) == TSM_EDTYPE);
+  CHECK(cts_opsem_result(TSM_OP_GATHER, &f, &f, 0, NULL, out) == TSM_ESHAPE); /* shape first */
+  struct cts_opsem_tensor fi = tt(TSM_F32, 1, 1, 0, NULL);
+  CHECK(cts_opsem_result(TSM_OP_GATHER, &f, &fi, 0, NULL, out) == TSM_EDTYPE);
+  CHECK(cts_opsem_approx(TSM_OP_SUM, TSM_F32) && cts_opsem_approx(TSM_OP_MATMUL, TSM_F32));
+  CHECK(!cts_opsem_approx(TSM_OP_SUM, TSM_I32) && !cts_opsem_approx(TSM_OP_ADD, TSM_F32));
+  CHECK(cts_opsem_offered(TSM_OP_GATHER, CTS_OPSEM_MANAGER));
+  CHECK(!cts_opsem_offered(TSM_OP_GATHER, CTS_OPSEM_GRAPH));
+  CHECK(!cts_opsem_offered(TSM_OP_SVD, CTS_OPSEM_MANAGER) && cts_opsem_offered(TSM_OP_SVD, CTS_OPSEM_GRAPH));
+  CHECK(!cts_opsem_offered(0, CTS_OPSEM_MANAGER) && !cts_opsem_offered(99, CTS_OPSEM_GRAPH));
+  CHECK(cts_opsem_dtype_known(TSM_F32) && cts_opsem_dtype_known(TSM_I32) && !cts_opsem_dtype_known(3));
+  CHECK(cts_opsem_dtype_of_dl(2, 32, 1) == TSM_F32 && cts_opsem_dtype_of_dl(0, 32, 1) == TSM_I32);
+  CHECK(cts_opsem_dtype_of_dl(2, 64, 1) == 0 && cts_opsem_dtype_of_dl(2, 32, 2) == 0);
+  CHECK(cts_opsem_dtype_of_dl(cts_opsem_dl_code(TSM_I32), 32, 1) == TSM_I32);
+  const int64_t ok[2] = {2, 0}, bad[1] = {-1};
+  CHECK(cts_opsem_check_desc(TSM_I32, 2, ok) == 0 && cts_opsem_check_desc(0, 2, ok) == TSM_EINVAL);
+  CHECK(cts_opsem_check_desc(TSM_F32, 1, bad) == TSM_EINVAL);
+  CHECK(cts_opsem_check_desc(TSM_F32, TSM_MAX_DIMS + 1, ok) == TSM_EINVAL);
+  CHECK(strcmp(cts_opsem_dtype_name(TSM_I32), "i32") == 0);
+}
+
+static void test_opsem_rounding(void) {
+  CHECK(cts_opsem_round(TSM_F32, 0.1) == (double)0.1f);
+  CHECK(cts_opsem_round(TSM_F32, 16777217.0) == 16777216.0); /* 2^24 + 1 has no float */
+  CHECK(cts_opsem_round(TSM_I32, 2.9) == 2 && cts_opsem_round(TSM_I32, -2.9) == -2);
+  CHECK(cts_opsem_round(TSM_I32, 2147483648.0) == -2147483648.0); /* wraps to 32 bits */
+  CHECK(cts_opsem_round(TSM_I32, 4294967297.0) == 1);
+  const double x[3] = {2147483647, 1, -5}, y[3] = {1, 1, 3};
+  struct cts_opsem_tensor a = tt(TSM_I32, 1, 3, 0, x), b = tt(TSM_I32, 1, 3, 0, y), out;
+  CHECK(cts_opsem_result(TSM_OP_ADD, &a, &b, 0, NULL, &out) == 0);
+  double *v = cts_opsem_values(TSM_OP_ADD, &a, &b, &out);
+  CHECK(v[0] == -2147483648.0 && v[1] == 2 && v[2] == -2);
+  free(v);
+  const double m[4] = {1, 2, 3, 4}, e[2] = {1, 0};
+  struct cts_opsem_tensor sq = tt(TSM_F32, 2, 2, 2, m), col = tt(TSM_F32, 2, 2, 1, e);
+  CHECK(cts_opsem_result(TSM_OP_MATMUL, &sq, &col, 0, NULL, &out) == 0);
+  v = cts_opsem_values(TSM_OP_MATMUL, &sq, &col, &out);
+  CHECK(v[0] == 1 && v[1] == 3);
+  free(v);
+  CHECK(cts_opsem_result(TSM_OP_TRANSPOSE, &sq, NULL, 0, NULL, &out) == 0);
+  v = cts_opsem_values(TSM_OP_TRANSPOSE, &sq, NULL, &out);
+  CHECK(v[0] == 1 && v[1] == 3 && v[2] == 2 && v[3] == 4);
+  free(v);
+}
+
+static void test_opsem_codecs(void) {
+  const int dtypes[2] = {TSM_F32, TSM_I32};
+  const double vals[5] = {0, 1.5, -3, 16777216, -2147483648.0};
+  for (int d = 0; d < 2; d++) {
+    int dtype = dtypes[d];
+    CHECK(cts_opsem_dtype_size(dtype) == 4);
+    double want[5], got[5];
+    for (int i = 0; i < 5; i++) want[i] = cts_opsem_round(dtype, vals[i]);
+    unsigned char bytes[5 * 4 + 1];
+    cts_opsem_encode(dtype, want, 5, bytes + 1); /* any alignment */
+    cts_opsem_decode(dtype, bytes + 1, 5, got);
+    for (int i = 0; i < 5; i++) CHECK(got[i] == want[i]);
+    CHECK(cts_opsem_read(dtype, bytes + 1 + 8) == want[2]);
+  }
+  unsigned char one[4];
+  cts_opsem_write(TSM_I32, 7, one);
+  int32_t k;
+  memcpy(&k, one, 4);
+  CHECK(k == 7);
+  cts_opsem_write(TSM_F32, 0.25, one);
+  float f;
+  memcpy(&f, one, 4);
+  CHECK(f == 0.25f);
+  CHECK(cts_opsem_close(1000.0, 1000.005, 1e-5) && !cts_opsem_close(1000.0, 1000.02, 1e-5));
+  CHECK(cts_opsem_close(0.0, 5e-6, 1e-5) && !cts_opsem_close(0.0, 2e-5, 1e-5)); /* floor of 1 */
+  char tiny[4];
+  const int64_t big[2] = {123, 456};
+  CHECK(strlen(cts_opsem_format_shape(2, big, tiny, sizeof tiny)) == 3); /* truncates */
+}
+
 int main(void) {
   test_root();
   test_first_input_owner();
@@ -391,6 +512,10 @@ int main(void) {
   test_dlpack();
   test_graphs();
   test_parser_forms();
+  test_opsem_shapes();
+  test_opsem_dtypes();
+  test_opsem_rounding();
+  test_opsem_codecs();
   printf("test-model: %d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }

@@ -1,0 +1,278 @@
+/*
+ * harness/src/opsem.c: the semantics of the model's operations, shared by the manager
+ * operations and the graph model (opsem.h). Clauses: MGR.CREATE.4, MGR.OP.7-8,
+ * GRAPH.OP.1, DLP.IMPORT.6.
+ */
+#include "opsem.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlpack_judge.h"
+#include "util.h"
+
+/* ---- shapes and dtypes --------------------------------------------------------- */
+
+struct cts_opsem_tensor cts_opsem_tensor(int dtype, int ndim, const int64_t *shape,
+                                         const double *vals) {
+  struct cts_opsem_tensor t;
+  memset(&t, 0, sizeof t);
+  t.dtype = dtype;
+  t.ndim = ndim;
+  memcpy(t.shape, shape, (size_t)ndim * sizeof(int64_t));
+  t.vals = vals;
+  return t;
+}
+
+int64_t cts_opsem_elems(int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  return n;
+}
+
+int cts_opsem_same_shape(const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b) {
+  if (a->ndim != b->ndim) return 0;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i]) return 0;
+  return 1;
+}
+
+int cts_opsem_dtype_known(int dtype) { return dtype == TSM_F32 || dtype == TSM_I32; }
+
+size_t cts_opsem_dtype_size(int dtype) {
+  (void)dtype; /* both dtypes the model holds are 32 bits */
+  return 4u;
+}
+
+const char *cts_opsem_dtype_name(int dtype) {
+  return dtype == TSM_F32 ? "f32" : dtype == TSM_I32 ? "i32" : "?";
+}
+
+int cts_opsem_dl_code(int dtype) { return dtype == TSM_F32 ? CTS_DL_FLOAT : CTS_DL_INT; }
+
+int cts_opsem_dtype_of_dl(int code, int bits, int lanes) {
+  if (bits != 32 || lanes != 1) return 0;
+  return code == CTS_DL_FLOAT ? TSM_F32 : code == CTS_DL_INT ? TSM_I32 : 0;
+}
+
+int cts_opsem_check_desc(int dtype, int ndim, const int64_t *shape) {
+  if (!cts_opsem_dtype_known(dtype)) return TSM_EINVAL;
+  if (ndim < 0 || ndim > TSM_MAX_DIMS) return TSM_EINVAL;
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] < 0) return TSM_EINVAL;
+  return 0;
+}
+
+/* ---- operations: which, and their shape and dtype rules ---------------------------- */
+
+int cts_opsem_offered(int op, int family) {
+  switch (op) {
+    case TSM_OP_ADD: case TSM_OP_SUB: case TSM_OP_MUL: case TSM_OP_SUM:
+    case TSM_OP_RESHAPE: case TSM_OP_MATMUL:
+      return 1;
+    case TSM_OP_GATHER:
+      return family == CTS_OPSEM_MANAGER;
+    case TSM_OP_TRANSPOSE: case TSM_OP_DIAG: case TSM_OP_SVD:
+      return family == CTS_OPSEM_GRAPH;
+    default:
+      return 0;
+  }
+}
+
+int cts_opsem_n_results(int op) { return op == TSM_OP_SVD ? 3 : 1; }
+
+static void set_shape(struct cts_opsem_tensor *t, int dtype, int ndim, int64_t d0, int64_t d1) {
+  const int64_t shape[2] = {d0, d1};
+  *t = cts_opsem_tensor(dtype, ndim, shape, NULL);
+}
+
+static int elementwise_rule(const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b) {
+  if (!cts_opsem_same_shape(a, b)) return TSM_ESHAPE;
+  return a->dtype == b->dtype ? 0 : TSM_EDTYPE;
+}
+
+static int gather_rule(const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b) {
+  if (a->ndim != 2 || b->ndim != 1) return TSM_ESHAPE;
+  if (b->dtype != TSM_I32) return TSM_EDTYPE;
+  for (int64_t i = 0; i < b->shape[0]; i++)
+    if (b->vals[i] < 0 || b->vals[i] >= (double)a->shape[0]) return TSM_ERANGE;
+  return 0;
+}
+
+static int reshape_rule(const struct cts_opsem_tensor *a, int ndim, const int64_t *shape) {
+  if (ndim < 0 || ndim > TSM_MAX_DIMS) return TSM_EINVAL;
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] < 0) return TSM_EINVAL;
+  return cts_opsem_elems(ndim, shape) == cts_opsem_elems(a->ndim, a->shape) ? 0 : TSM_ESHAPE;
+}
+
+static int matmul_rule(const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b) {
+  if (a->ndim != 2 || b->ndim != 2 || a->shape[1] != b->shape[0]) return TSM_ESHAPE;
+  return a->dtype == TSM_F32 && b->dtype == TSM_F32 ? 0 : TSM_EDTYPE;
+}
+
+/* U [m,k], S [k], Vt [k,n] with k = min(m,n). */
+static int svd_rule(const struct cts_opsem_tensor *a, struct cts_opsem_tensor *out) {
+  if (a->ndim != 2) return TSM_ESHAPE;
+  if (a->dtype != TSM_F32) return TSM_EDTYPE;
+  int64_t rows = a->shape[0], cols = a->shape[1], k = rows < cols ? rows : cols;
+  set_shape(&out[0], TSM_F32, 2, rows, k);
+  set_shape(&out[1], TSM_F32, 1, k, 0);
+  set_shape(&out[2], TSM_F32, 2, k, cols);
+  return 0;
+}
+
+int cts_opsem_result(int op, const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b,
+                     int ndim, const int64_t *shape, struct cts_opsem_tensor *out) {
+  int rc = 0;
+  *out = *a; /* elementwise results are shaped like a, of a's dtype */
+  out->vals = NULL;
+  switch (op) {
+    case TSM_OP_ADD: case TSM_OP_SUB: case TSM_OP_MUL:
+      return elementwise_rule(a, b);
+    case TSM_OP_SUM:
+      out->ndim = 0;
+      return 0;
+    case TSM_OP_GATHER:
+      if (!(rc = gather_rule(a, b))) set_shape(out, a->dtype, 2, b->shape[0], a->shape[1]);
+      return rc;
+    case TSM_OP_RESHAPE:
+      if ((rc = reshape_rule(a, ndim, shape))) return rc;
+      out->ndim = ndim;
+      memcpy(out->shape, shape, (size_t)ndim * sizeof(int64_t));
+      return 0;
+    case TSM_OP_MATMUL:
+      if (!(rc = matmul_rule(a, b))) set_shape(out, TSM_F32, 2, a->shape[0], b->shape[1]);
+      return rc;
+    case TSM_OP_TRANSPOSE:
+      if (a->ndim != 2) return TSM_ESHAPE;
+      set_shape(out, a->dtype, 2, a->shape[1], a->shape[0]);
+      return 0;
+    case TSM_OP_DIAG:
+      if (a->ndim != 1) return TSM_ESHAPE;
+      set_shape(out, a->dtype, 2, a->shape[0], a->shape[0]);
+      return 0;
+    case TSM_OP_SVD:
+      return svd_rule(a, out);
+    default:
+      return TSM_EINVAL;
+  }
+}
+
+/* ---- operations: values ---------------------------------------------------------- */
+
+static void elementwise(int op, const double *x, const double *y, int64_t n, int dtype,
+                        double *v) {
+  for (int64_t i = 0; i < n; i++) {
+    double r = op == TSM_OP_ADD ? x[i] + y[i] : op == TSM_OP_SUB ? x[i] - y[i] : x[i] * y[i];
+    v[i] = cts_opsem_round(dtype, r);
+  }
+}
+
+static void matmul(const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b,
+                   double *v) {
+  int64_t rows = a->shape[0], k = a->shape[1], cols = b->shape[1];
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++) {
+      double s = 0;
+      for (int64_t t = 0; t < k; t++) s += a->vals[i * k + t] * b->vals[t * cols + j];
+      v[i * cols + j] = cts_opsem_round(TSM_F32, s);
+    }
+}
+
+static void gather(const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b,
+                   double *v) {
+  int64_t rows = b->shape[0], cols = a->shape[1];
+  for (int64_t i = 0; i < rows; i++)
+    memcpy(&v[i * cols], &a->vals[(int64_t)b->vals[i] * cols], (size_t)cols * sizeof(double));
+}
+
+static void transpose(const struct cts_opsem_tensor *a, double *v) {
+  for (int64_t i = 0; i < a->shape[0]; i++)
+    for (int64_t j = 0; j < a->shape[1]; j++)
+      v[j * a->shape[0] + i] = a->vals[i * a->shape[1] + j];
+}
+
+double *cts_opsem_values(int op, const struct cts_opsem_tensor *a,
+                         const struct cts_opsem_tensor *b, const struct cts_opsem_tensor *out) {
+  int64_t n_in = cts_opsem_elems(a->ndim, a->shape);
+  int64_t n_out = cts_opsem_elems(out->ndim, out->shape);
+  double *v = cts_xcalloc(n_out ? (size_t)n_out : 1, sizeof(double));
+  double s = 0;
+  switch (op) {
+    case TSM_OP_ADD: case TSM_OP_SUB: case TSM_OP_MUL:
+      elementwise(op, a->vals, b->vals, n_out, out->dtype, v);
+      break;
+    case TSM_OP_SUM:
+      for (int64_t i = 0; i < n_in; i++) s += a->vals[i];
+      v[0] = cts_opsem_round(out->dtype, s);
+      break;
+    case TSM_OP_GATHER: gather(a, b, v); break;
+    case TSM_OP_RESHAPE: memcpy(v, a->vals, (size_t)n_out * sizeof(double)); break;
+    case TSM_OP_MATMUL: matmul(a, b, v); break;
+    case TSM_OP_TRANSPOSE: transpose(a, v); break;
+    case TSM_OP_DIAG:
+      for (int64_t i = 0; i < a->shape[0]; i++) v[i * a->shape[0] + i] = a->vals[i];
+      break;
+    default: /* TSM_OP_SVD: the factors are the implementation's */
+      break;
+  }
+  return v;
+}
+
+int cts_opsem_approx(int op, int dtype) {
+  return dtype == TSM_F32 && (op == TSM_OP_SUM || op == TSM_OP_MATMUL);
+}
+
+/* ---- elements ------------------------------------------------------------------ */
+
+double cts_opsem_round(int dtype, double v) {
+  if (dtype == TSM_F32) return (double)(float)v;
+  return (double)(int32_t)(uint32_t)(int64_t)v;
+}
+
+void cts_opsem_write(int dtype, double v, void *at) {
+  if (dtype == TSM_F32) {
+    float f = (float)v;
+    memcpy(at, &f, sizeof f);
+  } else {
+    int32_t k = (int32_t)(uint32_t)(int64_t)v;
+    memcpy(at, &k, sizeof k);
+  }
+}
+
+double cts_opsem_read(int dtype, const void *at) {
+  if (dtype == TSM_F32) {
+    float f;
+    memcpy(&f, at, sizeof f);
+    return f;
+  }
+  int32_t k;
+  memcpy(&k, at, sizeof k);
+  return k;
+}
+
+int cts_opsem_close(double want, double got, double rel_tol) {
+  return fabs(want - got) <= rel_tol * fmax(1.0, fabs(want));
+}
+
+void cts_opsem_encode(int dtype, const double *v, int64_t n, void *out) {
+  size_t size = cts_opsem_dtype_size(dtype);
+  for (int64_t i = 0; i < n; i++) cts_opsem_write(dtype, v[i], (unsigned char *)out + i * size);
+}
+
+void cts_opsem_decode(int dtype, const void *in, int64_t n, double *out) {
+  size_t size = cts_opsem_dtype_size(dtype);
+  for (int64_t i = 0; i < n; i++) out[i] = cts_opsem_read(dtype, (const unsigned char *)in + i * size);
+}
+
+char *cts_opsem_format_shape(int ndim, const int64_t *shape, char *buf, size_t size) {
+  size_t at = 0;
+  at += (size_t)snprintf(buf, size, "[");
+  for (int i = 0; i < ndim && at < size; i++)
+    at += (size_t)snprintf(buf + at, size - at, "%s%lld", i ? ", " : "", (long long)shape[i]);
+  if (at < size) snprintf(buf + at, size - at, "]");
+  return buf;
+}
