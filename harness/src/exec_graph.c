@@ -11,20 +11,31 @@
 
 #include "exec_internal.h"
 
+/* The graphs family's state: what the judge knows of each model graph and graph node,
+ * and each node's bytes after the last unplanned compute. */
+struct graph_state {
+  struct cts_objinfo *graph, *node;
+  size_t graph_cap, node_cap;
+  unsigned char **unplanned;
+  size_t n_unplanned;
+};
+
+static struct graph_state *gs_of(struct cts_run *r) { return r->family[CTS_FAMILY_GRAPHS]; }
+
 /* ---- handles ------------------------------------------------------------------ */
 
 static tsm_handle graph_h(struct cts_run *r, int g) {
-  return g == CTS_BOGUS ? CTS_BOGUS_HANDLE : r->graph[g].h;
+  return g == CTS_BOGUS ? CTS_BOGUS_HANDLE : gs_of(r)->graph[g].h;
 }
 
 static tsm_handle node_h(struct cts_run *r, int x) {
-  return x == CTS_BOGUS ? CTS_BOGUS_HANDLE : x == CTS_NONE ? TSM_NONE : r->node[x].h;
+  return x == CTS_BOGUS ? CTS_BOGUS_HANDLE : x == CTS_NONE ? TSM_NONE : gs_of(r)->node[x].h;
 }
 
 static const char *node_name(struct cts_run *r, int x, char *buf, size_t n) {
-  int sym = x < (int)r->node_cap ? r->node[x].sym : -1;
+  int sym = x < (int)gs_of(r)->node_cap ? gs_of(r)->node[x].sym : -1;
   snprintf(buf, n, "node %s (made at line %d)", sym >= 0 ? r->c->syms[sym].name : "?",
-           x < (int)r->node_cap ? r->node[x].line : 0);
+           x < (int)gs_of(r)->node_cap ? gs_of(r)->node[x].line : 0);
   return buf;
 }
 
@@ -107,9 +118,9 @@ static int adapter_build(struct cts_run *r, const struct cts_stmt *st, int a, in
     case CTS_G_LEAF: {
       struct tsm_tensor_desc d;
       memset(&d, 0, sizeof d);
-      d.dtype = st->dtype;
-      d.ndim = st->ndim;
-      memcpy(d.shape, st->shape, sizeof d.shape);
+      d.dtype = st->u.literal.dtype;
+      d.ndim = st->u.literal.ndim;
+      memcpy(d.shape, st->u.literal.shape, sizeof d.shape);
       return ad->graph_leaf(r->s, graph_h(r, a), &d, &h[0]);
     }
     case CTS_G_EXTERNAL:
@@ -117,12 +128,12 @@ static int adapter_build(struct cts_run *r, const struct cts_stmt *st, int a, in
     case CTS_G_OP: {
       int g = a == CTS_BOGUS ? CTS_BOGUS : r->m.gnodes[a].graph;
       tsm_handle srcs[2] = {node_h(r, a), node_h(r, b)};
-      int reshape = st->sub == TSM_OP_RESHAPE;
-      return ad->graph_op(r->s, graph_h(r, g), st->sub, srcs, b == CTS_NONE ? 1 : 2,
-                          reshape ? st->shape : NULL, reshape ? st->ndim : 0, h,
-                          st->sub == TSM_OP_SVD ? 3 : 1);
+      int op = st->u.op.op, reshape = op == TSM_OP_RESHAPE;
+      return ad->graph_op(r->s, graph_h(r, g), op, srcs, b == CTS_NONE ? 1 : 2,
+                          reshape ? st->u.op.shape : NULL, reshape ? st->u.op.ndim : 0, h,
+                          op == TSM_OP_SVD ? 3 : 1);
     }
-    case CTS_G_FLAG: return ad->graph_flag(r->s, node_h(r, a), (uint32_t)st->flag);
+    case CTS_G_FLAG: return ad->graph_flag(r->s, node_h(r, a), st->u.graph_flags.bits);
     case CTS_G_EXPAND: return ad->graph_expand(r->s, graph_h(r, a), node_h(r, b));
     default: return ad->graph_release(r->s, graph_h(r, a)); /* CTS_G_RELEASE */
   }
@@ -133,24 +144,25 @@ static int model_build(struct cts_run *r, const struct cts_stmt *st, int a, int 
   switch (st->kind) {
     case CTS_G_NEW: return cts_model_graph_new(m, a, &made[0]);
     case CTS_G_LEAF: {
+      const struct cts_literal *lit = &st->u.literal;
       int64_t n = 1;
-      for (int i = 0; i < st->ndim; i++) n *= st->shape[i] > 0 ? st->shape[i] : 0;
+      for (int i = 0; i < lit->ndim; i++) n *= lit->shape[i] > 0 ? lit->shape[i] : 0;
       double *init = cts_xcalloc(n ? (size_t)n : 1, sizeof(double));
       for (int64_t i = 0; i < n; i++) {
-        double v = st->sub == CTS_ARANGE ? (double)i : st->sub == CTS_VALUES ? st->vals[i] : 0;
-        init[i] = st->dtype == TSM_F32 ? (double)(float)v : (double)(int32_t)v;
+        double v = lit->fill == CTS_ARANGE ? (double)i : lit->fill == CTS_VALUES ? lit->vals[i] : 0;
+        init[i] = lit->dtype == TSM_F32 ? (double)(float)v : (double)(int32_t)v;
       }
-      return cts_model_graph_leaf(m, a, st->dtype, st->ndim, st->shape, init, &made[0]);
+      return cts_model_graph_leaf(m, a, lit->dtype, lit->ndim, lit->shape, init, &made[0]);
     }
     case CTS_G_EXTERNAL: return cts_model_graph_external(m, a, b, &made[0]);
-    case CTS_G_OP: return cts_model_graph_op(m, st->sub, a, b, st->ndim, st->shape, made);
-    case CTS_G_FLAG: return cts_model_graph_flag(m, a, (uint32_t)st->flag);
+    case CTS_G_OP: return cts_model_graph_op(m, st->u.op.op, a, b, st->u.op.ndim, st->u.op.shape, made);
+    case CTS_G_FLAG: return cts_model_graph_flag(m, a, st->u.graph_flags.bits);
     case CTS_G_EXPAND: return cts_model_graph_expand(m, a, b);
     default: return cts_model_graph_release(m, a);
   }
 }
 
-static int exec_build(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+int cts__exec_graph_build(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
   int a, b;
   if (sym_id(r, st->a, &a) || sym_id(r, st->b, &b)) return -1;
   int made[3] = {CTS_NONE, CTS_NONE, CTS_NONE};
@@ -160,13 +172,13 @@ static int exec_build(struct cts_run *r, const struct cts_stmt *st, int expected
   int model_rc = model_build(r, st, a, b, made);
   if (cts__judge_codes(r, model_rc, adapter_rc, expected_err)) return -1;
   if (!expected_err && st->kind == CTS_G_NEW &&
-      bind(r, &r->graph, &r->graph_cap, st->dst, made[0], h[0], st->line))
+      bind(r, &gs_of(r)->graph, &gs_of(r)->graph_cap, st->dst, made[0], h[0], st->line))
     return -1;
   if (!expected_err && (st->kind == CTS_G_LEAF || st->kind == CTS_G_EXTERNAL || st->kind == CTS_G_OP)) {
     if (st->n_list) {
       for (size_t i = 0; i < st->n_list; i++)
-        if (bind(r, &r->node, &r->node_cap, st->list[i], made[i], h[i], st->line)) return -1;
-    } else if (bind(r, &r->node, &r->node_cap, st->dst, made[0], h[0], st->line)) {
+        if (bind(r, &gs_of(r)->node, &gs_of(r)->node_cap, st->list[i], made[i], h[i], st->line)) return -1;
+    } else if (bind(r, &gs_of(r)->node, &gs_of(r)->node_cap, st->dst, made[0], h[0], st->line)) {
       return -1;
     }
   }
@@ -344,13 +356,13 @@ static uint64_t planned_bytes(struct cts_run *r, int g) {
 }
 
 static void free_bytes(struct cts_run *r) {
-  for (size_t i = 0; i < r->n_unplanned; i++) free(r->unplanned[i]);
-  free(r->unplanned);
-  r->unplanned = NULL;
-  r->n_unplanned = 0;
+  for (size_t i = 0; i < gs_of(r)->n_unplanned; i++) free(gs_of(r)->unplanned[i]);
+  free(gs_of(r)->unplanned);
+  gs_of(r)->unplanned = NULL;
+  gs_of(r)->n_unplanned = 0;
 }
 
-static int exec_compute(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+int cts__exec_graph_compute(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
   int g;
   if (sym_id(r, st->a, &g)) return -1;
   int model_rc = g == CTS_BOGUS ? TSM_EINVAL : compute_check(&r->m, g);
@@ -365,26 +377,26 @@ static int exec_compute(struct cts_run *r, const struct cts_stmt *st, int expect
   }
   uint64_t none_bytes = planned_bytes(r, g);
   free_bytes(r);
-  r->n_unplanned = r->m.n_gnodes;
-  r->unplanned = cts_xcalloc(r->n_unplanned ? r->n_unplanned : 1, sizeof(unsigned char *));
+  gs_of(r)->n_unplanned = r->m.n_gnodes;
+  gs_of(r)->unplanned = cts_xcalloc(gs_of(r)->n_unplanned ? gs_of(r)->n_unplanned : 1, sizeof(unsigned char *));
   char name[200];
   for (size_t i = 0; i < order->n; i++) {
     int rc, x = order->v[i];
-    r->unplanned[x] = read_node(r, x, &rc);
+    gs_of(r)->unplanned[x] = read_node(r, x, &rc);
     if (rc) return cts__report(r, CTS_FAIL, "graph_read(%s) failed with %s",
                                node_name(r, x, name, sizeof name), cts_err_name(rc));
   }
-  struct factors f = {r, r->unplanned, r->n_unplanned, NULL, 0};
+  struct factors f = {r, gs_of(r)->unplanned, gs_of(r)->n_unplanned, NULL, 0};
   cts_model_graph_compute(&r->m, g, factor_of, &f);
   free(f.scratch);
   for (size_t i = 0; i < order->n; i++) {
     const struct cts_mgnode *n = &r->m.gnodes[order->v[i]];
     if (n->kind == CTS_GN_OP && n->op == TSM_OP_SVD && n->out == 0 &&
-        check_svd(r, order->v[i], r->unplanned))
+        check_svd(r, order->v[i], gs_of(r)->unplanned))
       return -1;
   }
   for (size_t i = 0; i < order->n; i++)
-    if (compare_model(r, order->v[i], r->unplanned[order->v[i]], "unplanned")) return -1;
+    if (compare_model(r, order->v[i], gs_of(r)->unplanned[order->v[i]], "unplanned")) return -1;
   /* The planned run. */
   if ((adapter_rc = r->a->graph_plan(r->s, graph_h(r, g), TSM_PLAN_REUSE)) ||
       write_leaves(r, g, &adapter_rc) || (adapter_rc = r->a->graph_compute(r->s, graph_h(r, g)))) {
@@ -402,7 +414,7 @@ static int exec_compute(struct cts_run *r, const struct cts_stmt *st, int expect
     if (!cts_model_graph_guaranteed(&r->m, x)) continue;
     unsigned char *got = read_node(r, x, &rc);
     size_t bytes = node_bytes(&r->m.gnodes[x]);
-    int same = rc == 0 && !memcmp(got, r->unplanned[x], bytes);
+    int same = rc == 0 && !memcmp(got, gs_of(r)->unplanned[x], bytes);
     free(got);
     if (!same)
       return cts__report(r, CTS_FAIL, "%s is guaranteed (OUTPUT, PARAM, external or sink) but the "
@@ -415,7 +427,7 @@ static int exec_compute(struct cts_run *r, const struct cts_stmt *st, int expect
 /* GRAPH.PLAN.1: compute without planning first; a stale plan is re-planned or refused.
  * An svd's factors come from the last unplanned run: after a planned run they may be
  * overwritten (GRAPH.OUT.3); an svd that has none leaves its derived values unjudged. */
-static int exec_recompute(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+int cts__exec_graph_recompute(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
   int g;
   if (sym_id(r, st->a, &g)) return -1;
   int model_rc = g == CTS_BOGUS ? TSM_EINVAL : compute_check(&r->m, g);
@@ -431,7 +443,7 @@ static int exec_recompute(struct cts_run *r, const struct cts_stmt *st, int expe
     return cts__report(r, CTS_FAIL, "recompute failed with %s (GRAPH.PLAN.1 allows only STALE)",
                        cts_err_name(adapter_rc));
   const struct cts_ids *order = &r->m.graphs[g].order;
-  struct factors f = {r, r->unplanned, r->n_unplanned, NULL, 0};
+  struct factors f = {r, gs_of(r)->unplanned, gs_of(r)->n_unplanned, NULL, 0};
   cts_model_graph_compute(&r->m, g, factor_of, &f);
   free(f.scratch);
   int rc = check_placement(r, g);
@@ -446,66 +458,59 @@ static int exec_recompute(struct cts_run *r, const struct cts_stmt *st, int expe
   return rc ? -1 : cts__check_state(r);
 }
 
-int cts__exec_graph(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
-  switch (st->kind) {
-    case CTS_G_COMPUTE: return exec_compute(r, st, expected_err);
-    case CTS_G_RECOMPUTE: return exec_recompute(r, st, expected_err);
-    default: return exec_build(r, st, expected_err);
-  }
-}
 
 /* ---- expectations and observation ------------------------------------------- */
 
-int cts__expect_graph(struct cts_run *r, const struct cts_stmt *st) {
+int cts__expect_planned(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  (void)expected_err;
   int x;
   if (sym_id(r, st->a, &x)) return -1;
-  char name[200];
-  if (st->kind == CTS_EXPECT_PLANNED) {
-    uint64_t none = 0;
-    for (size_t i = 0; i < r->m.graphs[x].order.n; i++) {
-      const struct cts_mgnode *n = &r->m.gnodes[r->m.graphs[x].order.v[i]];
-      if (n->kind == CTS_GN_LEAF || (n->kind == CTS_GN_OP && n->op != TSM_OP_RESHAPE))
-        none += node_bytes(n);
-    }
-    if ((uint64_t)st->count < none)
-      return cts__report(r, CTS_ERROR, "the case contradicts the spec model: the spec bounds a "
-                         "plan only by the unplanned %llu bytes (GRAPH.PLAN.3)",
-                         (unsigned long long)none);
-    uint64_t got = planned_bytes(r, x);
-    return got <= (uint64_t)st->count
-               ? 0
-               : cts__report(r, CTS_FAIL, "the plan takes %llu bytes, more than %lld",
-                             (unsigned long long)got, (long long)st->count);
+  uint64_t none = 0;
+  for (size_t i = 0; i < r->m.graphs[x].order.n; i++) {
+    const struct cts_mgnode *n = &r->m.gnodes[r->m.graphs[x].order.v[i]];
+    if (n->kind == CTS_GN_LEAF || (n->kind == CTS_GN_OP && n->op != TSM_OP_RESHAPE))
+      none += node_bytes(n);
   }
+  int64_t want = st->u.count.want;
+  if ((uint64_t)want < none)
+    return cts__report(r, CTS_ERROR, "the case contradicts the spec model: the spec bounds a "
+                       "plan only by the unplanned %llu bytes (GRAPH.PLAN.3)",
+                       (unsigned long long)none);
+  uint64_t got = planned_bytes(r, x);
+  return got <= (uint64_t)want ? 0
+                               : cts__report(r, CTS_FAIL, "the plan takes %llu bytes, more than %lld",
+                                             (unsigned long long)got, (long long)want);
+}
+
+/* The model's values of node x must be the expected ones. */
+static int node_model_agrees(struct cts_run *r, int x, const double *want, size_t n_want) {
   const struct cts_mgnode *n = &r->m.gnodes[x];
-  int guaranteed = n->in_graph && r->m.graphs[n->graph].computed && cts_model_graph_guaranteed(&r->m, x);
-  if (st->flag)
-    return guaranteed ? cts__report(r, CTS_ERROR, "the case contradicts the spec model: %s is "
-                                    "guaranteed", node_name(r, x, name, sizeof name))
-                      : 0;
-  if (!guaranteed)
-    return cts__report(r, CTS_ERROR, "the case contradicts the spec model: %s has no guaranteed "
-                       "value (GRAPH.OUT.3): flag it output, or `expect node ... unspecified`",
-                       node_name(r, x, name, sizeof name));
   int64_t e = cts_model_graph_elems(n);
-  if ((int64_t)st->nvals != e)
-    return cts__report(r, CTS_ERROR, "%zu values for %lld elements", st->nvals, (long long)e);
+  if ((int64_t)n_want != e)
+    return cts__report(r, CTS_ERROR, "%zu values for %lld elements", n_want, (long long)e);
   for (int64_t i = 0; i < e; i++) {
-    double w = n->dtype == TSM_F32 ? (double)(float)st->vals[i] : st->vals[i];
+    double w = n->dtype == TSM_F32 ? (double)(float)want[i] : want[i];
     if (!node_equal(n, w, n->vals[i]))
       return cts__report(r, CTS_ERROR, "the case contradicts the spec model: element %lld is %.9g "
                          "in the model", (long long)i, n->vals[i]);
   }
+  return 0;
+}
+
+/* The adapter's values of node x must be the expected ones. */
+static int node_reads(struct cts_run *r, int x, const double *want) {
+  const struct cts_mgnode *n = &r->m.gnodes[x];
+  char name[200];
   int rc;
   unsigned char *got = read_node(r, x, &rc);
   if (rc) {
     free(got);
     return cts__report(r, CTS_FAIL, "graph_read failed with %s", cts_err_name(rc));
   }
-  for (int64_t i = 0; i < e; i++) {
-    double w = n->dtype == TSM_F32 ? (double)(float)st->vals[i] : st->vals[i];
-    if (!node_equal(n, w, decode(n->dtype, got, i))) {
-      double g = decode(n->dtype, got, i);
+  for (int64_t i = 0; i < cts_model_graph_elems(n); i++) {
+    double w = n->dtype == TSM_F32 ? (double)(float)want[i] : want[i];
+    double g = decode(n->dtype, got, i);
+    if (!node_equal(n, w, g)) {
       free(got);
       return cts__report(r, CTS_FAIL, "%s: element %lld is %.9g, expected %.9g",
                          node_name(r, x, name, sizeof name), (long long)i, g, w);
@@ -515,27 +520,70 @@ int cts__expect_graph(struct cts_run *r, const struct cts_stmt *st) {
   return 0;
 }
 
+int cts__expect_node(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  (void)expected_err;
+  int x;
+  if (sym_id(r, st->a, &x)) return -1;
+  char name[200];
+  const struct cts_mgnode *n = &r->m.gnodes[x];
+  int guaranteed = n->in_graph && r->m.graphs[n->graph].computed && cts_model_graph_guaranteed(&r->m, x);
+  if (st->u.values.unspecified)
+    return guaranteed ? cts__report(r, CTS_ERROR, "the case contradicts the spec model: %s is "
+                                    "guaranteed", node_name(r, x, name, sizeof name))
+                      : 0;
+  if (!guaranteed)
+    return cts__report(r, CTS_ERROR, "the case contradicts the spec model: %s has no guaranteed "
+                       "value (GRAPH.OUT.3): flag it output, or `expect node ... unspecified`",
+                       node_name(r, x, name, sizeof name));
+  if (node_model_agrees(r, x, st->u.values.v, st->u.values.n)) return -1;
+  return node_reads(r, x, st->u.values.v);
+}
+
 /* Each graph's state, and the bytes its plan holds (counted in live bytes). */
-int cts__check_graphs(struct cts_run *r, uint64_t *graph_bytes) {
+static int check_graphs(struct cts_run *r, uint64_t *graph_bytes) {
   *graph_bytes = 0;
-  for (size_t g = 0; g < r->m.n_graphs && g < r->graph_cap; g++) {
-    if (!r->graph[g].h) continue;
+  for (size_t g = 0; g < r->m.n_graphs && g < gs_of(r)->graph_cap; g++) {
+    if (!gs_of(r)->graph[g].h) continue;
     struct tsm_graph_info info;
     memset(&info, 0, sizeof info);
-    int rc = r->a->graph_info(r->s, r->graph[g].h, &info);
+    int rc = r->a->graph_info(r->s, gs_of(r)->graph[g].h, &info);
     if (rc) return cts__report(r, CTS_FAIL, "graph_info failed with %s", cts_err_name(rc));
     if (!!info.released != r->m.graphs[g].released)
       return cts__report(r, CTS_FAIL, "graph made at line %d: expected %s, observed %s (GRAPH.MGR.1)",
-                         r->graph[g].line, r->m.graphs[g].released ? "released" : "open",
+                         gs_of(r)->graph[g].line, r->m.graphs[g].released ? "released" : "open",
                          info.released ? "released" : "open");
     if (!info.released) *graph_bytes += info.planned_bytes;
   }
   return 0;
 }
 
-void cts__graph_free(struct cts_run *r) {
-  free_bytes(r);
-  free(r->graph);
-  free(r->node);
-  r->graph = r->node = NULL;
+static int held_bytes(struct cts_run *r, uint64_t *bytes) {
+  *bytes = 0;
+  return r->m.n_graphs ? check_graphs(r, bytes) : 0;
 }
+
+int cts__expect_graph_state(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  (void)expected_err;
+  int x;
+  if (cts__operand(r, st->a, &x)) return -1;
+  int released = r->m.graphs[x].released;
+  if (cts__model_agrees(r, released == (st->u.state.want == CTS_STATE_RELEASED),
+                        "the model says %s", released ? "released" : "open"))
+    return -1;
+  uint64_t bytes;
+  return check_graphs(r, &bytes);
+}
+
+static void *graphs_new(void) { return cts_xcalloc(1, sizeof(struct graph_state)); }
+
+static void graphs_free(void *state) {
+  struct graph_state *gs = state;
+  for (size_t i = 0; i < gs->n_unplanned; i++) free(gs->unplanned[i]);
+  free(gs->unplanned);
+  free(gs->graph);
+  free(gs->node);
+  free(gs);
+}
+
+const struct cts_family cts_family_graphs = {graphs_new, NULL, held_bytes, NULL, NULL,
+                                             graphs_free};

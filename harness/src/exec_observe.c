@@ -278,7 +278,11 @@ int cts__check_thread(struct cts_run *r) {
  * implementation reports them (GRAPH.MGR.1: the plan's size is its own choice). */
 int cts__check_bytes(struct cts_run *r) {
   uint64_t bytes = 0, graphs = 0;
-  if (r->m.n_graphs && cts__check_graphs(r, &graphs)) return -1;
+  for (int f = 0; f < CTS_N_FAMILIES; f++) {
+    uint64_t held = 0;
+    if (cts_families[f]->held_bytes && cts_families[f]->held_bytes(r, &held)) return -1;
+    graphs += held;
+  }
   int rc = r->a->live_bytes(r->s, &bytes);
   if (rc) return cts__report(r, CTS_FAIL, "live_bytes failed with %s", cts_err_name(rc));
   if (bytes != r->m.live_bytes + graphs)
@@ -309,7 +313,8 @@ int cts__check_state(struct cts_run *r) {
         if (cts__check_scope(r, (int)sc)) return -1;
     if (cts__check_thread(r)) return -1;
   }
-  if (r->m.n_dls && cts__check_dlpack(r)) return -1;
+  for (int f = 0; f < CTS_N_FAMILIES; f++)
+    if (cts_families[f]->observe && cts_families[f]->observe(r)) return -1;
   cts_model_clear_dirty(&r->m);
   return cts__check_bytes(r);
 }
