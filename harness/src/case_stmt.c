@@ -719,6 +719,17 @@ static int parse_expect_stats(struct parser *p, struct line_toks *lt, struct cts
 
 /* ---- statements ---------------------------------------------------------------------- */
 
+/* Fails at t, the word that selects a row: at_end when the line ended, else
+ * "unknown NOUN 'T'". RETURN -1. */
+static int fail_unknown(struct parser *p, struct line_toks *lt, const struct tok *t,
+                        const char *at_end, const char *noun) {
+  if (t->kind == T_END)
+    fail_at(p, lt->line, t->col, "%s", at_end);
+  else
+    fail_at(p, lt->line, t->col, "unknown %s '%.*s'", noun, (int)t->len, t->s);
+  return -1;
+}
+
 /* The names before `=`: one, or up to three for a node (svd binds U, S, Vt). */
 static int read_bound_names(struct parser *p, struct line_toks *lt, int kind, int *pos, int *n) {
   *n = 0;
@@ -801,11 +812,7 @@ int parse_action(struct parser *p, struct line_toks *lt, struct cts_stmt *st, in
     p->verb = kw;
     return run_row(p, lt, st, row);
   }
-  if (kw->kind == T_END)
-    fail_at(p, lt->line, kw->col, "expected a statement");
-  else
-    fail_at(p, lt->line, kw->col, "unknown statement '%.*s'", (int)kw->len, kw->s);
-  return -1;
+  return fail_unknown(p, lt, kw, "expected a statement", "statement");
 }
 
 static int parse_expect(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
@@ -816,11 +823,7 @@ static int parse_expect(struct parser *p, struct line_toks *lt, struct cts_stmt 
     p->verb = what;
     return run_row(p, lt, st, row);
   }
-  if (what->kind == T_END)
-    fail_at(p, lt->line, what->col, "expected what to expect at end of line");
-  else
-    fail_at(p, lt->line, what->col, "unknown expectation '%.*s'", (int)what->len, what->s);
-  return -1;
+  return fail_unknown(p, lt, what, "expected what to expect at end of line", "expectation");
 }
 
 int stmt_class(const struct tok *first) {

@@ -203,46 +203,38 @@ int cts__exec_dl_make(struct cts_run *r, const struct cts_stmt *st, int expected
 
 /* ---- export: the implementation produces, the judge checks ------------------ */
 
-static int check_export(struct cts_run *r, const struct cts_stmt *st, int x, int src) {
-  char name[200];
-  dl_name(r, x, name, sizeof name);
-  struct cts_dl_view v;
-  dl_view(st->u.export.form, dl_of(r)->v[x].managed, &v);
+/* The versioned form's own fields (DLP.EXPORT.2, DLP.EXPORT.5). */
+static int check_versioned(struct cts_run *r, const struct cts_stmt *st,
+                           const struct cts_dl_view *v, const char *name) {
+  if (v->major != 1)
+    return cts__report(r, CTS_FAIL, "%s: version %u.%u, major must be 1 (DLP.EXPORT.2)", name,
+                       v->major, v->minor);
+  uint64_t want = ((st->u.export.request & TSM_DLPACK_READ_ONLY) ? CTS_DL_READ_ONLY : 0) |
+                  ((st->u.export.request & TSM_DLPACK_COPY) ? CTS_DL_IS_COPIED : 0);
+  if (v->flags != want)
+    return cts__report(r, CTS_FAIL, "%s: flags 0x%llx, expected 0x%llx (DLP.EXPORT.5)", name,
+                       (unsigned long long)v->flags, (unsigned long long)want);
+  if (v->ndim > 0 && !v->has_strides)
+    return cts__report(r, CTS_FAIL, "%s: NULL strides in a versioned export (DLP.EXPORT.2)", name);
+  return 0;
+}
+
+/* Every element read through data, byte_offset and strides (DLP.EXPORT.1). */
+static int check_export_elems(struct cts_run *r, const struct cts_dl_view *v, int src,
+                              const char *name) {
   const struct cts_mres *mr = &r->m.res[src];
-  if (st->u.export.form == TSM_DLPACK_VERSIONED) {
-    if (v.major != 1)
-      return cts__report(r, CTS_FAIL, "%s: version %u.%u, major must be 1 (DLP.EXPORT.2)", name,
-                         v.major, v.minor);
-    uint64_t want = ((st->u.export.request & TSM_DLPACK_READ_ONLY) ? CTS_DL_READ_ONLY : 0) |
-                    ((st->u.export.request & TSM_DLPACK_COPY) ? CTS_DL_IS_COPIED : 0);
-    if (v.flags != want)
-      return cts__report(r, CTS_FAIL, "%s: flags 0x%llx, expected 0x%llx (DLP.EXPORT.5)", name,
-                         (unsigned long long)v.flags, (unsigned long long)want);
-    if (v.ndim > 0 && !v.has_strides)
-      return cts__report(r, CTS_FAIL, "%s: NULL strides in a versioned export (DLP.EXPORT.2)", name);
-  }
-  int want_device = r->cuda_session ? CTS_DL_CUDA : CTS_DL_CPU;
-  if (v.device_type != want_device || v.device_id != 0)
-    return cts__report(r, CTS_FAIL, "%s: device (%d, %d), expected (%d, 0) (DLP.EXPORT.1)", name,
-                       v.device_type, v.device_id, want_device);
-  int shape_ok = v.ndim == mr->ndim;
-  for (int i = 0; shape_ok && i < v.ndim; i++) shape_ok = v.shape[i] == mr->shape[i];
-  int want_code = mr->dtype == TSM_F32 ? CTS_DL_FLOAT : CTS_DL_INT;
-  if (!shape_ok || v.code != want_code || v.bits != 32 || v.lanes != 1)
-    return cts__report(r, CTS_FAIL, "%s: shape or dtype differs from the tensor (DLP.EXPORT.1)",
-                       name);
   int64_t n = cts_model_elems(mr);
   if (n == 0 || r->cuda_session) return 0; /* device memory is checked through a re-import */
-  if (!v.data) return cts__report(r, CTS_FAIL, "%s: NULL data with %lld elements", name, (long long)n);
+  if (!v->data) return cts__report(r, CTS_FAIL, "%s: NULL data with %lld elements", name, (long long)n);
   int64_t strides[TSM_MAX_DIMS];
-  if (v.has_strides)
-    memcpy(strides, v.strides, sizeof strides);
+  if (v->has_strides)
+    memcpy(strides, v->strides, sizeof strides);
   else
-    compact_strides(v.ndim, v.shape, strides);
+    compact_strides(v->ndim, v->shape, strides);
   const double *want = cts_model_values(&r->m, src);
-  const unsigned char *base = (const unsigned char *)v.data + v.byte_offset;
+  const unsigned char *base = (const unsigned char *)v->data + v->byte_offset;
   for (int64_t i = 0; i < n; i++) {
-    const unsigned char *at = base + linear(v.ndim, v.shape, strides, i) * 4;
+    const unsigned char *at = base + linear(v->ndim, v->shape, strides, i) * 4;
     double got;
     if (mr->dtype == TSM_F32) {
       float f;
@@ -260,15 +252,41 @@ static int check_export(struct cts_run *r, const struct cts_stmt *st, int x, int
   return 0;
 }
 
+static int check_export(struct cts_run *r, const struct cts_stmt *st, int x, int src) {
+  char name[200];
+  dl_name(r, x, name, sizeof name);
+  struct cts_dl_view v;
+  dl_view(st->u.export.form, dl_of(r)->v[x].managed, &v);
+  const struct cts_mres *mr = &r->m.res[src];
+  if (st->u.export.form == TSM_DLPACK_VERSIONED && check_versioned(r, st, &v, name)) return -1;
+  int want_device = r->cuda_session ? CTS_DL_CUDA : CTS_DL_CPU;
+  if (v.device_type != want_device || v.device_id != 0)
+    return cts__report(r, CTS_FAIL, "%s: device (%d, %d), expected (%d, 0) (DLP.EXPORT.1)", name,
+                       v.device_type, v.device_id, want_device);
+  int shape_ok = v.ndim == mr->ndim;
+  for (int i = 0; shape_ok && i < v.ndim; i++) shape_ok = v.shape[i] == mr->shape[i];
+  int want_code = mr->dtype == TSM_F32 ? CTS_DL_FLOAT : CTS_DL_INT;
+  if (!shape_ok || v.code != want_code || v.bits != 32 || v.lanes != 1)
+    return cts__report(r, CTS_FAIL, "%s: shape or dtype differs from the tensor (DLP.EXPORT.1)",
+                       name);
+  return check_export_elems(r, &v, src, name);
+}
+
+/* The model id of operand sym: `bogus`, or bound. */
+static int dl_operand(struct cts_run *r, int sym, int *id) {
+  if (sym == CTS_SYM_BOGUS) {
+    *id = CTS_BOGUS;
+    return 0;
+  }
+  if (r->sym_obj[sym] < 0)
+    return cts__report(r, CTS_ERROR, "'%s' is not bound here", r->c->syms[sym].name);
+  *id = r->sym_obj[sym];
+  return 0;
+}
+
 int cts__exec_dl_export(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
   int src = CTS_NONE;
-  if (st->a == CTS_SYM_BOGUS) {
-    src = CTS_BOGUS;
-  } else if (r->sym_obj[st->a] < 0) {
-    return cts__report(r, CTS_ERROR, "'%s' is not bound here", r->c->syms[st->a].name);
-  } else {
-    src = r->sym_obj[st->a];
-  }
+  if (dl_operand(r, st->a, &src)) return -1;
   int x = CTS_NONE;
   void *managed = NULL;
   int adapter_rc = r->a->dlpack_export(r->s, cts__res_handle(r, src), st->u.export.form,
@@ -297,15 +315,8 @@ static int judge_owned(struct cts_run *r, int sym, int *x) {
 }
 
 int cts__exec_dl_import(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
-  int x, g;
-  if (judge_owned(r, st->a, &x)) return -1;
-  if (st->b == CTS_SYM_BOGUS) {
-    g = CTS_BOGUS;
-  } else if (r->sym_obj[st->b] < 0) {
-    return cts__report(r, CTS_ERROR, "'%s' is not bound here", r->c->syms[st->b].name);
-  } else {
-    g = r->sym_obj[st->b];
-  }
+  int x, g = CTS_NONE;
+  if (judge_owned(r, st->a, &x) || dl_operand(r, st->b, &g)) return -1;
   int made = CTS_NONE;
   tsm_handle h = TSM_NONE;
   int form = r->m.dls[x].form;

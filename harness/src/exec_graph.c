@@ -265,15 +265,11 @@ static int compare_model(struct cts_run *r, int x, const unsigned char *got, con
   return 0;
 }
 
-/* The placement of the current plan against GRAPH.REUSE.1, INPLACE.1, OUT.2, EXT.1,
- * VIEW.1, INPUT.1. */
-static int check_placement(struct cts_run *r, int g) {
-  const struct cts_ids *order = &r->m.graphs[g].order;
-  size_t n = order->n;
-  struct tsm_graph_place *pl = cts_xcalloc(n ? n : 1, sizeof *pl);
-  char an[200], bn[200];
-  int rc = 0;
-  for (size_t i = 0; i < n && !rc; i++) {
+/* Each node's own placement: placed or not, its root, its size. */
+static int check_each_place(struct cts_run *r, const struct cts_ids *order,
+                            struct tsm_graph_place *pl) {
+  char an[200];
+  for (size_t i = 0; i < order->n; i++) {
     int x = order->v[i];
     const struct cts_mgnode *nd = &r->m.gnodes[x];
     int e = r->a->graph_place(r->s, node_h(r, x), &pl[i]);
@@ -281,58 +277,75 @@ static int check_placement(struct cts_run *r, int g) {
     int placed = !view && nd->kind != CTS_GN_EXTERNAL;
     node_name(r, x, an, sizeof an);
     if (e)
-      rc = cts__report(r, CTS_FAIL, "graph_place(%s) failed with %s", an, cts_err_name(e));
-    else if (!pl[i].in_graph)
-      rc = cts__report(r, CTS_FAIL, "%s is in the graph, graph_place says not (GRAPH.BUILD.1)", an);
-    else if (pl[i].placed != placed)
-      rc = cts__report(r, CTS_FAIL, "%s: placed is %d, expected %d (%s)", an, pl[i].placed, placed,
-                       view ? "GRAPH.VIEW.1: a view owns no memory"
-                            : nd->kind == CTS_GN_EXTERNAL ? "GRAPH.EXT.1" : "GRAPH.PLAN.3");
-    else if (view && pl[i].root != node_h(r, cts_model_graph_root(&r->m, x)))
-      rc = cts__report(r, CTS_FAIL, "%s: reported root is not its source's root", an);
-    else if (placed && pl[i].nbytes < node_bytes(nd))
-      rc = cts__report(r, CTS_FAIL, "%s: placed in %llu bytes, needs %zu", an,
-                       (unsigned long long)pl[i].nbytes, node_bytes(nd));
+      return cts__report(r, CTS_FAIL, "graph_place(%s) failed with %s", an, cts_err_name(e));
+    if (!pl[i].in_graph)
+      return cts__report(r, CTS_FAIL, "%s is in the graph, graph_place says not (GRAPH.BUILD.1)", an);
+    if (pl[i].placed != placed)
+      return cts__report(r, CTS_FAIL, "%s: placed is %d, expected %d (%s)", an, pl[i].placed, placed,
+                         view ? "GRAPH.VIEW.1: a view owns no memory"
+                              : nd->kind == CTS_GN_EXTERNAL ? "GRAPH.EXT.1" : "GRAPH.PLAN.3");
+    if (view && pl[i].root != node_h(r, cts_model_graph_root(&r->m, x)))
+      return cts__report(r, CTS_FAIL, "%s: reported root is not its source's root", an);
+    if (placed && pl[i].nbytes < node_bytes(nd))
+      return cts__report(r, CTS_FAIL, "%s: placed in %llu bytes, needs %zu", an,
+                         (unsigned long long)pl[i].nbytes, node_bytes(nd));
   }
-  for (size_t i = 0; i < n && !rc; i++) {
-    int x = order->v[i];
-    if (!pl[i].placed) continue;
-    int64_t xs, xe;
-    cts_model_graph_live(&r->m, x, &xs, &xe);
-    for (size_t j = i + 1; j < n && !rc; j++) {
-      int y = order->v[j];
-      if (!pl[j].placed || pl[j].buffer != pl[i].buffer) continue;
-      uint64_t xb = pl[i].offset, xz = xb + node_bytes(&r->m.gnodes[x]);
-      uint64_t yb = pl[j].offset, yz = yb + node_bytes(&r->m.gnodes[y]);
-      if (xz <= yb || yz <= xb || xz == xb || yz == yb) continue; /* disjoint or empty */
-      int64_t ys, ye;
-      cts_model_graph_live(&r->m, y, &ys, &ye);
-      if (xe < ys || ye < xs) continue; /* GRAPH.REUSE.1 */
-      /* GRAPH.INPLACE.1: y takes over x at the step x is last read. */
-      const struct cts_mgnode *nx = &r->m.gnodes[x], *ny = &r->m.gnodes[y];
-      int inplace = ny->kind == CTS_GN_OP &&
-                    (ny->op == TSM_OP_ADD || ny->op == TSM_OP_SUB || ny->op == TSM_OP_MUL) &&
-                    (ny->src[0] == x || ny->src[1] == x) && xe == ys &&
-                    cts_model_graph_consumers(&r->m, x) == 1 &&
-                    !(nx->flags & (TSM_GRAPH_OUTPUT | TSM_GRAPH_PARAM)) &&
-                    nx->dtype == ny->dtype && nx->ndim == ny->ndim &&
-                    !memcmp(nx->shape, ny->shape, (size_t)nx->ndim * sizeof(int64_t)) &&
-                    xb == yb;
-      for (size_t k = 0; inplace && k < n; k++) {
-        const struct cts_mgnode *v = &r->m.gnodes[order->v[k]];
-        if (v->kind == CTS_GN_OP && v->op == TSM_OP_RESHAPE && v->src[0] == x) inplace = 0;
-      }
-      if (inplace) continue;
-      int out = (nx->flags | ny->flags) & TSM_GRAPH_OUTPUT;
-      rc = cts__report(r, CTS_FAIL, "%s [%llu, %llu) and %s [%llu, %llu) share memory while both "
-                       "are live (steps %lld..%lld and %lld..%lld; %s)",
-                       node_name(r, x, an, sizeof an), (unsigned long long)xb, (unsigned long long)xz,
-                       node_name(r, y, bn, sizeof bn), (unsigned long long)yb, (unsigned long long)yz,
-                       (long long)xs, (long long)(xe == INT64_MAX ? -1 : xe), (long long)ys,
-                       (long long)(ye == INT64_MAX ? -1 : ye),
-                       out ? "GRAPH.OUT.2: an OUTPUT never shares" : "GRAPH.REUSE.1, GRAPH.INPLACE.1");
-    }
+  return 0;
+}
+
+/* GRAPH.INPLACE.1: y, at offset yb, takes over x, at xb, at the step x is last read. */
+static int takes_over(struct cts_run *r, const struct cts_ids *order, int x, int y, uint64_t xb,
+                      uint64_t yb) {
+  const struct cts_mgnode *nx = &r->m.gnodes[x], *ny = &r->m.gnodes[y];
+  int64_t xs, xe, ys, ye;
+  cts_model_graph_live(&r->m, x, &xs, &xe);
+  cts_model_graph_live(&r->m, y, &ys, &ye);
+  int inplace = ny->kind == CTS_GN_OP &&
+                (ny->op == TSM_OP_ADD || ny->op == TSM_OP_SUB || ny->op == TSM_OP_MUL) &&
+                (ny->src[0] == x || ny->src[1] == x) && xe == ys &&
+                cts_model_graph_consumers(&r->m, x) == 1 &&
+                !(nx->flags & (TSM_GRAPH_OUTPUT | TSM_GRAPH_PARAM)) && nx->dtype == ny->dtype &&
+                nx->ndim == ny->ndim &&
+                !memcmp(nx->shape, ny->shape, (size_t)nx->ndim * sizeof(int64_t)) && xb == yb;
+  for (size_t k = 0; inplace && k < order->n; k++) {
+    const struct cts_mgnode *v = &r->m.gnodes[order->v[k]];
+    if (v->kind == CTS_GN_OP && v->op == TSM_OP_RESHAPE && v->src[0] == x) inplace = 0;
   }
+  return inplace;
+}
+
+/* Placed nodes i < j that share bytes must not be live at once (GRAPH.REUSE.1). */
+static int check_overlap(struct cts_run *r, const struct cts_ids *order,
+                         const struct tsm_graph_place *pl, size_t i, size_t j) {
+  int x = order->v[i], y = order->v[j];
+  uint64_t xb = pl[i].offset, xz = xb + node_bytes(&r->m.gnodes[x]);
+  uint64_t yb = pl[j].offset, yz = yb + node_bytes(&r->m.gnodes[y]);
+  if (xz <= yb || yz <= xb || xz == xb || yz == yb) return 0; /* disjoint or empty */
+  int64_t xs, xe, ys, ye;
+  cts_model_graph_live(&r->m, x, &xs, &xe);
+  cts_model_graph_live(&r->m, y, &ys, &ye);
+  if (xe < ys || ye < xs || takes_over(r, order, x, y, xb, yb)) return 0;
+  char an[200], bn[200];
+  int out = (r->m.gnodes[x].flags | r->m.gnodes[y].flags) & TSM_GRAPH_OUTPUT;
+  return cts__report(r, CTS_FAIL, "%s [%llu, %llu) and %s [%llu, %llu) share memory while both "
+                     "are live (steps %lld..%lld and %lld..%lld; %s)",
+                     node_name(r, x, an, sizeof an), (unsigned long long)xb, (unsigned long long)xz,
+                     node_name(r, y, bn, sizeof bn), (unsigned long long)yb, (unsigned long long)yz,
+                     (long long)xs, (long long)(xe == INT64_MAX ? -1 : xe), (long long)ys,
+                     (long long)(ye == INT64_MAX ? -1 : ye),
+                     out ? "GRAPH.OUT.2: an OUTPUT never shares" : "GRAPH.REUSE.1, GRAPH.INPLACE.1");
+}
+
+/* The placement of the current plan against GRAPH.REUSE.1, INPLACE.1, OUT.2, EXT.1,
+ * VIEW.1, INPUT.1. */
+static int check_placement(struct cts_run *r, int g) {
+  const struct cts_ids *order = &r->m.graphs[g].order;
+  size_t n = order->n;
+  struct tsm_graph_place *pl = cts_xcalloc(n ? n : 1, sizeof *pl);
+  int rc = check_each_place(r, order, pl);
+  for (size_t i = 0; i < n && !rc; i++)
+    for (size_t j = i + 1; j < n && !rc && pl[i].placed; j++)
+      if (pl[j].placed && pl[j].buffer == pl[i].buffer) rc = check_overlap(r, order, pl, i, j);
   free(pl);
   return rc ? -1 : 0;
 }
@@ -362,53 +375,58 @@ static void free_bytes(struct cts_run *r) {
   gs_of(r)->n_unplanned = 0;
 }
 
-int cts__exec_graph_compute(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
-  int g;
-  if (sym_id(r, st->a, &g)) return -1;
-  int model_rc = g == CTS_BOGUS ? TSM_EINVAL : compute_check(&r->m, g);
-  int adapter_rc = r->a->graph_plan(r->s, graph_h(r, g), TSM_PLAN_NONE);
+/* A compute that failed: ENOMEM ends an allocation-failure run, else Fail. */
+static int compute_failed(struct cts_run *r, int adapter_rc, const char *run) {
   if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
-  if (model_rc || adapter_rc || expected_err)
-    return cts__judge_codes(r, model_rc, adapter_rc, expected_err) ? -1 : cts__check_state(r);
+  return cts__report(r, CTS_FAIL, "the %s compute failed with %s", run, cts_err_name(adapter_rc));
+}
+
+/* The unplanned run: every tensor's bytes kept, each matching the model. */
+static int unplanned_run(struct cts_run *r, int g) {
+  struct graph_state *gs = gs_of(r);
   const struct cts_ids *order = &r->m.graphs[g].order;
-  if (write_leaves(r, g, &adapter_rc) || (adapter_rc = r->a->graph_compute(r->s, graph_h(r, g)))) {
-    if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
-    return cts__report(r, CTS_FAIL, "the unplanned compute failed with %s", cts_err_name(adapter_rc));
-  }
-  uint64_t none_bytes = planned_bytes(r, g);
+  int adapter_rc = 0;
+  if (write_leaves(r, g, &adapter_rc) || (adapter_rc = r->a->graph_compute(r->s, graph_h(r, g))))
+    return compute_failed(r, adapter_rc, "unplanned");
   free_bytes(r);
-  gs_of(r)->n_unplanned = r->m.n_gnodes;
-  gs_of(r)->unplanned = cts_xcalloc(gs_of(r)->n_unplanned ? gs_of(r)->n_unplanned : 1, sizeof(unsigned char *));
+  gs->n_unplanned = r->m.n_gnodes;
+  gs->unplanned = cts_xcalloc(gs->n_unplanned ? gs->n_unplanned : 1, sizeof(unsigned char *));
   char name[200];
   for (size_t i = 0; i < order->n; i++) {
     int rc, x = order->v[i];
-    gs_of(r)->unplanned[x] = read_node(r, x, &rc);
+    gs->unplanned[x] = read_node(r, x, &rc);
     if (rc) return cts__report(r, CTS_FAIL, "graph_read(%s) failed with %s",
                                node_name(r, x, name, sizeof name), cts_err_name(rc));
   }
-  struct factors f = {r, gs_of(r)->unplanned, gs_of(r)->n_unplanned, NULL, 0};
+  struct factors f = {r, gs->unplanned, gs->n_unplanned, NULL, 0};
   cts_model_graph_compute(&r->m, g, factor_of, &f);
   free(f.scratch);
   for (size_t i = 0; i < order->n; i++) {
     const struct cts_mgnode *n = &r->m.gnodes[order->v[i]];
     if (n->kind == CTS_GN_OP && n->op == TSM_OP_SVD && n->out == 0 &&
-        check_svd(r, order->v[i], gs_of(r)->unplanned))
+        check_svd(r, order->v[i], gs->unplanned))
       return -1;
   }
   for (size_t i = 0; i < order->n; i++)
-    if (compare_model(r, order->v[i], gs_of(r)->unplanned[order->v[i]], "unplanned")) return -1;
-  /* The planned run. */
+    if (compare_model(r, order->v[i], gs->unplanned[order->v[i]], "unplanned")) return -1;
+  return 0;
+}
+
+/* The planned run: a valid placement, no more bytes than no reuse, and every guaranteed
+ * tensor byte for byte the unplanned one. */
+static int planned_run(struct cts_run *r, int g, uint64_t none_bytes) {
+  const struct cts_ids *order = &r->m.graphs[g].order;
+  int adapter_rc = 0;
   if ((adapter_rc = r->a->graph_plan(r->s, graph_h(r, g), TSM_PLAN_REUSE)) ||
-      write_leaves(r, g, &adapter_rc) || (adapter_rc = r->a->graph_compute(r->s, graph_h(r, g)))) {
-    if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
-    return cts__report(r, CTS_FAIL, "the planned compute failed with %s", cts_err_name(adapter_rc));
-  }
+      write_leaves(r, g, &adapter_rc) || (adapter_rc = r->a->graph_compute(r->s, graph_h(r, g))))
+    return compute_failed(r, adapter_rc, "planned");
   if (check_placement(r, g)) return -1;
   uint64_t reuse_bytes = planned_bytes(r, g);
   if (reuse_bytes > none_bytes)
     return cts__report(r, CTS_FAIL, "the reuse plan takes %llu bytes, more than the %llu of no "
                        "reuse (GRAPH.PLAN.3)", (unsigned long long)reuse_bytes,
                        (unsigned long long)none_bytes);
+  char name[200];
   for (size_t i = 0; i < order->n; i++) {
     int rc, x = order->v[i];
     if (!cts_model_graph_guaranteed(&r->m, x)) continue;
@@ -421,6 +439,20 @@ int cts__exec_graph_compute(struct cts_run *r, const struct cts_stmt *st, int ex
                          "planned run's bytes differ from the unplanned run's (GRAPH.OUT.1)",
                          node_name(r, x, name, sizeof name));
   }
+  return 0;
+}
+
+int cts__exec_graph_compute(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  int g;
+  if (sym_id(r, st->a, &g)) return -1;
+  int model_rc = g == CTS_BOGUS ? TSM_EINVAL : compute_check(&r->m, g);
+  int adapter_rc = r->a->graph_plan(r->s, graph_h(r, g), TSM_PLAN_NONE);
+  if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
+  if (model_rc || adapter_rc || expected_err)
+    return cts__judge_codes(r, model_rc, adapter_rc, expected_err) ? -1 : cts__check_state(r);
+  if (unplanned_run(r, g)) return -1;
+  /* planned_bytes before the reuse plan replaces the unplanned one */
+  if (planned_run(r, g, planned_bytes(r, g))) return -1;
   return cts__check_state(r);
 }
 

@@ -12,30 +12,6 @@
 
 /* ---- managers -------------------------------------------------------------------- */
 
-int cts__model_sub(struct cts_model *m, const struct cts_stmt *st, const struct cts_operands *o,
-                   int *made) {
-  (void)st;
-  return cts_model_new_sub(m, o->a, made);
-}
-
-int cts__adapter_sub(struct cts_run *r, const struct cts_stmt *st, const struct cts_handles *h,
-                     tsm_handle *made) {
-  (void)st;
-  return r->a->mgr_new_sub(r->s, h->a, made);
-}
-
-int cts__model_sub_of(struct cts_model *m, const struct cts_stmt *st,
-                      const struct cts_operands *o, int *made) {
-  (void)st;
-  return cts_model_sub_of(m, o->a, made);
-}
-
-int cts__adapter_sub_of(struct cts_run *r, const struct cts_stmt *st, const struct cts_handles *h,
-                        tsm_handle *made) {
-  (void)st;
-  return r->a->mgr_sub_of(r->s, h->a, made);
-}
-
 static int64_t literal_elems(const struct cts_literal *lit) {
   int64_t n = 1; /* a negative extent is refused by both sides (MGR.CREATE.4) */
   for (int i = 0; i < lit->ndim; i++) n *= lit->shape[i] > 0 ? lit->shape[i] : 0;
@@ -105,18 +81,21 @@ int cts__adapter_op(struct cts_run *r, const struct cts_stmt *st, const struct c
                   reshape ? st->u.op.ndim : 0, h->out, made);
 }
 
-/* The actions of one or two operands and no result: the model call, then the adapter's. */
+/* The rows whose two sides are one call each: the model function, then the adapter call. */
 #define CTS__PAIR(name, model_expr, adapter_expr)                                             \
   int cts__model_##name(struct cts_model *m, const struct cts_stmt *st,                      \
                         const struct cts_operands *o, int *made) {                           \
-    (void)st, (void)made;                                                                    \
+    (void)st, (void)o, (void)made;                                                           \
     return model_expr;                                                                       \
   }                                                                                          \
   int cts__adapter_##name(struct cts_run *r, const struct cts_stmt *st,                      \
                           const struct cts_handles *h, tsm_handle *made) {                   \
-    (void)st, (void)made;                                                                    \
+    (void)st, (void)h, (void)made;                                                           \
     return adapter_expr;                                                                     \
   }
+
+CTS__PAIR(sub, cts_model_new_sub(m, o->a, made), r->a->mgr_new_sub(r->s, h->a, made))
+CTS__PAIR(sub_of, cts_model_sub_of(m, o->a, made), r->a->mgr_sub_of(r->s, h->a, made))
 
 CTS__PAIR(attach, cts_model_attach(m, o->a, o->b), r->a->res_attach(r->s, h->a, h->b))
 CTS__PAIR(detach, cts_model_detach(m, o->a), r->a->res_detach(r->s, h->a))
@@ -137,6 +116,13 @@ CTS__PAIR(scope_attach, cts_model_scope_attach(m, o->b, o->a),
 CTS__PAIR(dispose_all, cts_model_scope_dispose_all(m, o->a, o->list, o->n_list),
           r->a->scope_dispose_all(r->s, h->a, h->list, (int)st->n_list))
 CTS__PAIR(handover, cts_model_scope_handover(m, o->a), r->a->scope_handover(r->s, h->a))
+CTS__PAIR(scope_open, cts_model_scope_open(m, made), r->a->scope_open(r->s, made))
+CTS__PAIR(pack, cts_model_pack(m, o->list, o->n_list, st->u.pack.sorted, made),
+          r->a->composite_pack(r->s, h->list, (int)st->n_list, st->u.pack.sorted, made))
+CTS__PAIR(list, cts_model_list(m, o->list, o->n_list, made),
+          r->a->composite_list(r->s, h->list, (int)st->n_list, made))
+CTS__PAIR(component, cts_model_component(m, o->a, st->u.component.index, made),
+          r->a->composite_component(r->s, h->a, (int)st->u.component.index, made))
 #undef CTS__PAIR
 
 int cts__model_dump(struct cts_model *m, const struct cts_stmt *st, const struct cts_operands *o,
@@ -155,19 +141,7 @@ int cts__adapter_dump(struct cts_run *r, const struct cts_stmt *st, const struct
   return rc;
 }
 
-/* ---- scopes ---------------------------------------------------------------------- */
-
-int cts__model_scope_open(struct cts_model *m, const struct cts_stmt *st,
-                          const struct cts_operands *o, int *made) {
-  (void)st, (void)o;
-  return cts_model_scope_open(m, made);
-}
-
-int cts__adapter_scope_open(struct cts_run *r, const struct cts_stmt *st,
-                            const struct cts_handles *h, tsm_handle *made) {
-  (void)st, (void)h;
-  return r->a->scope_open(r->s, made);
-}
+/* ---- scopes: wrapped blocks -------------------------------------------------------- */
 
 /* A wrapped block in progress (SCOPE.WRAP.1). */
 struct cts_wrap {
@@ -233,39 +207,6 @@ int cts__exec_result(struct cts_run *r, const struct cts_stmt *st, int expected_
 }
 
 static void *scopes_new(void) { return cts_xcalloc(1, sizeof(struct scopes_state)); }
-
-/* ---- composites ------------------------------------------------------------------ */
-
-int cts__model_pack(struct cts_model *m, const struct cts_stmt *st, const struct cts_operands *o,
-                    int *made) {
-  return cts_model_pack(m, o->list, o->n_list, st->u.pack.sorted, made);
-}
-
-int cts__adapter_pack(struct cts_run *r, const struct cts_stmt *st, const struct cts_handles *h,
-                      tsm_handle *made) {
-  return r->a->composite_pack(r->s, h->list, (int)st->n_list, st->u.pack.sorted, made);
-}
-
-int cts__model_list(struct cts_model *m, const struct cts_stmt *st, const struct cts_operands *o,
-                    int *made) {
-  (void)st;
-  return cts_model_list(m, o->list, o->n_list, made);
-}
-
-int cts__adapter_list(struct cts_run *r, const struct cts_stmt *st, const struct cts_handles *h,
-                      tsm_handle *made) {
-  return r->a->composite_list(r->s, h->list, (int)st->n_list, made);
-}
-
-int cts__model_component(struct cts_model *m, const struct cts_stmt *st,
-                         const struct cts_operands *o, int *made) {
-  return cts_model_component(m, o->a, st->u.component.index, made);
-}
-
-int cts__adapter_component(struct cts_run *r, const struct cts_stmt *st,
-                           const struct cts_handles *h, tsm_handle *made) {
-  return r->a->composite_component(r->s, h->a, (int)st->u.component.index, made);
-}
 
 /* ---- the families ---------------------------------------------------------------- */
 
