@@ -1,7 +1,9 @@
 /*
- * harness/src/case.h: a parsed case file (cases/README.md). A case owns its
- * frontmatter strings, its symbol table and its statement tree; cts_case_free
- * releases all of it.
+ * harness/src/case.h: a parsed case file (cases/README.md): its frontmatter, its symbol
+ * table and its statement tree. The statement kinds are the rows of the statement table
+ * (stmt_table.h); a statement is a tagged union whose member its row's shape names. A
+ * case owns all of it; cts_case_free releases it. Parsed by case_parse.c, case_stmt.c
+ * and case_lex.c.
  */
 #ifndef CTS_CASE_H
 #define CTS_CASE_H

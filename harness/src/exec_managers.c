@@ -208,7 +208,17 @@ int cts__exec_result(struct cts_run *r, const struct cts_stmt *st, int expected_
 
 static void *scopes_new(void) { return cts_xcalloc(1, sizeof(struct scopes_state)); }
 
+/* After every step: open or just-disposed scopes, and the running thread's current scope
+ * and statistics. */
+static int observe_scopes(struct cts_run *r) {
+  if (!r->observe_scopes) return 0;
+  for (size_t sc = 0; sc < r->m.n_scopes; sc++)
+    if (!r->m.scopes[sc].disposed || r->m.scopes[sc].dirty)
+      if (cts__check_scope(r, (int)sc)) return -1;
+  return cts__check_thread(r);
+}
+
 /* ---- the families ---------------------------------------------------------------- */
 
 const struct cts_family cts_family_managers = {NULL, NULL, NULL, NULL, NULL, NULL};
-const struct cts_family cts_family_scopes = {scopes_new, NULL, NULL, NULL, NULL, free};
+const struct cts_family cts_family_scopes = {scopes_new, observe_scopes, NULL, NULL, NULL, free};
