@@ -102,43 +102,17 @@ int cts__adapter_none(struct cts_run *r, const struct cts_stmt *st, const struct
 
 /* ---- binding what an action made ------------------------------------------- */
 
-/* Learns the handles of a new composite's components and checks them: absent ones
- * are TSM_NONE (COMP.PACK.1), list components are the items (COMP.LIST.1). */
-static int learn_components(struct cts_run *r, int c, int line) {
-  const struct cts_ids *comps = &r->m.res[c].components;
-  char name[200];
-  cts__res_name(r, c, name, sizeof name);
-  for (size_t i = 0; i < comps->n; i++) {
-    int id = comps->v[i];
-    tsm_handle h = TSM_NONE;
-    int rc = r->a->composite_component(r->s, r->res[c].h, (int)i, &h);
-    if (rc) return cts__report(r, CTS_FAIL, "composite_component(%s, %zu) failed with %s", name, i,
-                               cts_err_name(rc));
-    if (id == CTS_NONE) {
-      if (h != TSM_NONE)
-        return cts__report(r, CTS_FAIL, "%s: component %zu must be absent (COMP.PACK.1)", name, i);
-      continue;
-    }
-    if ((size_t)id < r->res_cap && r->res[id].h) {
-      if (r->res[id].h != h)
-        return cts__report(r, CTS_FAIL, "%s: component %zu is not the item it was made from", name, i);
-      continue;
-    }
-    if (h == TSM_NONE || h == CTS_BOGUS_HANDLE || cts__handle_in_use(r, h))
-      return cts__report(r, CTS_FAIL, "%s: component %zu has handle 0x%llx, which is 0 or already "
-                         "in use (ABI.HANDLE.1)", name, i, (unsigned long long)h);
-    cts__remember(&r->res, &r->res_cap, (size_t)id, h, -1, line);
-  }
-  return 0;
-}
-
-/* A component is an existing resource: the adapter must hand back its handle. */
-static int bind_component(struct cts_run *r, const struct cts_stmt *st, int id, tsm_handle h) {
-  if (id == CTS_NONE)
-    return cts__report(r, CTS_ERROR, "that component is absent: write `expect absent`");
-  if (h != r->res[id].h)
-    return cts__report(r, CTS_FAIL, "composite_component returned 0x%llx, not the component's "
-                       "handle 0x%llx", (unsigned long long)h, (unsigned long long)r->res[id].h);
+int cts__bind_handle(struct cts_run *r, const struct cts_stmt *st, int id, tsm_handle h) {
+  int binds = cts_stmt_exec[st->kind].binds;
+  if (h == TSM_NONE || h == CTS_BOGUS_HANDLE || cts__handle_in_use(r, h))
+    return cts__report(r, CTS_FAIL, "adapter returned handle 0x%llx, which is 0 or already in "
+                       "use (ABI.HANDLE.1)", (unsigned long long)h);
+  if (binds == CTS_SYM_MANAGER)
+    cts__remember(&r->mgr, &r->mgr_cap, (size_t)id, h, st->dst, st->line);
+  else if (binds == CTS_SYM_SCOPE)
+    cts__remember(&r->scope, &r->scope_cap, (size_t)id, h, st->dst, st->line);
+  else
+    cts__remember(&r->res, &r->res_cap, (size_t)id, h, st->dst, st->line);
   r->sym_obj[st->dst] = id;
   return 0;
 }
@@ -146,38 +120,18 @@ static int bind_component(struct cts_run *r, const struct cts_stmt *st, int id, 
 int cts__bind_made(struct cts_run *r, const struct cts_stmt *st, int id, tsm_handle h) {
   const struct cts_stmt_exec *x = &cts_stmt_exec[st->kind];
   if (x->made == CTS_MADE_NOTHING || st->dst < 0) return 0;
-  if (x->made == CTS_MADE_COMPONENT) return bind_component(r, st, id, h);
-  if (h == TSM_NONE || h == CTS_BOGUS_HANDLE || cts__handle_in_use(r, h))
-    return cts__report(r, CTS_FAIL, "adapter returned handle 0x%llx, which is 0 or already in "
-                       "use (ABI.HANDLE.1)", (unsigned long long)h);
-  if (x->binds == CTS_SYM_MANAGER)
-    cts__remember(&r->mgr, &r->mgr_cap, (size_t)id, h, st->dst, st->line);
-  else if (x->binds == CTS_SYM_SCOPE)
-    cts__remember(&r->scope, &r->scope_cap, (size_t)id, h, st->dst, st->line);
-  else
-    cts__remember(&r->res, &r->res_cap, (size_t)id, h, st->dst, st->line);
-  r->sym_obj[st->dst] = id;
-  if (x->made == CTS_MADE_LIST || x->made == CTS_MADE_PACKED)
-    return learn_components(r, id, st->line);
-  return 0;
+  if (x->made == CTS_MADE_FAMILY) return cts_families[x->family]->bind_made(r, st, id, h);
+  return cts__bind_handle(r, st, id, h);
 }
 
-/* The elements of what the statement made: a tensor, or a packed sequence's parts. */
+/* The elements of what the statement made. */
 int cts__check_made_values(struct cts_run *r, const struct cts_stmt *st, int id) {
-  int made = cts_stmt_exec[st->kind].made;
-  if (made == CTS_MADE_TENSOR)
-    return cts__check_tensor(r, id, cts_model_values(&r->m, id),
-                             (size_t)cts_model_elems(&r->m.res[id]), cts_model_approx(&r->m, id),
-                             "value");
-  if (made != CTS_MADE_PACKED) return 0;
-  const struct cts_ids *comps = &r->m.res[id].components;
-  for (size_t i = 0; i < comps->n; i++) {
-    int c = comps->v[i];
-    if (c != CTS_NONE && cts__check_tensor(r, c, cts_model_values(&r->m, c),
-                                           (size_t)cts_model_elems(&r->m.res[c]), 0, "value"))
-      return -1;
-  }
-  return 0;
+  const struct cts_stmt_exec *x = &cts_stmt_exec[st->kind];
+  if (x->made == CTS_MADE_FAMILY) return cts_families[x->family]->check_made(r, st, id);
+  if (x->made != CTS_MADE_TENSOR) return 0;
+  return cts__check_tensor(r, id, cts_model_values(&r->m, id),
+                           (size_t)cts_model_elems(&r->m.res[id]), cts_model_approx(&r->m, id),
+                           "value");
 }
 
 /* Compares the two sides' codes. RETURN 0 when the statement may go on. */

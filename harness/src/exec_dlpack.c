@@ -424,4 +424,4 @@ static void dlpack_after_close(struct cts_run *r) {
 static void *dlpack_new(void) { return cts_xcalloc(1, sizeof(struct dl_state)); }
 
 const struct cts_family cts_family_dlpack = {dlpack_new, check_dlpack, NULL, dlpack_before_close,
-                                             dlpack_after_close, free};
+                                             dlpack_after_close, free, NULL, NULL};

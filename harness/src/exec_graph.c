@@ -618,4 +618,4 @@ static void graphs_free(void *state) {
 }
 
 const struct cts_family cts_family_graphs = {graphs_new, NULL, held_bytes, NULL, NULL,
-                                             graphs_free};
+                                             graphs_free, NULL, NULL};

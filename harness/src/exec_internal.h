@@ -54,6 +54,10 @@ struct cts_family {
   void (*before_close)(struct cts_run *r); /* the session is still open */
   void (*after_close)(struct cts_run *r);
   void (*state_free)(void *state);
+  /* What a CTS_MADE_FAMILY action made: bind it (0, or -1 after reporting), then check
+   * it once bound. */
+  int (*bind_made)(struct cts_run *r, const struct cts_stmt *st, int id, tsm_handle h);
+  int (*check_made)(struct cts_run *r, const struct cts_stmt *st, int id);
 };
 
 /* The family table (families.c), indexed by enum cts_family_id. */
@@ -83,8 +87,9 @@ struct cts_stmt_exec {
   cts_exec_fn exec;
   cts_model_fn model;
   cts_adapter_fn adapter;
-  int made;  /* enum cts_made */
-  int binds; /* enum cts_sym_kind */
+  int made;   /* enum cts_made */
+  int binds;  /* enum cts_sym_kind */
+  int family; /* enum cts_family_id */
 };
 
 extern const struct cts_stmt_exec cts_stmt_exec[CTS_N_STMT_KINDS];
@@ -137,7 +142,9 @@ char *cts__describe_mgr(struct cts_run *r, int g, char *buf, size_t n);
 char *cts__describe_scope(struct cts_run *r, int sc, char *buf, size_t n);
 const char *cts__res_name(struct cts_run *r, int id, char *buf, size_t n);
 
-/* Shared by the statement executors (exec.c). */
+/* Shared by the statement executors (exec.c). cts__bind_handle binds the fresh handle h
+ * of what st made, model id `id`, to st's name. */
+int cts__bind_handle(struct cts_run *r, const struct cts_stmt *st, int id, tsm_handle h);
 int cts__bind_made(struct cts_run *r, const struct cts_stmt *st, int id, tsm_handle h);
 int cts__check_made_values(struct cts_run *r, const struct cts_stmt *st, int id);
 int cts__judge_codes(struct cts_run *r, int model_rc, int adapter_rc, int expected_err);

@@ -218,7 +218,71 @@ static int observe_scopes(struct cts_run *r) {
   return cts__check_thread(r);
 }
 
+/* ---- composites: what pack, list and component made ----------------------------- */
+
+/* Learns the handles of a new composite's components and checks them: absent ones
+ * are TSM_NONE (COMP.PACK.1), list components are the items (COMP.LIST.1). */
+static int learn_components(struct cts_run *r, int c, int line) {
+  const struct cts_ids *comps = &r->m.res[c].components;
+  char name[200];
+  cts__res_name(r, c, name, sizeof name);
+  for (size_t i = 0; i < comps->n; i++) {
+    int id = comps->v[i];
+    tsm_handle h = TSM_NONE;
+    int rc = r->a->composite_component(r->s, r->res[c].h, (int)i, &h);
+    if (rc) return cts__report(r, CTS_FAIL, "composite_component(%s, %zu) failed with %s", name, i,
+                               cts_err_name(rc));
+    if (id == CTS_NONE) {
+      if (h != TSM_NONE)
+        return cts__report(r, CTS_FAIL, "%s: component %zu must be absent (COMP.PACK.1)", name, i);
+      continue;
+    }
+    if ((size_t)id < r->res_cap && r->res[id].h) {
+      if (r->res[id].h != h)
+        return cts__report(r, CTS_FAIL, "%s: component %zu is not the item it was made from", name, i);
+      continue;
+    }
+    if (h == TSM_NONE || h == CTS_BOGUS_HANDLE || cts__handle_in_use(r, h))
+      return cts__report(r, CTS_FAIL, "%s: component %zu has handle 0x%llx, which is 0 or already "
+                         "in use (ABI.HANDLE.1)", name, i, (unsigned long long)h);
+    cts__remember(&r->res, &r->res_cap, (size_t)id, h, -1, line);
+  }
+  return 0;
+}
+
+/* A component is an existing resource: the adapter must hand back its handle. */
+static int bind_component(struct cts_run *r, const struct cts_stmt *st, int id, tsm_handle h) {
+  if (id == CTS_NONE)
+    return cts__report(r, CTS_ERROR, "that component is absent: write `expect absent`");
+  if (h != r->res[id].h)
+    return cts__report(r, CTS_FAIL, "composite_component returned 0x%llx, not the component's "
+                       "handle 0x%llx", (unsigned long long)h, (unsigned long long)r->res[id].h);
+  r->sym_obj[st->dst] = id;
+  return 0;
+}
+
+static int composite_bind_made(struct cts_run *r, const struct cts_stmt *st, int id,
+                               tsm_handle h) {
+  if (st->kind == CTS_COMPONENT) return bind_component(r, st, id, h);
+  if (cts__bind_handle(r, st, id, h)) return -1;
+  return learn_components(r, id, st->line);
+}
+
+/* A packed sequence's parts hold the elements of the tensors it was made from. */
+static int composite_check_made(struct cts_run *r, const struct cts_stmt *st, int id) {
+  if (st->kind != CTS_PACK) return 0;
+  const struct cts_ids *comps = &r->m.res[id].components;
+  for (size_t i = 0; i < comps->n; i++) {
+    int c = comps->v[i];
+    if (c != CTS_NONE && cts__check_tensor(r, c, cts_model_values(&r->m, c),
+                                           (size_t)cts_model_elems(&r->m.res[c]), 0, "value"))
+      return -1;
+  }
+  return 0;
+}
+
 /* ---- the families ---------------------------------------------------------------- */
 
-const struct cts_family cts_family_managers = {NULL, NULL, NULL, NULL, NULL, NULL};
-const struct cts_family cts_family_scopes = {scopes_new, observe_scopes, NULL, NULL, NULL, free};
+const struct cts_family cts_family_managers = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+const struct cts_family cts_family_scopes = {scopes_new, observe_scopes, NULL, NULL, NULL, free,
+                                             composite_bind_made, composite_check_made};

@@ -29,7 +29,7 @@ uint32_t cts_family_cap(const char *family) {
 extern const struct cts_family cts_family_managers, cts_family_scopes, cts_family_dlpack,
     cts_family_graphs;
 
-static const struct cts_family core_family = {NULL, NULL, NULL, NULL, NULL, NULL};
+static const struct cts_family core_family = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
 const struct cts_family *const cts_families[CTS_N_FAMILIES] = {
     [CTS_FAMILY_CORE] = &core_family,
@@ -42,7 +42,7 @@ const struct cts_family *const cts_families[CTS_N_FAMILIES] = {
 const struct cts_stmt_exec cts_stmt_exec[CTS_N_STMT_KINDS] = {
 #define CTS__EXEC(kind, cls, lead, verb, binds, fam, cap, shape, made, parse, model, adapter, \
                   exec)                                                                     \
-  [CTS_##kind] = {exec, model, adapter, made, binds},
+  [CTS_##kind] = {exec, model, adapter, made, binds, fam},
     CTS_STATEMENTS(CTS__EXEC)
 #undef CTS__EXEC
 };

@@ -62,9 +62,9 @@
   X(WRAPPED, CTS_CLASS_BLOCK, "wrapped", NULL, 0, CTS_FAMILY_SCOPES, TSM_CAP_SCOPES, CTS_SHAPE_BLOCK, CTS_MADE_NOTHING, parse_wrapped, cts__model_none, cts__adapter_none, cts__exec_wrapped) \
   X(RESULT, CTS_CLASS_RESULT, "result", NULL, 0, CTS_FAMILY_SCOPES, 0, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_result, cts__model_none, cts__adapter_none, cts__exec_result) \
   /* composites (spec/composites.md) */ \
-  X(PACK, CTS_CLASS_ACTION, "composite", "pack", CTS_SYM_COMPOSITE, CTS_FAMILY_SCOPES, TSM_CAP_COMPOSITES, CTS_SHAPE_PACK, CTS_MADE_PACKED, parse_pack, cts__model_pack, cts__adapter_pack, cts__exec_action) \
-  X(LIST, CTS_CLASS_ACTION, "composite", "list", CTS_SYM_COMPOSITE, CTS_FAMILY_SCOPES, TSM_CAP_COMPOSITES, CTS_SHAPE_OPERANDS, CTS_MADE_LIST, parse_list_items, cts__model_list, cts__adapter_list, cts__exec_action) \
-  X(COMPONENT, CTS_CLASS_ACTION, "tensor", "component", CTS_SYM_TENSOR, CTS_FAMILY_SCOPES, TSM_CAP_COMPOSITES, CTS_SHAPE_COMPONENT, CTS_MADE_COMPONENT, parse_component, cts__model_component, cts__adapter_component, cts__exec_action) \
+  X(PACK, CTS_CLASS_ACTION, "composite", "pack", CTS_SYM_COMPOSITE, CTS_FAMILY_SCOPES, TSM_CAP_COMPOSITES, CTS_SHAPE_PACK, CTS_MADE_FAMILY, parse_pack, cts__model_pack, cts__adapter_pack, cts__exec_action) \
+  X(LIST, CTS_CLASS_ACTION, "composite", "list", CTS_SYM_COMPOSITE, CTS_FAMILY_SCOPES, TSM_CAP_COMPOSITES, CTS_SHAPE_OPERANDS, CTS_MADE_FAMILY, parse_list_items, cts__model_list, cts__adapter_list, cts__exec_action) \
+  X(COMPONENT, CTS_CLASS_ACTION, "tensor", "component", CTS_SYM_TENSOR, CTS_FAMILY_SCOPES, TSM_CAP_COMPOSITES, CTS_SHAPE_COMPONENT, CTS_MADE_FAMILY, parse_component, cts__model_component, cts__adapter_component, cts__exec_action) \
   /* DLPack (spec/dlpack.md) */ \
   X(DL_EXPORT, CTS_CLASS_ACTION, "dlpack", "export", CTS_SYM_DLPACK, CTS_FAMILY_DLPACK, TSM_CAP_DLPACK_C, CTS_SHAPE_EXPORT, CTS_MADE_NOTHING, parse_export, cts__model_none, cts__adapter_none, cts__exec_dl_export) \
   X(DL_MAKE, CTS_CLASS_ACTION, "dlpack", "make", CTS_SYM_DLPACK, CTS_FAMILY_DLPACK, TSM_CAP_DLPACK_C, CTS_SHAPE_MAKE, CTS_MADE_NOTHING, parse_make, cts__model_none, cts__adapter_none, cts__exec_dl_make) \
@@ -148,11 +148,9 @@ enum cts_stmt_shape {
 /* What a generic action made, for binding and checking it (exec.c). */
 enum cts_made {
   CTS_MADE_NOTHING,
-  CTS_MADE_HANDLE,    /* a manager or scope */
-  CTS_MADE_TENSOR,    /* a tensor: its elements are checked */
-  CTS_MADE_LIST,      /* a composite: its components are learned */
-  CTS_MADE_PACKED,    /* a composite: components learned, their elements checked */
-  CTS_MADE_COMPONENT  /* an existing resource: a composite's component */
+  CTS_MADE_HANDLE,    /* a new manager, scope or resource under a fresh handle */
+  CTS_MADE_TENSOR,    /* a new tensor: its elements are checked too */
+  CTS_MADE_FAMILY     /* the family's bind_made and check_made hooks bind and check it */
 };
 
 #endif
