@@ -1,5 +1,5 @@
 # harness/harness.mk: the judge, tsm-cts. It includes only harness/include and its
-# own sources: never impl/ (architecture rule 2).
+# own sources: never impl/ (it reaches the reference only through the adapter ABI).
 
 HARNESS_SRC := $(wildcard harness/src/*.c)
 HARNESS_OBJ := $(HARNESS_SRC:%.c=$(B)/obj/%.o)

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "case_lex.h"
-#include "families.h"
 #include "spec_index.h"
 #include "util.h"
 

@@ -241,7 +241,7 @@ static int open_run(struct cts_run *r, int device_index) {
   r->sym_obj = cts_xmalloc(r->c->n_syms * sizeof(int));
   for (size_t i = 0; i < r->c->n_syms; i++) r->sym_obj[i] = -1;
   for (int f = 0; f < CTS_N_FAMILIES; f++)
-    r->family[f] = cts_families[f]->state_new ? cts_families[f]->state_new() : NULL;
+    r->family[f] = cts_families[f]->state_new ? cts_families[f]->state_new(r) : NULL;
   return 0;
 }
 
@@ -288,8 +288,6 @@ static int run_once(const struct cts_case *c, const struct tsm_adapter *a, int d
   r.msg = msg;
   r.status = CTS_PASS;
   r.fault = arm > 0;
-  r.observe_scopes = (c->families & TSM_CAP_SCOPES) != 0;
-  r.observe_links = (c->families & (TSM_CAP_SCOPES | TSM_CAP_COMPOSITES)) != 0;
   if (open_run(&r, device_index)) return r.status;
   tsm_handle root = TSM_NONE;
   int rc = a->mgr_root(r.s, &root);

@@ -421,7 +421,8 @@ static void dlpack_after_close(struct cts_run *r) {
   dl_of(r)->v = NULL;
 }
 
-static void *dlpack_new(void) { return cts_xcalloc(1, sizeof(struct dl_state)); }
+static void *dlpack_new(struct cts_run *r) {
+  (void)r; return cts_xcalloc(1, sizeof(struct dl_state)); }
 
 const struct cts_family cts_family_dlpack = {dlpack_new, check_dlpack, NULL, dlpack_before_close,
                                              dlpack_after_close, free, NULL, NULL};

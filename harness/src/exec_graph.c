@@ -606,7 +606,10 @@ int cts__expect_graph_state(struct cts_run *r, const struct cts_stmt *st, int ex
   return check_graphs(r, &bytes);
 }
 
-static void *graphs_new(void) { return cts_xcalloc(1, sizeof(struct graph_state)); }
+static void *graphs_new(struct cts_run *r) {
+  (void)r;
+  return cts_xcalloc(1, sizeof(struct graph_state));
+}
 
 static void graphs_free(void *state) {
   struct graph_state *gs = state;

@@ -35,8 +35,8 @@ struct cts_run {
   const struct cts_stmt *cur;
   struct cts_buf *msg;
   int status;
-  int observe_links;         /* the case uses scopes or composites: res_links exists */
-  int observe_scopes;        /* the case uses scopes: scope_info, current, stats */
+  int observe_links;         /* res_links exists (set by the scopes family) */
+  int observe_scopes;        /* scope_info, current, stats exist (set by the scopes family) */
   struct cts_workers *workers;
   void *family[CTS_N_FAMILIES]; /* each family's state (its state_new), owned by it */
   int cuda_session;
@@ -46,7 +46,7 @@ struct cts_run {
 
 /* A family (families.h): the hooks the core calls; any may be NULL. */
 struct cts_family {
-  void *(*state_new)(void);
+  void *(*state_new)(struct cts_run *r); /* the session is open, the model empty */
   /* After every step: 0, or -1 after reporting. */
   int (*observe)(struct cts_run *r);
   /* Bytes the family holds on the device beyond the model's storages (live bytes). */

@@ -1,8 +1,10 @@
 /*
  * harness/src/exec_managers.c: the managers family and the scopes-and-composites family
  * (spec/managers.md, spec/scopes.md, spec/composites.md): each generic action's model
- * function and adapter call (their rows in stmt_table.h), and the wrapped block
- * (SCOPE.WRAP.1). Their expectations are in exec_expect.c.
+ * function and adapter call (their rows in stmt_table.h), the wrapped block
+ * (SCOPE.WRAP.1), and the two families' hooks: the scopes observed after every step, and
+ * what pack, list and component made bound and checked. Their expectations are in
+ * exec_expect.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,7 +208,13 @@ int cts__exec_result(struct cts_run *r, const struct cts_stmt *st, int expected_
   return cts__operand(r, st->a, &scopes_of(r)->wrap->result);
 }
 
-static void *scopes_new(void) { return cts_xcalloc(1, sizeof(struct scopes_state)); }
+/* What the judge observes follows what the case uses: res_links exists with scopes or
+ * composites, scope_info and the thread's statistics with scopes. */
+static void *scopes_new(struct cts_run *r) {
+  r->observe_scopes = (r->c->families & TSM_CAP_SCOPES) != 0;
+  r->observe_links = (r->c->families & (TSM_CAP_SCOPES | TSM_CAP_COMPOSITES)) != 0;
+  return cts_xcalloc(1, sizeof(struct scopes_state));
+}
 
 /* After every step: open or just-disposed scopes, and the running thread's current scope
  * and statistics. */
