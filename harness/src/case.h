@@ -196,8 +196,12 @@ void cts_case_free(struct cts_case *c);
 int cts_case_has_tag(const struct cts_case *c, const char *tag);
 /* Maps a family name of `requires:` to its capability bit; 0 if unknown (families.h). */
 uint32_t cts_family_cap(const char *family);
-/* The statement table's keyword of a kind ("manager" for CTS_MGR_SUB), and its shape. */
+/* The statement table's names of a kind: its enum name ("MGR_SUB"), its keyword
+ * ("manager"), its verb ("sub"; NULL if none; "a|b" for alternatives, CTS_VERB_OP for
+ * an op of the op table), and its shape (enum cts_stmt_shape). */
+const char *cts_stmt_kind_name(int kind);
 const char *cts_stmt_keyword(int kind);
+const char *cts_stmt_verb(int kind);
 int cts_stmt_shape(int kind);
 const char *cts_err_name(int code); /* "CAPPED" for TSM_ECAPPED; "OK"; "?" */
 const char *cts_op_name(int op);

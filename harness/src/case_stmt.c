@@ -19,6 +19,7 @@ CTS_STATEMENTS(CTS__DECLARE_PARSE)
 #undef CTS__DECLARE_PARSE
 
 struct stmt_row {
+  const char *name; /* the kind's enum name without CTS_ */
   int kind, cls;
   const char *lead, *verb;
   int binds;
@@ -29,7 +30,7 @@ struct stmt_row {
 
 static const struct stmt_row rows[CTS_N_STMT_KINDS] = {
 #define CTS__ROW(kind, cls, lead, verb, binds, fam, cap, shape, made, parse, ...) \
-  {CTS_##kind, cls, lead, verb, binds, cap, shape, parse},
+  {#kind, CTS_##kind, cls, lead, verb, binds, cap, shape, parse},
     CTS_STATEMENTS(CTS__ROW)
 #undef CTS__ROW
 };
@@ -51,6 +52,14 @@ const char *cts_op_name(int op) {
 
 const char *cts_stmt_keyword(int kind) {
   return kind >= 0 && kind < CTS_N_STMT_KINDS ? rows[kind].lead : "?";
+}
+
+const char *cts_stmt_kind_name(int kind) {
+  return kind >= 0 && kind < CTS_N_STMT_KINDS ? rows[kind].name : "?";
+}
+
+const char *cts_stmt_verb(int kind) {
+  return kind >= 0 && kind < CTS_N_STMT_KINDS ? rows[kind].verb : NULL;
 }
 
 int cts_stmt_shape(int kind) { return rows[kind].shape; }
