@@ -1,6 +1,6 @@
 # harness/harness.mk: the judge, tsm-cts. It includes only harness/include and its
-# own sources, never impl/ (spec/architecture.md, rule 2): the judge reaches the reference only through the
-# adapter ABI (harness/include/tsm/adapter.h), like any third party.
+# own sources, never impl/: it reaches the reference only through the adapter ABI,
+# like any third party (spec/architecture.md, rule 2).
 
 # dlpack_form.c is one source compiled once per DLPack form (below).
 HARNESS_SRC := $(filter-out harness/src/dlpack_form.c,$(wildcard harness/src/*.c))

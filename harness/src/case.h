@@ -1,7 +1,9 @@
 /*
- * harness/src/case.h: a parsed case file (cases/README.md). A case owns its
- * frontmatter strings, its symbol table and its statement tree; cts_case_free
- * releases all of it.
+ * harness/src/case.h: a parsed case file (cases/README.md): its frontmatter, its symbol
+ * table and its statement tree. The statement kinds are the rows of the statement table
+ * (stmt_table.h); a statement is a tagged union whose member its row's shape names. A
+ * case owns all of it; cts_case_free releases it. Parsed by case_parse.c, case_stmt.c
+ * and case_lex.c.
  */
 #ifndef CTS_CASE_H
 #define CTS_CASE_H
@@ -9,84 +11,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "stmt_table.h"
 #include "tsm/adapter.h"
 
 struct cts_spec;
 
+/* One kind per row of the statement table (stmt_table.h). */
 enum cts_stmt_kind {
-  /* actions */
-  CTS_MGR_SUB,       /* manager dst = sub a */
-  CTS_MGR_SUB_OF,    /* manager dst = sub_of a */
-  CTS_CREATE,        /* tensor dst = zeros|ones|full|arange|values a shape ... */
-  CTS_OP,            /* tensor dst = op a [b] [shape] [in out] */
-  CTS_ATTACH,        /* attach a to b */
-  CTS_DETACH,        /* detach a */
-  CTS_BORROW,        /* borrow a into b */
-  CTS_RET,           /* ret a from b */
-  CTS_RELEASE,       /* release a */
-  CTS_CLOSE,         /* close a */
-  CTS_CAP,           /* cap a */
-  CTS_DUMP,          /* dump a */
-  CTS_REPEAT,        /* repeat count { body } */
-  /* scopes (spec/scopes.md) */
-  CTS_SCOPE_OPEN,        /* scope dst = open */
-  CTS_SCOPE_DISPOSE,     /* dispose a */
-  CTS_SCOPE_MOVE_OUTER,  /* move a out of b */
-  CTS_SCOPE_MOVE_OTHER,  /* move a from b to out (-2: none) */
-  CTS_SCOPE_DETACH,      /* detach a from b */
-  CTS_SCOPE_ATTACH,      /* attach a to b (b a scope) */
-  CTS_SCOPE_DISPOSE_ALL, /* dispose everything in a [but list] */
-  CTS_SCOPE_HANDOVER,    /* handover a */
-  CTS_WRAPPED,           /* wrapped dst { body; result x } */
-  CTS_RESULT,            /* result a: the last statement of a wrapped body */
-  /* composites */
-  CTS_PACK,              /* composite dst = pack [list] sorted|unsorted (flag: 1 sorted) */
-  CTS_LIST,              /* composite dst = list [list] */
-  CTS_COMPONENT,         /* tensor dst = component a count */
-  /* DLPack (spec/dlpack.md) */
-  CTS_DL_EXPORT,         /* dlpack dst = export a form [copy] [readonly] */
-  CTS_DL_MAKE,           /* dlpack dst = make form shape ... (dl options) */
-  CTS_DL_IMPORT,         /* tensor dst = import a into b */
-  CTS_DL_DROP,           /* drop a */
-  /* graphs (spec/graphs.md) */
-  CTS_G_NEW,             /* graph dst = new a */
-  CTS_G_LEAF,            /* node dst = leaf a shape [dtype] [values|arange] (sub: fill) */
-  CTS_G_EXTERNAL,        /* node dst = external a b */
-  CTS_G_OP,              /* node dst = op a [b] [shape]; svd binds list[0..2] */
-  CTS_G_FLAG,            /* flag a ...: flag holds enum tsm_graph_flag bits */
-  CTS_G_EXPAND,          /* expand a b */
-  CTS_G_COMPUTE,         /* compute a: the differential compute */
-  CTS_G_RECOMPUTE,       /* recompute a */
-  CTS_G_RELEASE,         /* release a (a graph) */
-  /* threads */
-  CTS_THREAD,            /* thread flag { body }: flag is the thread number, 1.. */
-  CTS_PARALLEL,          /* parallel { thread blocks } */
-  /* expectations */
-  CTS_EXPECT_OWNER,    /* a's holder == b (b < 0: none) */
-  CTS_EXPECT_LENDER,   /* a's lender == b (b < 0: none) */
-  CTS_EXPECT_BORROWED, /* flag: 1 borrowed, 0 not borrowed */
-  CTS_EXPECT_VALID,    /* flag: 1 valid, 0 released */
-  CTS_EXPECT_COUNT,
-  CTS_EXPECT_CHILDREN,
-  CTS_EXPECT_STATE,    /* flag: enum cts_mgr_state_name */
-  CTS_EXPECT_PARENT,
-  CTS_EXPECT_VALUES,
-  CTS_EXPECT_SHAPE,
-  CTS_EXPECT_BYTES,
-  CTS_EXPECT_ERROR,    /* inner fails with err */
-  CTS_EXPECT_SCOPE,    /* a's owning scope == b (-2: none) */
-  CTS_EXPECT_CURRENT,  /* this thread's current scope == b (-2: none) */
-  CTS_EXPECT_MEMBERS,  /* a's member count == count */
-  CTS_EXPECT_OUTER,    /* a's outer scope == b (-2: none) */
-  CTS_EXPECT_COMPOSITE,/* a's composite == b (-2: none) */
-  CTS_EXPECT_ABSENT,   /* component count of a is absent */
-  CTS_EXPECT_STATS,    /* flag: enum tsm_kind; stats[] under stats_mask */
-  CTS_EXPECT_DELETED,  /* a's deleter ran count times */
-  CTS_EXPECT_NODE,     /* a's values after the last compute; flag 1: unspecified */
-  CTS_EXPECT_PLANNED   /* a's reuse plan <= count bytes */
+#define CTS__KIND(kind, ...) CTS_##kind,
+  CTS_STATEMENTS(CTS__KIND)
+#undef CTS__KIND
+  CTS_N_STMT_KINDS
 };
-
-#define CTS_FIRST_EXPECT CTS_EXPECT_OWNER
 
 enum cts_stat {
   CTS_STAT_CREATED_IN,
@@ -119,11 +55,9 @@ enum cts_sym_kind {
 enum cts_dl_where { CTS_DL_WHERE_HOST, CTS_DL_WHERE_CPU, CTS_DL_WHERE_CUDA_HOST,
                     CTS_DL_WHERE_CUDA_MANAGED, CTS_DL_WHERE_OPENCL, CTS_DL_WHERE_VULKAN };
 
-/* The options of `export` and `make` (cases/README.md, DLPack). */
+/* The options of `make` (cases/README.md, DLPack); the elements are the literal's. */
 struct cts_dl_opts {
   int form;              /* enum tsm_dlpack_form */
-  uint32_t request;      /* export: enum tsm_dlpack_request bits */
-  int fill;              /* make: CTS_ZEROS, CTS_ARANGE or CTS_VALUES (st->vals) */
   int no_strides;        /* NULL strides */
   int n_strides;         /* given strides, or 0 for compact ones */
   int64_t strides[TSM_MAX_DIMS];
@@ -131,7 +65,19 @@ struct cts_dl_opts {
   int64_t major, minor;
   int readonly, copied, no_deleter, null_data;
   int where;             /* enum cts_dl_where */
-  int code, bits, lanes; /* dtype; 0 bits: the statement's f32 or i32 */
+  int code, bits, lanes; /* dtype; 0 bits: the literal's f32 or i32 */
+};
+
+/* A tensor written in the case: `tensor = zeros ...`, `node = leaf ...`, `dlpack =
+ * make ...`. The statement owns vals. */
+struct cts_literal {
+  int fill;       /* enum cts_create_kind */
+  int dtype;      /* enum tsm_dtype */
+  int ndim;
+  int64_t shape[TSM_MAX_DIMS];
+  double scalar;  /* CTS_FULL */
+  double *vals;   /* CTS_VALUES */
+  size_t nvals;
 };
 
 /* Symbols 0 and 1 are predefined. */
@@ -148,30 +94,61 @@ struct cts_block {
   size_t n, cap;
 };
 
+/* One statement. The operands are the symbols the statement names, in the order it
+ * names them; what else it holds is the union member its row's shape names
+ * (stmt_table.h). The statement owns its text, list, body and the union's pointers. */
 struct cts_stmt {
   int kind; /* enum cts_stmt_kind */
   int line, col;
   char *text;     /* the source line, trimmed, for messages */
   int dst;        /* symbol bound, or -1 */
-  int a, b;       /* operand symbols, or -1 */
-  int out;        /* CTS_OP: explicit output manager symbol, or -1 */
-  int sub;        /* CTS_CREATE: enum cts_create_kind; CTS_OP: enum tsm_op */
-  int dtype;      /* enum tsm_dtype */
-  int ndim;
-  int64_t shape[TSM_MAX_DIMS];
-  double *vals;   /* CTS_CREATE values / CTS_EXPECT_VALUES */
-  size_t nvals;
-  double scalar;  /* CTS_CREATE full */
-  int64_t count;  /* repeat count, expected count/children/bytes */
-  int flag;       /* see the kinds above */
-  int err;        /* CTS_EXPECT_ERROR: the expected negative code */
-  struct cts_stmt *inner; /* CTS_EXPECT_ERROR */
-  struct cts_block body;  /* CTS_REPEAT, CTS_WRAPPED, CTS_THREAD, CTS_PARALLEL */
-  int *list;              /* symbols: keep list, pack sequences, list items */
+  int a, b;       /* the first and second operand symbols, or -1 (-2: `none`) */
+  int out;        /* the destination operand: `in M`, `to S`, or -1 (-2: `none`) */
+  int *list;      /* operand symbols written as a list: keep list, pack items, svd names */
   size_t n_list;
-  int64_t stats[CTS_N_STATS]; /* CTS_EXPECT_STATS */
-  unsigned stats_mask;        /* 1u << enum cts_stat for each counter given */
-  struct cts_dl_opts *dl;     /* CTS_DL_EXPORT, CTS_DL_MAKE */
+  struct cts_block body; /* a block statement's statements */
+  union {
+    struct cts_literal literal;                    /* CTS_SHAPE_LITERAL */
+    struct {
+      int op;                                      /* enum tsm_op */
+      int ndim;                                    /* reshape's target shape */
+      int64_t shape[TSM_MAX_DIMS];
+    } op;                                          /* CTS_SHAPE_OP */
+    struct { int sorted; } pack;                   /* CTS_SHAPE_PACK */
+    struct { int64_t index; } component;           /* CTS_SHAPE_COMPONENT */
+    struct {
+      int form;                                    /* enum tsm_dlpack_form */
+      uint32_t request;                            /* enum tsm_dlpack_request bits */
+    } export;                                      /* CTS_SHAPE_EXPORT */
+    struct {
+      struct cts_literal literal;
+      struct cts_dl_opts dl;
+    } make;                                        /* CTS_SHAPE_MAKE */
+    struct { uint32_t bits; } graph_flags;         /* CTS_SHAPE_FLAGS: enum tsm_graph_flag */
+    struct { int64_t times; } repeat;              /* CTS_SHAPE_REPEAT */
+    struct { int number; } thread;                 /* CTS_SHAPE_THREAD: 1.., into threads */
+    struct {
+      int code;                                    /* the expected negative code */
+      struct cts_stmt *inner;                      /* the action that must fail */
+    } error;                                       /* CTS_SHAPE_ERROR */
+    struct { int64_t want; } count;                /* CTS_SHAPE_COUNT: count, bytes, ... */
+    struct { int holds; } truth;                   /* CTS_SHAPE_TRUTH: borrowed, valid */
+    struct { int want; } state;                    /* CTS_SHAPE_STATE: enum cts_state_name */
+    struct {
+      double *v;
+      size_t n;
+      int unspecified;                             /* `expect node X unspecified` */
+    } values;                                      /* CTS_SHAPE_VALUES */
+    struct {
+      int ndim;
+      int64_t shape[TSM_MAX_DIMS];
+    } dims;                                        /* CTS_SHAPE_DIMS */
+    struct {
+      int kind;                                    /* enum tsm_kind */
+      int64_t want[CTS_N_STATS];
+      unsigned mask;                               /* 1u << enum cts_stat per counter given */
+    } stats;                                       /* CTS_SHAPE_STATS */
+  } u;
 };
 
 struct cts_case {
@@ -217,8 +194,15 @@ struct cts_case *cts_case_load(const char *path, const struct cts_spec *spec,
 void cts_case_free(struct cts_case *c);
 
 int cts_case_has_tag(const struct cts_case *c, const char *tag);
-/* Maps a family name of `requires:` to its capability bit; 0 if unknown. */
+/* Maps a family name of `requires:` to its capability bit; 0 if unknown (families.h). */
 uint32_t cts_family_cap(const char *family);
+/* The statement table's names of a kind: its enum name ("MGR_SUB"), its keyword
+ * ("manager"), its verb ("sub"; NULL if none; "a|b" for alternatives, CTS_VERB_OP for
+ * an op of the op table), and its shape (enum cts_stmt_shape). */
+const char *cts_stmt_kind_name(int kind);
+const char *cts_stmt_keyword(int kind);
+const char *cts_stmt_verb(int kind);
+int cts_stmt_shape(int kind);
 const char *cts_err_name(int code); /* "CAPPED" for TSM_ECAPPED; "OK"; "?" */
 const char *cts_op_name(int op);
 

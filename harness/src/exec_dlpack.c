@@ -12,6 +12,24 @@
 #include "dlpack_judge.h"
 #include "exec_internal.h"
 
+/* A DLPack tensor the judge made or received. */
+struct cts_dlobj {
+  void *managed;              /* the struct; judge-made ones are freed after the case */
+  struct cts_dl_record *rec;  /* judge-made: its counting deleter's record */
+  int sym, line;
+  int judge_drops;            /* deleter runs by the judge as owner */
+};
+
+/* The DLPack family's state: per model DLPack id, what the judge knows of it. */
+struct dl_state {
+  struct cts_dlobj *v;
+  size_t cap;
+};
+
+static struct dl_state *dl_of(struct cts_run *r) { return r->family[CTS_FAMILY_DLPACK]; }
+
+static int check_dlpack(struct cts_run *r);
+
 static void *dl_make(int form, const struct cts_dl_view *v, struct cts_dl_record *rec) {
   return form == TSM_DLPACK_VERSIONED ? cts_dl_versioned_make(v, rec) : cts_dl_legacy_make(v, rec);
 }
@@ -32,17 +50,17 @@ static void dl_delete(int form, void *managed) {
 
 static const char *dl_name(struct cts_run *r, int x, char *buf, size_t n) {
   snprintf(buf, n, "DLPack tensor %s (made at line %d)",
-           r->dl[x].sym >= 0 ? r->c->syms[r->dl[x].sym].name : "?", r->dl[x].line);
+           dl_of(r)->v[x].sym >= 0 ? r->c->syms[dl_of(r)->v[x].sym].name : "?", dl_of(r)->v[x].line);
   return buf;
 }
 
 static void remember_dl(struct cts_run *r, int x, void *managed, struct cts_dl_record *rec,
                         const struct cts_stmt *st) {
-  cts_grow((void **)&r->dl, &r->dl_cap, (size_t)x + 1, sizeof *r->dl);
-  r->dl[x].managed = managed;
-  r->dl[x].rec = rec;
-  r->dl[x].sym = st->dst;
-  r->dl[x].line = st->line;
+  cts_grow((void **)&dl_of(r)->v, &dl_of(r)->cap, (size_t)x + 1, sizeof *dl_of(r)->v);
+  dl_of(r)->v[x].managed = managed;
+  dl_of(r)->v[x].rec = rec;
+  dl_of(r)->v[x].sym = st->dst;
+  dl_of(r)->v[x].line = st->line;
   r->sym_obj[st->dst] = x;
 }
 
@@ -73,86 +91,109 @@ static int64_t linear(int ndim, const int64_t *shape, const int64_t *strides, in
 
 /* ---- make: the judge produces ------------------------------------------------ */
 
-static int exec_make(struct cts_run *r, const struct cts_stmt *st) {
-  const struct cts_dl_opts *o = st->dl;
+static void make_desc(struct cts_run *r, const struct cts_stmt *st, struct cts_mdl_desc *desc) {
   static const int where_type[] = {0, CTS_DL_CPU, CTS_DL_CUDA_HOST, CTS_DL_CUDA_MANAGED,
                                    CTS_DL_OPENCL, CTS_DL_VULKAN};
-  struct cts_mdl_desc desc;
-  memset(&desc, 0, sizeof desc);
-  desc.form = o->form;
-  desc.major = o->major;
-  desc.minor = o->minor;
-  desc.device_type = o->where == CTS_DL_WHERE_HOST ? (r->cuda_session ? CTS_DL_CUDA_HOST : CTS_DL_CPU)
-                                                   : where_type[o->where];
-  desc.ndim = st->ndim;
-  memcpy(desc.shape, st->shape, sizeof desc.shape);
-  desc.no_strides = o->no_strides;
-  desc.n_strides = o->n_strides;
-  memcpy(desc.strides, o->strides, sizeof desc.strides);
-  desc.code = o->bits ? o->code : st->dtype == TSM_F32 ? CTS_DL_FLOAT : CTS_DL_INT;
-  desc.bits = o->bits ? o->bits : 32;
-  desc.lanes = o->lanes;
-  desc.null_data = o->null_data;
-  desc.dtype = st->dtype;
+  const struct cts_dl_opts *o = &st->u.make.dl;
+  const struct cts_literal *lit = &st->u.make.literal;
+  memset(desc, 0, sizeof *desc);
+  desc->form = o->form;
+  desc->major = o->major;
+  desc->minor = o->minor;
+  desc->device_type = o->where == CTS_DL_WHERE_HOST
+                          ? (r->cuda_session ? CTS_DL_CUDA_HOST : CTS_DL_CPU)
+                          : where_type[o->where];
+  desc->ndim = lit->ndim;
+  memcpy(desc->shape, lit->shape, sizeof desc->shape);
+  desc->no_strides = o->no_strides;
+  desc->n_strides = o->n_strides;
+  memcpy(desc->strides, o->strides, sizeof desc->strides);
+  desc->code = o->bits ? o->code : lit->dtype == TSM_F32 ? CTS_DL_FLOAT : CTS_DL_INT;
+  desc->bits = o->bits ? o->bits : 32;
+  desc->lanes = o->lanes;
+  desc->null_data = o->null_data;
+  desc->dtype = lit->dtype;
+}
 
-  int64_t n = count_elems(st->ndim, st->shape);
+/* Element i at `at`, when the dtype is one the judge writes (f32, i32). */
+static void put_elem(const struct cts_mdl_desc *desc, unsigned char *at, size_t esize, double v) {
+  memset(at, 0, esize);
+  if (desc->bits == 32 && desc->lanes == 1 && desc->code == CTS_DL_FLOAT) {
+    float f = (float)v;
+    memcpy(at, &f, 4);
+  } else if (desc->bits == 32 && desc->lanes == 1 && desc->code == CTS_DL_INT) {
+    int32_t k = (int32_t)(uint32_t)(int64_t)v;
+    memcpy(at, &k, 4);
+  }
+}
+
+/* The buffer: strided elements after byte_offset, the rest a pattern that a consumer
+ * reading the wrong place (DLP.IMPORT.3) would show. RETURN the byte_offset. */
+static uint64_t make_buffer(const struct cts_stmt *st, const struct cts_mdl_desc *desc,
+                            const int64_t *strides, const double *vals, int64_t n,
+                            struct cts_dl_record *rec) {
+  const struct cts_literal *lit = &st->u.make.literal;
+  int64_t lo = 0, hi = 0;
+  for (int d = 0; d < lit->ndim && n > 0; d++) {
+    int64_t span = (lit->shape[d] - 1) * strides[d];
+    if (span < 0) lo += span; else hi += span;
+  }
+  size_t esize = (size_t)(desc->bits * desc->lanes + 7) / 8;
+  uint64_t byte_offset = (uint64_t)st->u.make.dl.offset + (uint64_t)(-lo) * esize;
+  if (n == 0) return 0;
+  rec->buffer_len = (size_t)byte_offset + (size_t)(hi - lo + 1) * esize;
+  rec->buffer = cts_xmalloc(rec->buffer_len);
+  memset(rec->buffer, 0xa5, rec->buffer_len);
+  int compact = cts_model_dl_compact(desc) || !st->u.make.dl.n_strides;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t at_elem = compact ? i : linear(lit->ndim, lit->shape, strides, i);
+    put_elem(desc, rec->buffer + byte_offset + (size_t)at_elem * esize, esize, vals[i]);
+  }
+  return byte_offset;
+}
+
+static void make_view(const struct cts_stmt *st, const struct cts_mdl_desc *desc,
+                      const int64_t *strides, uint64_t byte_offset,
+                      const struct cts_dl_record *rec, struct cts_dl_view *v) {
+  const struct cts_dl_opts *o = &st->u.make.dl;
+  memset(v, 0, sizeof *v);
+  v->major = (uint32_t)o->major;
+  v->minor = (uint32_t)o->minor;
+  v->flags = (o->readonly ? CTS_DL_READ_ONLY : 0) | (o->copied ? CTS_DL_IS_COPIED : 0);
+  v->device_type = desc->device_type;
+  v->ndim = desc->ndim;
+  memcpy(v->shape, desc->shape, sizeof v->shape);
+  v->has_strides = !o->no_strides;
+  memcpy(v->strides, strides, sizeof v->strides);
+  v->code = desc->code;
+  v->bits = desc->bits;
+  v->lanes = desc->lanes;
+  v->byte_offset = byte_offset;
+  v->data = o->null_data ? NULL : rec->buffer;
+  v->has_deleter = !o->no_deleter;
+}
+
+int cts__exec_dl_make(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  (void)expected_err;
+  const struct cts_dl_opts *o = &st->u.make.dl;
+  const struct cts_literal *lit = &st->u.make.literal;
+  struct cts_mdl_desc desc;
+  make_desc(r, st, &desc);
+  int64_t n = count_elems(lit->ndim, lit->shape);
   double *vals = cts_xcalloc(n ? (size_t)n : 1, sizeof(double));
   for (int64_t i = 0; i < n; i++)
-    vals[i] = o->fill == CTS_ARANGE ? (double)i : o->fill == CTS_VALUES ? st->vals[i] : 0;
-
-  /* The buffer: strided elements after byte_offset, the rest a pattern that a consumer
-   * reading the wrong place (DLP.IMPORT.3) would show. */
+    vals[i] = lit->fill == CTS_ARANGE ? (double)i : lit->fill == CTS_VALUES ? lit->vals[i] : 0;
   int64_t strides[TSM_MAX_DIMS];
   if (o->n_strides)
     memcpy(strides, o->strides, sizeof strides);
   else
-    compact_strides(st->ndim, st->shape, strides);
-  int64_t lo = 0, hi = 0;
-  for (int d = 0; d < st->ndim && n > 0; d++) {
-    int64_t span = (st->shape[d] - 1) * strides[d];
-    if (span < 0) lo += span; else hi += span;
-  }
-  size_t esize = (size_t)(desc.bits * desc.lanes + 7) / 8;
+    compact_strides(lit->ndim, lit->shape, strides);
   struct cts_dl_record *rec = cts_xcalloc(1, sizeof *rec);
-  uint64_t byte_offset = (uint64_t)o->offset + (uint64_t)(-lo) * esize;
-  if (n > 0) {
-    rec->buffer_len = (size_t)byte_offset + (size_t)(hi - lo + 1) * esize;
-    rec->buffer = cts_xmalloc(rec->buffer_len);
-    memset(rec->buffer, 0xa5, rec->buffer_len);
-    int compact = cts_model_dl_compact(&desc) || !o->n_strides;
-    for (int64_t i = 0; i < n; i++) {
-      int64_t at_elem = compact ? i : linear(st->ndim, st->shape, strides, i);
-      unsigned char *at = rec->buffer + byte_offset + (size_t)at_elem * esize;
-      memset(at, 0, esize);
-      if (desc.bits == 32 && desc.lanes == 1 && desc.code == CTS_DL_FLOAT) {
-        float f = (float)vals[i];
-        memcpy(at, &f, 4);
-      } else if (desc.bits == 32 && desc.lanes == 1 && desc.code == CTS_DL_INT) {
-        int32_t v = (int32_t)(uint32_t)(int64_t)vals[i];
-        memcpy(at, &v, 4);
-      }
-    }
-  }
+  uint64_t byte_offset = make_buffer(st, &desc, strides, vals, n, rec);
   rec->readonly = o->readonly;
   if (rec->readonly) rec->checksum = cts_dl_checksum(rec->buffer, rec->buffer_len);
-
   struct cts_dl_view v;
-  memset(&v, 0, sizeof v);
-  v.major = (uint32_t)o->major;
-  v.minor = (uint32_t)o->minor;
-  v.flags = (o->readonly ? CTS_DL_READ_ONLY : 0) | (o->copied ? CTS_DL_IS_COPIED : 0);
-  v.device_type = desc.device_type;
-  v.ndim = st->ndim;
-  memcpy(v.shape, st->shape, sizeof v.shape);
-  v.has_strides = !o->no_strides;
-  memcpy(v.strides, strides, sizeof v.strides);
-  v.code = desc.code;
-  v.bits = desc.bits;
-  v.lanes = desc.lanes;
-  v.byte_offset = n > 0 ? byte_offset : 0;
-  v.data = o->null_data ? NULL : rec->buffer;
-  v.has_deleter = !o->no_deleter;
-
+  make_view(st, &desc, strides, byte_offset, rec, &v);
   int x;
   cts_model_dl_make(&r->m, &desc, vals, &x);
   remember_dl(r, x, dl_make(o->form, &v, rec), rec, st);
@@ -162,46 +203,38 @@ static int exec_make(struct cts_run *r, const struct cts_stmt *st) {
 
 /* ---- export: the implementation produces, the judge checks ------------------ */
 
-static int check_export(struct cts_run *r, const struct cts_stmt *st, int x, int src) {
-  char name[200];
-  dl_name(r, x, name, sizeof name);
-  struct cts_dl_view v;
-  dl_view(st->dl->form, r->dl[x].managed, &v);
+/* The versioned form's own fields (DLP.EXPORT.2, DLP.EXPORT.5). */
+static int check_versioned(struct cts_run *r, const struct cts_stmt *st,
+                           const struct cts_dl_view *v, const char *name) {
+  if (v->major != 1)
+    return cts__report(r, CTS_FAIL, "%s: version %u.%u, major must be 1 (DLP.EXPORT.2)", name,
+                       v->major, v->minor);
+  uint64_t want = ((st->u.export.request & TSM_DLPACK_READ_ONLY) ? CTS_DL_READ_ONLY : 0) |
+                  ((st->u.export.request & TSM_DLPACK_COPY) ? CTS_DL_IS_COPIED : 0);
+  if (v->flags != want)
+    return cts__report(r, CTS_FAIL, "%s: flags 0x%llx, expected 0x%llx (DLP.EXPORT.5)", name,
+                       (unsigned long long)v->flags, (unsigned long long)want);
+  if (v->ndim > 0 && !v->has_strides)
+    return cts__report(r, CTS_FAIL, "%s: NULL strides in a versioned export (DLP.EXPORT.2)", name);
+  return 0;
+}
+
+/* Every element read through data, byte_offset and strides (DLP.EXPORT.1). */
+static int check_export_elems(struct cts_run *r, const struct cts_dl_view *v, int src,
+                              const char *name) {
   const struct cts_mres *mr = &r->m.res[src];
-  if (st->dl->form == TSM_DLPACK_VERSIONED) {
-    if (v.major != 1)
-      return cts__report(r, CTS_FAIL, "%s: version %u.%u, major must be 1 (DLP.EXPORT.2)", name,
-                         v.major, v.minor);
-    uint64_t want = ((st->dl->request & TSM_DLPACK_READ_ONLY) ? CTS_DL_READ_ONLY : 0) |
-                    ((st->dl->request & TSM_DLPACK_COPY) ? CTS_DL_IS_COPIED : 0);
-    if (v.flags != want)
-      return cts__report(r, CTS_FAIL, "%s: flags 0x%llx, expected 0x%llx (DLP.EXPORT.5)", name,
-                         (unsigned long long)v.flags, (unsigned long long)want);
-    if (v.ndim > 0 && !v.has_strides)
-      return cts__report(r, CTS_FAIL, "%s: NULL strides in a versioned export (DLP.EXPORT.2)", name);
-  }
-  int want_device = r->cuda_session ? CTS_DL_CUDA : CTS_DL_CPU;
-  if (v.device_type != want_device || v.device_id != 0)
-    return cts__report(r, CTS_FAIL, "%s: device (%d, %d), expected (%d, 0) (DLP.EXPORT.1)", name,
-                       v.device_type, v.device_id, want_device);
-  int shape_ok = v.ndim == mr->ndim;
-  for (int i = 0; shape_ok && i < v.ndim; i++) shape_ok = v.shape[i] == mr->shape[i];
-  int want_code = mr->dtype == TSM_F32 ? CTS_DL_FLOAT : CTS_DL_INT;
-  if (!shape_ok || v.code != want_code || v.bits != 32 || v.lanes != 1)
-    return cts__report(r, CTS_FAIL, "%s: shape or dtype differs from the tensor (DLP.EXPORT.1)",
-                       name);
   int64_t n = cts_model_elems(mr);
   if (n == 0 || r->cuda_session) return 0; /* device memory is checked through a re-import */
-  if (!v.data) return cts__report(r, CTS_FAIL, "%s: NULL data with %lld elements", name, (long long)n);
+  if (!v->data) return cts__report(r, CTS_FAIL, "%s: NULL data with %lld elements", name, (long long)n);
   int64_t strides[TSM_MAX_DIMS];
-  if (v.has_strides)
-    memcpy(strides, v.strides, sizeof strides);
+  if (v->has_strides)
+    memcpy(strides, v->strides, sizeof strides);
   else
-    compact_strides(v.ndim, v.shape, strides);
+    compact_strides(v->ndim, v->shape, strides);
   const double *want = cts_model_values(&r->m, src);
-  const unsigned char *base = (const unsigned char *)v.data + v.byte_offset;
+  const unsigned char *base = (const unsigned char *)v->data + v->byte_offset;
   for (int64_t i = 0; i < n; i++) {
-    const unsigned char *at = base + linear(v.ndim, v.shape, strides, i) * 4;
+    const unsigned char *at = base + linear(v->ndim, v->shape, strides, i) * 4;
     double got;
     if (mr->dtype == TSM_F32) {
       float f;
@@ -219,22 +252,48 @@ static int check_export(struct cts_run *r, const struct cts_stmt *st, int x, int
   return 0;
 }
 
-static int exec_export(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
-  int src = CTS_NONE;
-  if (st->a == CTS_SYM_BOGUS) {
-    src = CTS_BOGUS;
-  } else if (r->sym_obj[st->a] < 0) {
-    return cts__report(r, CTS_ERROR, "'%s' is not bound here", r->c->syms[st->a].name);
-  } else {
-    src = r->sym_obj[st->a];
+static int check_export(struct cts_run *r, const struct cts_stmt *st, int x, int src) {
+  char name[200];
+  dl_name(r, x, name, sizeof name);
+  struct cts_dl_view v;
+  dl_view(st->u.export.form, dl_of(r)->v[x].managed, &v);
+  const struct cts_mres *mr = &r->m.res[src];
+  if (st->u.export.form == TSM_DLPACK_VERSIONED && check_versioned(r, st, &v, name)) return -1;
+  int want_device = r->cuda_session ? CTS_DL_CUDA : CTS_DL_CPU;
+  if (v.device_type != want_device || v.device_id != 0)
+    return cts__report(r, CTS_FAIL, "%s: device (%d, %d), expected (%d, 0) (DLP.EXPORT.1)", name,
+                       v.device_type, v.device_id, want_device);
+  int shape_ok = v.ndim == mr->ndim;
+  for (int i = 0; shape_ok && i < v.ndim; i++) shape_ok = v.shape[i] == mr->shape[i];
+  int want_code = mr->dtype == TSM_F32 ? CTS_DL_FLOAT : CTS_DL_INT;
+  if (!shape_ok || v.code != want_code || v.bits != 32 || v.lanes != 1)
+    return cts__report(r, CTS_FAIL, "%s: shape or dtype differs from the tensor (DLP.EXPORT.1)",
+                       name);
+  return check_export_elems(r, &v, src, name);
+}
+
+/* The model id of operand sym: `bogus`, or bound. */
+static int dl_operand(struct cts_run *r, int sym, int *id) {
+  if (sym == CTS_SYM_BOGUS) {
+    *id = CTS_BOGUS;
+    return 0;
   }
+  if (r->sym_obj[sym] < 0)
+    return cts__report(r, CTS_ERROR, "'%s' is not bound here", r->c->syms[sym].name);
+  *id = r->sym_obj[sym];
+  return 0;
+}
+
+int cts__exec_dl_export(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  int src = CTS_NONE;
+  if (dl_operand(r, st->a, &src)) return -1;
   int x = CTS_NONE;
   void *managed = NULL;
-  int adapter_rc = r->a->dlpack_export(r->s, cts__res_handle(r, src), st->dl->form,
-                                       st->dl->request, &managed);
+  int adapter_rc = r->a->dlpack_export(r->s, cts__res_handle(r, src), st->u.export.form,
+                                       st->u.export.request, &managed);
   if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
-  int model_rc = cts_model_dl_export(&r->m, src, st->dl->form, st->dl->request, &x);
-  if (adapter_rc == 0 && model_rc != 0 && managed) dl_delete(st->dl->form, managed);
+  int model_rc = cts_model_dl_export(&r->m, src, st->u.export.form, st->u.export.request, &x);
+  if (adapter_rc == 0 && model_rc != 0 && managed) dl_delete(st->u.export.form, managed);
   if (cts__judge_codes(r, model_rc, adapter_rc, expected_err)) return -1;
   if (expected_err) return cts__check_state(r);
   if (!managed) return cts__report(r, CTS_FAIL, "dlpack_export succeeded with a NULL tensor");
@@ -255,20 +314,13 @@ static int judge_owned(struct cts_run *r, int sym, int *x) {
   return 0;
 }
 
-static int exec_import(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
-  int x, g;
-  if (judge_owned(r, st->a, &x)) return -1;
-  if (st->b == CTS_SYM_BOGUS) {
-    g = CTS_BOGUS;
-  } else if (r->sym_obj[st->b] < 0) {
-    return cts__report(r, CTS_ERROR, "'%s' is not bound here", r->c->syms[st->b].name);
-  } else {
-    g = r->sym_obj[st->b];
-  }
+int cts__exec_dl_import(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  int x, g = CTS_NONE;
+  if (judge_owned(r, st->a, &x) || dl_operand(r, st->b, &g)) return -1;
   int made = CTS_NONE;
   tsm_handle h = TSM_NONE;
   int form = r->m.dls[x].form;
-  int adapter_rc = r->a->dlpack_import(r->s, r->dl[x].managed, form, cts__mgr_handle(r, g), &h);
+  int adapter_rc = r->a->dlpack_import(r->s, dl_of(r)->v[x].managed, form, cts__mgr_handle(r, g), &h);
   if (r->fault && adapter_rc == TSM_ENOMEM) { /* consumed all the same (DLP.IMPORT.2) */
     cts_model_dl_drop(&r->m, x);
     return cts__injected(r);
@@ -280,47 +332,42 @@ static int exec_import(struct cts_run *r, const struct cts_stmt *st, int expecte
   return expected_err ? 0 : cts__check_made_values(r, st, made);
 }
 
-static int exec_drop(struct cts_run *r, const struct cts_stmt *st) {
+int cts__exec_dl_drop(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  (void)expected_err;
   int x;
   if (judge_owned(r, st->a, &x)) return -1;
-  dl_delete(r->m.dls[x].form, r->dl[x].managed);
-  r->dl[x].judge_drops++;
+  dl_delete(r->m.dls[x].form, dl_of(r)->v[x].managed);
+  dl_of(r)->v[x].judge_drops++;
   cts_model_dl_drop(&r->m, x);
   return cts__check_state(r);
 }
 
-int cts__exec_dlpack(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
-  switch (st->kind) {
-    case CTS_DL_MAKE: return exec_make(r, st);
-    case CTS_DL_EXPORT: return exec_export(r, st, expected_err);
-    case CTS_DL_IMPORT: return exec_import(r, st, expected_err);
-    default: return exec_drop(r, st);
-  }
-}
 
 /* ---- observation ------------------------------------------------------------- */
 
 static int deletes_seen(struct cts_run *r, int x) {
-  const struct cts_dlobj *o = &r->dl[x];
+  const struct cts_dlobj *o = &dl_of(r)->v[x];
   if (!o->rec) return o->judge_drops;
   return o->rec->deletes < 0 ? r->m.dls[x].deletes : o->rec->deletes;
 }
 
-int cts__expect_deleted(struct cts_run *r, const struct cts_stmt *st) {
+int cts__expect_deleted(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  (void)expected_err;
   int x = r->sym_obj[st->a];
   if (x < 0) return cts__report(r, CTS_ERROR, "'%s' is not bound here", r->c->syms[st->a].name);
   const struct cts_mdl *d = &r->m.dls[x];
-  int model = d->judge_made ? d->deletes : r->dl[x].judge_drops;
-  if (model != st->count)
+  int model = d->judge_made ? d->deletes : dl_of(r)->v[x].judge_drops;
+  if (model != st->u.count.want)
     return cts__report(r, CTS_ERROR, "the case contradicts the spec model: the deleter has run "
                        "%d times in the model", model);
-  return cts__check_dlpack(r);
+  return check_dlpack(r);
 }
 
-int cts__check_dlpack(struct cts_run *r) {
+static int check_dlpack(struct cts_run *r) {
+  if (!r->m.n_dls) return 0;
   char name[200];
-  for (size_t x = 0; x < r->m.n_dls && x < r->dl_cap; x++) {
-    const struct cts_dlobj *o = &r->dl[x];
+  for (size_t x = 0; x < r->m.n_dls && x < dl_of(r)->cap; x++) {
+    const struct cts_dlobj *o = &dl_of(r)->v[x];
     if (!o->rec) continue;
     int seen = deletes_seen(r, (int)x), want = r->m.dls[x].deletes;
     if (seen > 1)
@@ -342,22 +389,22 @@ int cts__check_dlpack(struct cts_run *r) {
 }
 
 /* The judge, as owner, runs the deleters it still owes before the session closes. */
-void cts__dlpack_before_close(struct cts_run *r) {
-  for (size_t x = 0; x < r->m.n_dls && x < r->dl_cap; x++) {
-    if (r->m.dls[x].state != CTS_DL_JUDGE || !r->dl[x].managed) continue;
-    dl_delete(r->m.dls[x].form, r->dl[x].managed);
-    r->dl[x].judge_drops++;
+static void dlpack_before_close(struct cts_run *r) {
+  for (size_t x = 0; x < r->m.n_dls && x < dl_of(r)->cap; x++) {
+    if (r->m.dls[x].state != CTS_DL_JUDGE || !dl_of(r)->v[x].managed) continue;
+    dl_delete(r->m.dls[x].form, dl_of(r)->v[x].managed);
+    dl_of(r)->v[x].judge_drops++;
     cts_model_dl_drop(&r->m, (int)x);
   }
 }
 
 /* After session_close every deleter has run exactly once (ABI.SESSION.1, DLP.DEL.1);
  * then the judge frees what it made. */
-void cts__dlpack_after_close(struct cts_run *r) {
+static void dlpack_after_close(struct cts_run *r) {
   char name[200];
   r->cur = NULL;
-  for (size_t x = 0; x < r->m.n_dls && x < r->dl_cap; x++) {
-    struct cts_dlobj *o = &r->dl[x];
+  for (size_t x = 0; x < r->m.n_dls && x < dl_of(r)->cap; x++) {
+    struct cts_dlobj *o = &dl_of(r)->v[x];
     if (!o->rec) continue;
     int seen = o->rec->deletes < 0 ? 1 : o->rec->deletes;
     if (seen != 1)
@@ -370,6 +417,12 @@ void cts__dlpack_after_close(struct cts_run *r) {
     free(o->rec->buffer);
     free(o->rec);
   }
-  free(r->dl);
-  r->dl = NULL;
+  free(dl_of(r)->v);
+  dl_of(r)->v = NULL;
 }
+
+static void *dlpack_new(struct cts_run *r) {
+  (void)r; return cts_xcalloc(1, sizeof(struct dl_state)); }
+
+const struct cts_family cts_family_dlpack = {dlpack_new, check_dlpack, NULL, dlpack_before_close,
+                                             dlpack_after_close, free, NULL, NULL};

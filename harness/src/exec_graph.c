@@ -11,20 +11,31 @@
 
 #include "exec_internal.h"
 
+/* The graphs family's state: what the judge knows of each model graph and graph node,
+ * and each node's bytes after the last unplanned compute. */
+struct graph_state {
+  struct cts_objinfo *graph, *node;
+  size_t graph_cap, node_cap;
+  unsigned char **unplanned;
+  size_t n_unplanned;
+};
+
+static struct graph_state *gs_of(struct cts_run *r) { return r->family[CTS_FAMILY_GRAPHS]; }
+
 /* ---- handles ------------------------------------------------------------------ */
 
 static tsm_handle graph_h(struct cts_run *r, int g) {
-  return g == CTS_BOGUS ? CTS_BOGUS_HANDLE : r->graph[g].h;
+  return g == CTS_BOGUS ? CTS_BOGUS_HANDLE : gs_of(r)->graph[g].h;
 }
 
 static tsm_handle node_h(struct cts_run *r, int x) {
-  return x == CTS_BOGUS ? CTS_BOGUS_HANDLE : x == CTS_NONE ? TSM_NONE : r->node[x].h;
+  return x == CTS_BOGUS ? CTS_BOGUS_HANDLE : x == CTS_NONE ? TSM_NONE : gs_of(r)->node[x].h;
 }
 
 static const char *node_name(struct cts_run *r, int x, char *buf, size_t n) {
-  int sym = x < (int)r->node_cap ? r->node[x].sym : -1;
+  int sym = x < (int)gs_of(r)->node_cap ? gs_of(r)->node[x].sym : -1;
   snprintf(buf, n, "node %s (made at line %d)", sym >= 0 ? r->c->syms[sym].name : "?",
-           x < (int)r->node_cap ? r->node[x].line : 0);
+           x < (int)gs_of(r)->node_cap ? gs_of(r)->node[x].line : 0);
   return buf;
 }
 
@@ -107,9 +118,9 @@ static int adapter_build(struct cts_run *r, const struct cts_stmt *st, int a, in
     case CTS_G_LEAF: {
       struct tsm_tensor_desc d;
       memset(&d, 0, sizeof d);
-      d.dtype = st->dtype;
-      d.ndim = st->ndim;
-      memcpy(d.shape, st->shape, sizeof d.shape);
+      d.dtype = st->u.literal.dtype;
+      d.ndim = st->u.literal.ndim;
+      memcpy(d.shape, st->u.literal.shape, sizeof d.shape);
       return ad->graph_leaf(r->s, graph_h(r, a), &d, &h[0]);
     }
     case CTS_G_EXTERNAL:
@@ -117,12 +128,12 @@ static int adapter_build(struct cts_run *r, const struct cts_stmt *st, int a, in
     case CTS_G_OP: {
       int g = a == CTS_BOGUS ? CTS_BOGUS : r->m.gnodes[a].graph;
       tsm_handle srcs[2] = {node_h(r, a), node_h(r, b)};
-      int reshape = st->sub == TSM_OP_RESHAPE;
-      return ad->graph_op(r->s, graph_h(r, g), st->sub, srcs, b == CTS_NONE ? 1 : 2,
-                          reshape ? st->shape : NULL, reshape ? st->ndim : 0, h,
-                          st->sub == TSM_OP_SVD ? 3 : 1);
+      int op = st->u.op.op, reshape = op == TSM_OP_RESHAPE;
+      return ad->graph_op(r->s, graph_h(r, g), op, srcs, b == CTS_NONE ? 1 : 2,
+                          reshape ? st->u.op.shape : NULL, reshape ? st->u.op.ndim : 0, h,
+                          op == TSM_OP_SVD ? 3 : 1);
     }
-    case CTS_G_FLAG: return ad->graph_flag(r->s, node_h(r, a), (uint32_t)st->flag);
+    case CTS_G_FLAG: return ad->graph_flag(r->s, node_h(r, a), st->u.graph_flags.bits);
     case CTS_G_EXPAND: return ad->graph_expand(r->s, graph_h(r, a), node_h(r, b));
     default: return ad->graph_release(r->s, graph_h(r, a)); /* CTS_G_RELEASE */
   }
@@ -133,24 +144,25 @@ static int model_build(struct cts_run *r, const struct cts_stmt *st, int a, int 
   switch (st->kind) {
     case CTS_G_NEW: return cts_model_graph_new(m, a, &made[0]);
     case CTS_G_LEAF: {
+      const struct cts_literal *lit = &st->u.literal;
       int64_t n = 1;
-      for (int i = 0; i < st->ndim; i++) n *= st->shape[i] > 0 ? st->shape[i] : 0;
+      for (int i = 0; i < lit->ndim; i++) n *= lit->shape[i] > 0 ? lit->shape[i] : 0;
       double *init = cts_xcalloc(n ? (size_t)n : 1, sizeof(double));
       for (int64_t i = 0; i < n; i++) {
-        double v = st->sub == CTS_ARANGE ? (double)i : st->sub == CTS_VALUES ? st->vals[i] : 0;
-        init[i] = st->dtype == TSM_F32 ? (double)(float)v : (double)(int32_t)v;
+        double v = lit->fill == CTS_ARANGE ? (double)i : lit->fill == CTS_VALUES ? lit->vals[i] : 0;
+        init[i] = lit->dtype == TSM_F32 ? (double)(float)v : (double)(int32_t)v;
       }
-      return cts_model_graph_leaf(m, a, st->dtype, st->ndim, st->shape, init, &made[0]);
+      return cts_model_graph_leaf(m, a, lit->dtype, lit->ndim, lit->shape, init, &made[0]);
     }
     case CTS_G_EXTERNAL: return cts_model_graph_external(m, a, b, &made[0]);
-    case CTS_G_OP: return cts_model_graph_op(m, st->sub, a, b, st->ndim, st->shape, made);
-    case CTS_G_FLAG: return cts_model_graph_flag(m, a, (uint32_t)st->flag);
+    case CTS_G_OP: return cts_model_graph_op(m, st->u.op.op, a, b, st->u.op.ndim, st->u.op.shape, made);
+    case CTS_G_FLAG: return cts_model_graph_flag(m, a, st->u.graph_flags.bits);
     case CTS_G_EXPAND: return cts_model_graph_expand(m, a, b);
     default: return cts_model_graph_release(m, a);
   }
 }
 
-static int exec_build(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+int cts__exec_graph_build(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
   int a, b;
   if (sym_id(r, st->a, &a) || sym_id(r, st->b, &b)) return -1;
   int made[3] = {CTS_NONE, CTS_NONE, CTS_NONE};
@@ -160,13 +172,13 @@ static int exec_build(struct cts_run *r, const struct cts_stmt *st, int expected
   int model_rc = model_build(r, st, a, b, made);
   if (cts__judge_codes(r, model_rc, adapter_rc, expected_err)) return -1;
   if (!expected_err && st->kind == CTS_G_NEW &&
-      bind(r, &r->graph, &r->graph_cap, st->dst, made[0], h[0], st->line))
+      bind(r, &gs_of(r)->graph, &gs_of(r)->graph_cap, st->dst, made[0], h[0], st->line))
     return -1;
   if (!expected_err && (st->kind == CTS_G_LEAF || st->kind == CTS_G_EXTERNAL || st->kind == CTS_G_OP)) {
     if (st->n_list) {
       for (size_t i = 0; i < st->n_list; i++)
-        if (bind(r, &r->node, &r->node_cap, st->list[i], made[i], h[i], st->line)) return -1;
-    } else if (bind(r, &r->node, &r->node_cap, st->dst, made[0], h[0], st->line)) {
+        if (bind(r, &gs_of(r)->node, &gs_of(r)->node_cap, st->list[i], made[i], h[i], st->line)) return -1;
+    } else if (bind(r, &gs_of(r)->node, &gs_of(r)->node_cap, st->dst, made[0], h[0], st->line)) {
       return -1;
     }
   }
@@ -253,15 +265,11 @@ static int compare_model(struct cts_run *r, int x, const unsigned char *got, con
   return 0;
 }
 
-/* The placement of the current plan against GRAPH.REUSE.1, INPLACE.1, OUT.2, EXT.1,
- * VIEW.1, INPUT.1. */
-static int check_placement(struct cts_run *r, int g) {
-  const struct cts_ids *order = &r->m.graphs[g].order;
-  size_t n = order->n;
-  struct tsm_graph_place *pl = cts_xcalloc(n ? n : 1, sizeof *pl);
-  char an[200], bn[200];
-  int rc = 0;
-  for (size_t i = 0; i < n && !rc; i++) {
+/* Each node's own placement: placed or not, its root, its size. */
+static int check_each_place(struct cts_run *r, const struct cts_ids *order,
+                            struct tsm_graph_place *pl) {
+  char an[200];
+  for (size_t i = 0; i < order->n; i++) {
     int x = order->v[i];
     const struct cts_mgnode *nd = &r->m.gnodes[x];
     int e = r->a->graph_place(r->s, node_h(r, x), &pl[i]);
@@ -269,58 +277,75 @@ static int check_placement(struct cts_run *r, int g) {
     int placed = !view && nd->kind != CTS_GN_EXTERNAL;
     node_name(r, x, an, sizeof an);
     if (e)
-      rc = cts__report(r, CTS_FAIL, "graph_place(%s) failed with %s", an, cts_err_name(e));
-    else if (!pl[i].in_graph)
-      rc = cts__report(r, CTS_FAIL, "%s is in the graph, graph_place says not (GRAPH.BUILD.1)", an);
-    else if (pl[i].placed != placed)
-      rc = cts__report(r, CTS_FAIL, "%s: placed is %d, expected %d (%s)", an, pl[i].placed, placed,
-                       view ? "GRAPH.VIEW.1: a view owns no memory"
-                            : nd->kind == CTS_GN_EXTERNAL ? "GRAPH.EXT.1" : "GRAPH.PLAN.3");
-    else if (view && pl[i].root != node_h(r, cts_model_graph_root(&r->m, x)))
-      rc = cts__report(r, CTS_FAIL, "%s: reported root is not its source's root", an);
-    else if (placed && pl[i].nbytes < node_bytes(nd))
-      rc = cts__report(r, CTS_FAIL, "%s: placed in %llu bytes, needs %zu", an,
-                       (unsigned long long)pl[i].nbytes, node_bytes(nd));
+      return cts__report(r, CTS_FAIL, "graph_place(%s) failed with %s", an, cts_err_name(e));
+    if (!pl[i].in_graph)
+      return cts__report(r, CTS_FAIL, "%s is in the graph, graph_place says not (GRAPH.BUILD.1)", an);
+    if (pl[i].placed != placed)
+      return cts__report(r, CTS_FAIL, "%s: placed is %d, expected %d (%s)", an, pl[i].placed, placed,
+                         view ? "GRAPH.VIEW.1: a view owns no memory"
+                              : nd->kind == CTS_GN_EXTERNAL ? "GRAPH.EXT.1" : "GRAPH.PLAN.3");
+    if (view && pl[i].root != node_h(r, cts_model_graph_root(&r->m, x)))
+      return cts__report(r, CTS_FAIL, "%s: reported root is not its source's root", an);
+    if (placed && pl[i].nbytes < node_bytes(nd))
+      return cts__report(r, CTS_FAIL, "%s: placed in %llu bytes, needs %zu", an,
+                         (unsigned long long)pl[i].nbytes, node_bytes(nd));
   }
-  for (size_t i = 0; i < n && !rc; i++) {
-    int x = order->v[i];
-    if (!pl[i].placed) continue;
-    int64_t xs, xe;
-    cts_model_graph_live(&r->m, x, &xs, &xe);
-    for (size_t j = i + 1; j < n && !rc; j++) {
-      int y = order->v[j];
-      if (!pl[j].placed || pl[j].buffer != pl[i].buffer) continue;
-      uint64_t xb = pl[i].offset, xz = xb + node_bytes(&r->m.gnodes[x]);
-      uint64_t yb = pl[j].offset, yz = yb + node_bytes(&r->m.gnodes[y]);
-      if (xz <= yb || yz <= xb || xz == xb || yz == yb) continue; /* disjoint or empty */
-      int64_t ys, ye;
-      cts_model_graph_live(&r->m, y, &ys, &ye);
-      if (xe < ys || ye < xs) continue; /* GRAPH.REUSE.1 */
-      /* GRAPH.INPLACE.1: y takes over x at the step x is last read. */
-      const struct cts_mgnode *nx = &r->m.gnodes[x], *ny = &r->m.gnodes[y];
-      int inplace = ny->kind == CTS_GN_OP &&
-                    (ny->op == TSM_OP_ADD || ny->op == TSM_OP_SUB || ny->op == TSM_OP_MUL) &&
-                    (ny->src[0] == x || ny->src[1] == x) && xe == ys &&
-                    cts_model_graph_consumers(&r->m, x) == 1 &&
-                    !(nx->flags & (TSM_GRAPH_OUTPUT | TSM_GRAPH_PARAM)) &&
-                    nx->dtype == ny->dtype && nx->ndim == ny->ndim &&
-                    !memcmp(nx->shape, ny->shape, (size_t)nx->ndim * sizeof(int64_t)) &&
-                    xb == yb;
-      for (size_t k = 0; inplace && k < n; k++) {
-        const struct cts_mgnode *v = &r->m.gnodes[order->v[k]];
-        if (v->kind == CTS_GN_OP && v->op == TSM_OP_RESHAPE && v->src[0] == x) inplace = 0;
-      }
-      if (inplace) continue;
-      int out = (nx->flags | ny->flags) & TSM_GRAPH_OUTPUT;
-      rc = cts__report(r, CTS_FAIL, "%s [%llu, %llu) and %s [%llu, %llu) share memory while both "
-                       "are live (steps %lld..%lld and %lld..%lld; %s)",
-                       node_name(r, x, an, sizeof an), (unsigned long long)xb, (unsigned long long)xz,
-                       node_name(r, y, bn, sizeof bn), (unsigned long long)yb, (unsigned long long)yz,
-                       (long long)xs, (long long)(xe == INT64_MAX ? -1 : xe), (long long)ys,
-                       (long long)(ye == INT64_MAX ? -1 : ye),
-                       out ? "GRAPH.OUT.2: an OUTPUT never shares" : "GRAPH.REUSE.1, GRAPH.INPLACE.1");
-    }
+  return 0;
+}
+
+/* GRAPH.INPLACE.1: y, at offset yb, takes over x, at xb, at the step x is last read. */
+static int takes_over(struct cts_run *r, const struct cts_ids *order, int x, int y, uint64_t xb,
+                      uint64_t yb) {
+  const struct cts_mgnode *nx = &r->m.gnodes[x], *ny = &r->m.gnodes[y];
+  int64_t xs, xe, ys, ye;
+  cts_model_graph_live(&r->m, x, &xs, &xe);
+  cts_model_graph_live(&r->m, y, &ys, &ye);
+  int inplace = ny->kind == CTS_GN_OP &&
+                (ny->op == TSM_OP_ADD || ny->op == TSM_OP_SUB || ny->op == TSM_OP_MUL) &&
+                (ny->src[0] == x || ny->src[1] == x) && xe == ys &&
+                cts_model_graph_consumers(&r->m, x) == 1 &&
+                !(nx->flags & (TSM_GRAPH_OUTPUT | TSM_GRAPH_PARAM)) && nx->dtype == ny->dtype &&
+                nx->ndim == ny->ndim &&
+                !memcmp(nx->shape, ny->shape, (size_t)nx->ndim * sizeof(int64_t)) && xb == yb;
+  for (size_t k = 0; inplace && k < order->n; k++) {
+    const struct cts_mgnode *v = &r->m.gnodes[order->v[k]];
+    if (v->kind == CTS_GN_OP && v->op == TSM_OP_RESHAPE && v->src[0] == x) inplace = 0;
   }
+  return inplace;
+}
+
+/* Placed nodes i < j that share bytes must not be live at once (GRAPH.REUSE.1). */
+static int check_overlap(struct cts_run *r, const struct cts_ids *order,
+                         const struct tsm_graph_place *pl, size_t i, size_t j) {
+  int x = order->v[i], y = order->v[j];
+  uint64_t xb = pl[i].offset, xz = xb + node_bytes(&r->m.gnodes[x]);
+  uint64_t yb = pl[j].offset, yz = yb + node_bytes(&r->m.gnodes[y]);
+  if (xz <= yb || yz <= xb || xz == xb || yz == yb) return 0; /* disjoint or empty */
+  int64_t xs, xe, ys, ye;
+  cts_model_graph_live(&r->m, x, &xs, &xe);
+  cts_model_graph_live(&r->m, y, &ys, &ye);
+  if (xe < ys || ye < xs || takes_over(r, order, x, y, xb, yb)) return 0;
+  char an[200], bn[200];
+  int out = (r->m.gnodes[x].flags | r->m.gnodes[y].flags) & TSM_GRAPH_OUTPUT;
+  return cts__report(r, CTS_FAIL, "%s [%llu, %llu) and %s [%llu, %llu) share memory while both "
+                     "are live (steps %lld..%lld and %lld..%lld; %s)",
+                     node_name(r, x, an, sizeof an), (unsigned long long)xb, (unsigned long long)xz,
+                     node_name(r, y, bn, sizeof bn), (unsigned long long)yb, (unsigned long long)yz,
+                     (long long)xs, (long long)(xe == INT64_MAX ? -1 : xe), (long long)ys,
+                     (long long)(ye == INT64_MAX ? -1 : ye),
+                     out ? "GRAPH.OUT.2: an OUTPUT never shares" : "GRAPH.REUSE.1, GRAPH.INPLACE.1");
+}
+
+/* The placement of the current plan against GRAPH.REUSE.1, INPLACE.1, OUT.2, EXT.1,
+ * VIEW.1, INPUT.1. */
+static int check_placement(struct cts_run *r, int g) {
+  const struct cts_ids *order = &r->m.graphs[g].order;
+  size_t n = order->n;
+  struct tsm_graph_place *pl = cts_xcalloc(n ? n : 1, sizeof *pl);
+  int rc = check_each_place(r, order, pl);
+  for (size_t i = 0; i < n && !rc; i++)
+    for (size_t j = i + 1; j < n && !rc && pl[i].placed; j++)
+      if (pl[j].placed && pl[j].buffer == pl[i].buffer) rc = check_overlap(r, order, pl, i, j);
   free(pl);
   return rc ? -1 : 0;
 }
@@ -344,13 +369,80 @@ static uint64_t planned_bytes(struct cts_run *r, int g) {
 }
 
 static void free_bytes(struct cts_run *r) {
-  for (size_t i = 0; i < r->n_unplanned; i++) free(r->unplanned[i]);
-  free(r->unplanned);
-  r->unplanned = NULL;
-  r->n_unplanned = 0;
+  for (size_t i = 0; i < gs_of(r)->n_unplanned; i++) free(gs_of(r)->unplanned[i]);
+  free(gs_of(r)->unplanned);
+  gs_of(r)->unplanned = NULL;
+  gs_of(r)->n_unplanned = 0;
 }
 
-static int exec_compute(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+/* A compute that failed: ENOMEM ends an allocation-failure run, else Fail. */
+static int compute_failed(struct cts_run *r, int adapter_rc, const char *run) {
+  if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
+  return cts__report(r, CTS_FAIL, "the %s compute failed with %s", run, cts_err_name(adapter_rc));
+}
+
+/* The unplanned run: every tensor's bytes kept, each matching the model. */
+static int unplanned_run(struct cts_run *r, int g) {
+  struct graph_state *gs = gs_of(r);
+  const struct cts_ids *order = &r->m.graphs[g].order;
+  int adapter_rc = 0;
+  if (write_leaves(r, g, &adapter_rc) || (adapter_rc = r->a->graph_compute(r->s, graph_h(r, g))))
+    return compute_failed(r, adapter_rc, "unplanned");
+  free_bytes(r);
+  gs->n_unplanned = r->m.n_gnodes;
+  gs->unplanned = cts_xcalloc(gs->n_unplanned ? gs->n_unplanned : 1, sizeof(unsigned char *));
+  char name[200];
+  for (size_t i = 0; i < order->n; i++) {
+    int rc, x = order->v[i];
+    gs->unplanned[x] = read_node(r, x, &rc);
+    if (rc) return cts__report(r, CTS_FAIL, "graph_read(%s) failed with %s",
+                               node_name(r, x, name, sizeof name), cts_err_name(rc));
+  }
+  struct factors f = {r, gs->unplanned, gs->n_unplanned, NULL, 0};
+  cts_model_graph_compute(&r->m, g, factor_of, &f);
+  free(f.scratch);
+  for (size_t i = 0; i < order->n; i++) {
+    const struct cts_mgnode *n = &r->m.gnodes[order->v[i]];
+    if (n->kind == CTS_GN_OP && n->op == TSM_OP_SVD && n->out == 0 &&
+        check_svd(r, order->v[i], gs->unplanned))
+      return -1;
+  }
+  for (size_t i = 0; i < order->n; i++)
+    if (compare_model(r, order->v[i], gs->unplanned[order->v[i]], "unplanned")) return -1;
+  return 0;
+}
+
+/* The planned run: a valid placement, no more bytes than no reuse, and every guaranteed
+ * tensor byte for byte the unplanned one. */
+static int planned_run(struct cts_run *r, int g, uint64_t none_bytes) {
+  const struct cts_ids *order = &r->m.graphs[g].order;
+  int adapter_rc = 0;
+  if ((adapter_rc = r->a->graph_plan(r->s, graph_h(r, g), TSM_PLAN_REUSE)) ||
+      write_leaves(r, g, &adapter_rc) || (adapter_rc = r->a->graph_compute(r->s, graph_h(r, g))))
+    return compute_failed(r, adapter_rc, "planned");
+  if (check_placement(r, g)) return -1;
+  uint64_t reuse_bytes = planned_bytes(r, g);
+  if (reuse_bytes > none_bytes)
+    return cts__report(r, CTS_FAIL, "the reuse plan takes %llu bytes, more than the %llu of no "
+                       "reuse (GRAPH.PLAN.3)", (unsigned long long)reuse_bytes,
+                       (unsigned long long)none_bytes);
+  char name[200];
+  for (size_t i = 0; i < order->n; i++) {
+    int rc, x = order->v[i];
+    if (!cts_model_graph_guaranteed(&r->m, x)) continue;
+    unsigned char *got = read_node(r, x, &rc);
+    size_t bytes = node_bytes(&r->m.gnodes[x]);
+    int same = rc == 0 && !memcmp(got, gs_of(r)->unplanned[x], bytes);
+    free(got);
+    if (!same)
+      return cts__report(r, CTS_FAIL, "%s is guaranteed (OUTPUT, PARAM, external or sink) but the "
+                         "planned run's bytes differ from the unplanned run's (GRAPH.OUT.1)",
+                         node_name(r, x, name, sizeof name));
+  }
+  return 0;
+}
+
+int cts__exec_graph_compute(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
   int g;
   if (sym_id(r, st->a, &g)) return -1;
   int model_rc = g == CTS_BOGUS ? TSM_EINVAL : compute_check(&r->m, g);
@@ -358,64 +450,16 @@ static int exec_compute(struct cts_run *r, const struct cts_stmt *st, int expect
   if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
   if (model_rc || adapter_rc || expected_err)
     return cts__judge_codes(r, model_rc, adapter_rc, expected_err) ? -1 : cts__check_state(r);
-  const struct cts_ids *order = &r->m.graphs[g].order;
-  if (write_leaves(r, g, &adapter_rc) || (adapter_rc = r->a->graph_compute(r->s, graph_h(r, g)))) {
-    if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
-    return cts__report(r, CTS_FAIL, "the unplanned compute failed with %s", cts_err_name(adapter_rc));
-  }
-  uint64_t none_bytes = planned_bytes(r, g);
-  free_bytes(r);
-  r->n_unplanned = r->m.n_gnodes;
-  r->unplanned = cts_xcalloc(r->n_unplanned ? r->n_unplanned : 1, sizeof(unsigned char *));
-  char name[200];
-  for (size_t i = 0; i < order->n; i++) {
-    int rc, x = order->v[i];
-    r->unplanned[x] = read_node(r, x, &rc);
-    if (rc) return cts__report(r, CTS_FAIL, "graph_read(%s) failed with %s",
-                               node_name(r, x, name, sizeof name), cts_err_name(rc));
-  }
-  struct factors f = {r, r->unplanned, r->n_unplanned, NULL, 0};
-  cts_model_graph_compute(&r->m, g, factor_of, &f);
-  free(f.scratch);
-  for (size_t i = 0; i < order->n; i++) {
-    const struct cts_mgnode *n = &r->m.gnodes[order->v[i]];
-    if (n->kind == CTS_GN_OP && n->op == TSM_OP_SVD && n->out == 0 &&
-        check_svd(r, order->v[i], r->unplanned))
-      return -1;
-  }
-  for (size_t i = 0; i < order->n; i++)
-    if (compare_model(r, order->v[i], r->unplanned[order->v[i]], "unplanned")) return -1;
-  /* The planned run. */
-  if ((adapter_rc = r->a->graph_plan(r->s, graph_h(r, g), TSM_PLAN_REUSE)) ||
-      write_leaves(r, g, &adapter_rc) || (adapter_rc = r->a->graph_compute(r->s, graph_h(r, g)))) {
-    if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
-    return cts__report(r, CTS_FAIL, "the planned compute failed with %s", cts_err_name(adapter_rc));
-  }
-  if (check_placement(r, g)) return -1;
-  uint64_t reuse_bytes = planned_bytes(r, g);
-  if (reuse_bytes > none_bytes)
-    return cts__report(r, CTS_FAIL, "the reuse plan takes %llu bytes, more than the %llu of no "
-                       "reuse (GRAPH.PLAN.3)", (unsigned long long)reuse_bytes,
-                       (unsigned long long)none_bytes);
-  for (size_t i = 0; i < order->n; i++) {
-    int rc, x = order->v[i];
-    if (!cts_model_graph_guaranteed(&r->m, x)) continue;
-    unsigned char *got = read_node(r, x, &rc);
-    size_t bytes = node_bytes(&r->m.gnodes[x]);
-    int same = rc == 0 && !memcmp(got, r->unplanned[x], bytes);
-    free(got);
-    if (!same)
-      return cts__report(r, CTS_FAIL, "%s is guaranteed (OUTPUT, PARAM, external or sink) but the "
-                         "planned run's bytes differ from the unplanned run's (GRAPH.OUT.1)",
-                         node_name(r, x, name, sizeof name));
-  }
+  if (unplanned_run(r, g)) return -1;
+  /* planned_bytes before the reuse plan replaces the unplanned one */
+  if (planned_run(r, g, planned_bytes(r, g))) return -1;
   return cts__check_state(r);
 }
 
 /* GRAPH.PLAN.1: compute without planning first; a stale plan is re-planned or refused.
  * An svd's factors come from the last unplanned run: after a planned run they may be
  * overwritten (GRAPH.OUT.3); an svd that has none leaves its derived values unjudged. */
-static int exec_recompute(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+int cts__exec_graph_recompute(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
   int g;
   if (sym_id(r, st->a, &g)) return -1;
   int model_rc = g == CTS_BOGUS ? TSM_EINVAL : compute_check(&r->m, g);
@@ -431,7 +475,7 @@ static int exec_recompute(struct cts_run *r, const struct cts_stmt *st, int expe
     return cts__report(r, CTS_FAIL, "recompute failed with %s (GRAPH.PLAN.1 allows only STALE)",
                        cts_err_name(adapter_rc));
   const struct cts_ids *order = &r->m.graphs[g].order;
-  struct factors f = {r, r->unplanned, r->n_unplanned, NULL, 0};
+  struct factors f = {r, gs_of(r)->unplanned, gs_of(r)->n_unplanned, NULL, 0};
   cts_model_graph_compute(&r->m, g, factor_of, &f);
   free(f.scratch);
   int rc = check_placement(r, g);
@@ -446,66 +490,59 @@ static int exec_recompute(struct cts_run *r, const struct cts_stmt *st, int expe
   return rc ? -1 : cts__check_state(r);
 }
 
-int cts__exec_graph(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
-  switch (st->kind) {
-    case CTS_G_COMPUTE: return exec_compute(r, st, expected_err);
-    case CTS_G_RECOMPUTE: return exec_recompute(r, st, expected_err);
-    default: return exec_build(r, st, expected_err);
-  }
-}
 
 /* ---- expectations and observation ------------------------------------------- */
 
-int cts__expect_graph(struct cts_run *r, const struct cts_stmt *st) {
+int cts__expect_planned(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  (void)expected_err;
   int x;
   if (sym_id(r, st->a, &x)) return -1;
-  char name[200];
-  if (st->kind == CTS_EXPECT_PLANNED) {
-    uint64_t none = 0;
-    for (size_t i = 0; i < r->m.graphs[x].order.n; i++) {
-      const struct cts_mgnode *n = &r->m.gnodes[r->m.graphs[x].order.v[i]];
-      if (n->kind == CTS_GN_LEAF || (n->kind == CTS_GN_OP && n->op != TSM_OP_RESHAPE))
-        none += node_bytes(n);
-    }
-    if ((uint64_t)st->count < none)
-      return cts__report(r, CTS_ERROR, "the case contradicts the spec model: the spec bounds a "
-                         "plan only by the unplanned %llu bytes (GRAPH.PLAN.3)",
-                         (unsigned long long)none);
-    uint64_t got = planned_bytes(r, x);
-    return got <= (uint64_t)st->count
-               ? 0
-               : cts__report(r, CTS_FAIL, "the plan takes %llu bytes, more than %lld",
-                             (unsigned long long)got, (long long)st->count);
+  uint64_t none = 0;
+  for (size_t i = 0; i < r->m.graphs[x].order.n; i++) {
+    const struct cts_mgnode *n = &r->m.gnodes[r->m.graphs[x].order.v[i]];
+    if (n->kind == CTS_GN_LEAF || (n->kind == CTS_GN_OP && n->op != TSM_OP_RESHAPE))
+      none += node_bytes(n);
   }
+  int64_t want = st->u.count.want;
+  if ((uint64_t)want < none)
+    return cts__report(r, CTS_ERROR, "the case contradicts the spec model: the spec bounds a "
+                       "plan only by the unplanned %llu bytes (GRAPH.PLAN.3)",
+                       (unsigned long long)none);
+  uint64_t got = planned_bytes(r, x);
+  return got <= (uint64_t)want ? 0
+                               : cts__report(r, CTS_FAIL, "the plan takes %llu bytes, more than %lld",
+                                             (unsigned long long)got, (long long)want);
+}
+
+/* The model's values of node x must be the expected ones. */
+static int node_model_agrees(struct cts_run *r, int x, const double *want, size_t n_want) {
   const struct cts_mgnode *n = &r->m.gnodes[x];
-  int guaranteed = n->in_graph && r->m.graphs[n->graph].computed && cts_model_graph_guaranteed(&r->m, x);
-  if (st->flag)
-    return guaranteed ? cts__report(r, CTS_ERROR, "the case contradicts the spec model: %s is "
-                                    "guaranteed", node_name(r, x, name, sizeof name))
-                      : 0;
-  if (!guaranteed)
-    return cts__report(r, CTS_ERROR, "the case contradicts the spec model: %s has no guaranteed "
-                       "value (GRAPH.OUT.3): flag it output, or `expect node ... unspecified`",
-                       node_name(r, x, name, sizeof name));
   int64_t e = cts_model_graph_elems(n);
-  if ((int64_t)st->nvals != e)
-    return cts__report(r, CTS_ERROR, "%zu values for %lld elements", st->nvals, (long long)e);
+  if ((int64_t)n_want != e)
+    return cts__report(r, CTS_ERROR, "%zu values for %lld elements", n_want, (long long)e);
   for (int64_t i = 0; i < e; i++) {
-    double w = n->dtype == TSM_F32 ? (double)(float)st->vals[i] : st->vals[i];
+    double w = n->dtype == TSM_F32 ? (double)(float)want[i] : want[i];
     if (!node_equal(n, w, n->vals[i]))
       return cts__report(r, CTS_ERROR, "the case contradicts the spec model: element %lld is %.9g "
                          "in the model", (long long)i, n->vals[i]);
   }
+  return 0;
+}
+
+/* The adapter's values of node x must be the expected ones. */
+static int node_reads(struct cts_run *r, int x, const double *want) {
+  const struct cts_mgnode *n = &r->m.gnodes[x];
+  char name[200];
   int rc;
   unsigned char *got = read_node(r, x, &rc);
   if (rc) {
     free(got);
     return cts__report(r, CTS_FAIL, "graph_read failed with %s", cts_err_name(rc));
   }
-  for (int64_t i = 0; i < e; i++) {
-    double w = n->dtype == TSM_F32 ? (double)(float)st->vals[i] : st->vals[i];
-    if (!node_equal(n, w, decode(n->dtype, got, i))) {
-      double g = decode(n->dtype, got, i);
+  for (int64_t i = 0; i < cts_model_graph_elems(n); i++) {
+    double w = n->dtype == TSM_F32 ? (double)(float)want[i] : want[i];
+    double g = decode(n->dtype, got, i);
+    if (!node_equal(n, w, g)) {
       free(got);
       return cts__report(r, CTS_FAIL, "%s: element %lld is %.9g, expected %.9g",
                          node_name(r, x, name, sizeof name), (long long)i, g, w);
@@ -515,27 +552,73 @@ int cts__expect_graph(struct cts_run *r, const struct cts_stmt *st) {
   return 0;
 }
 
+int cts__expect_node(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  (void)expected_err;
+  int x;
+  if (sym_id(r, st->a, &x)) return -1;
+  char name[200];
+  const struct cts_mgnode *n = &r->m.gnodes[x];
+  int guaranteed = n->in_graph && r->m.graphs[n->graph].computed && cts_model_graph_guaranteed(&r->m, x);
+  if (st->u.values.unspecified)
+    return guaranteed ? cts__report(r, CTS_ERROR, "the case contradicts the spec model: %s is "
+                                    "guaranteed", node_name(r, x, name, sizeof name))
+                      : 0;
+  if (!guaranteed)
+    return cts__report(r, CTS_ERROR, "the case contradicts the spec model: %s has no guaranteed "
+                       "value (GRAPH.OUT.3): flag it output, or `expect node ... unspecified`",
+                       node_name(r, x, name, sizeof name));
+  if (node_model_agrees(r, x, st->u.values.v, st->u.values.n)) return -1;
+  return node_reads(r, x, st->u.values.v);
+}
+
 /* Each graph's state, and the bytes its plan holds (counted in live bytes). */
-int cts__check_graphs(struct cts_run *r, uint64_t *graph_bytes) {
+static int check_graphs(struct cts_run *r, uint64_t *graph_bytes) {
   *graph_bytes = 0;
-  for (size_t g = 0; g < r->m.n_graphs && g < r->graph_cap; g++) {
-    if (!r->graph[g].h) continue;
+  for (size_t g = 0; g < r->m.n_graphs && g < gs_of(r)->graph_cap; g++) {
+    if (!gs_of(r)->graph[g].h) continue;
     struct tsm_graph_info info;
     memset(&info, 0, sizeof info);
-    int rc = r->a->graph_info(r->s, r->graph[g].h, &info);
+    int rc = r->a->graph_info(r->s, gs_of(r)->graph[g].h, &info);
     if (rc) return cts__report(r, CTS_FAIL, "graph_info failed with %s", cts_err_name(rc));
     if (!!info.released != r->m.graphs[g].released)
       return cts__report(r, CTS_FAIL, "graph made at line %d: expected %s, observed %s (GRAPH.MGR.1)",
-                         r->graph[g].line, r->m.graphs[g].released ? "released" : "open",
+                         gs_of(r)->graph[g].line, r->m.graphs[g].released ? "released" : "open",
                          info.released ? "released" : "open");
     if (!info.released) *graph_bytes += info.planned_bytes;
   }
   return 0;
 }
 
-void cts__graph_free(struct cts_run *r) {
-  free_bytes(r);
-  free(r->graph);
-  free(r->node);
-  r->graph = r->node = NULL;
+static int held_bytes(struct cts_run *r, uint64_t *bytes) {
+  *bytes = 0;
+  return r->m.n_graphs ? check_graphs(r, bytes) : 0;
 }
+
+int cts__expect_graph_state(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  (void)expected_err;
+  int x;
+  if (cts__operand(r, st->a, &x)) return -1;
+  int released = r->m.graphs[x].released;
+  if (cts__model_agrees(r, released == (st->u.state.want == CTS_STATE_RELEASED),
+                        "the model says %s", released ? "released" : "open"))
+    return -1;
+  uint64_t bytes;
+  return check_graphs(r, &bytes);
+}
+
+static void *graphs_new(struct cts_run *r) {
+  (void)r;
+  return cts_xcalloc(1, sizeof(struct graph_state));
+}
+
+static void graphs_free(void *state) {
+  struct graph_state *gs = state;
+  for (size_t i = 0; i < gs->n_unplanned; i++) free(gs->unplanned[i]);
+  free(gs->unplanned);
+  free(gs->graph);
+  free(gs->node);
+  free(gs);
+}
+
+const struct cts_family cts_family_graphs = {graphs_new, NULL, held_bytes, NULL, NULL,
+                                             graphs_free, NULL, NULL};

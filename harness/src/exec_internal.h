@@ -1,12 +1,15 @@
 /*
- * harness/src/exec_internal.h: the state of one case run, shared by exec.c (statements),
- * exec_observe.c (comparing the adapter with the model) and exec_thread.c (worker
- * threads). A run owns its model, its handle maps and its workers.
+ * harness/src/exec_internal.h: the executor core's interface to the families. The state
+ * of one case run (a run owns its model, its handle maps, its workers and each family's
+ * state), the statement dispatch the statement table fills (families.c), the family
+ * hooks, and the core's services: operands, binding, judging codes (exec.c),
+ * observation (exec_observe.c) and worker threads (exec_thread.c).
  */
 #ifndef CTS_EXEC_INTERNAL_H
 #define CTS_EXEC_INTERNAL_H
 
 #include "exec.h"
+#include "families.h"
 #include "model.h"
 
 /* A handle value the judge never received: ERR.HANDLE.1 ("tsmbogus"). */
@@ -20,16 +23,6 @@ struct cts_objinfo {
 };
 
 struct cts_workers;
-struct cts_wrap;
-struct cts_dl_record;
-
-/* A DLPack tensor the judge made or received (exec_dlpack.c). */
-struct cts_dlobj {
-  void *managed;              /* the struct; judge-made ones are freed after the case */
-  struct cts_dl_record *rec;  /* judge-made: its counting deleter's record */
-  int sym, line;
-  int judge_drops;            /* deleter runs by the judge as owner */
-};
 
 struct cts_run {
   const struct cts_case *c;
@@ -42,20 +35,84 @@ struct cts_run {
   const struct cts_stmt *cur;
   struct cts_buf *msg;
   int status;
-  int observe_links;         /* the case uses scopes or composites: res_links exists */
-  int observe_scopes;        /* the case uses scopes: scope_info, current, stats */
+  int observe_links;         /* res_links exists (set by the scopes family) */
+  int observe_scopes;        /* scope_info, current, stats exist (set by the scopes family) */
   struct cts_workers *workers;
-  struct cts_wrap *wrap;     /* the innermost wrapped block running, or NULL */
-  struct cts_dlobj *dl;      /* per model DLPack id */
-  size_t dl_cap;
-  struct cts_objinfo *graph, *node; /* per model graph and graph-node id */
-  size_t graph_cap, node_cap;
-  unsigned char **unplanned; /* per node: its bytes after the last unplanned compute */
-  size_t n_unplanned;
+  void *family[CTS_N_FAMILIES]; /* each family's state (its state_new), owned by it */
   int cuda_session;
   int fault;                 /* allocation-failure mode: ENOMEM ends the run cleanly */
   int injected;              /* the armed failure surfaced as ENOMEM */
 };
+
+/* A family (families.h): the hooks the core calls; any may be NULL. */
+struct cts_family {
+  void *(*state_new)(struct cts_run *r); /* the session is open, the model empty */
+  /* After every step: 0, or -1 after reporting. */
+  int (*observe)(struct cts_run *r);
+  /* Bytes the family holds on the device beyond the model's storages (live bytes). */
+  int (*held_bytes)(struct cts_run *r, uint64_t *bytes);
+  void (*before_close)(struct cts_run *r); /* the session is still open */
+  void (*after_close)(struct cts_run *r);
+  void (*state_free)(void *state);
+  /* What a CTS_MADE_FAMILY action made: bind it (0, or -1 after reporting), then check
+   * it once bound. */
+  int (*bind_made)(struct cts_run *r, const struct cts_stmt *st, int id, tsm_handle h);
+  int (*check_made)(struct cts_run *r, const struct cts_stmt *st, int id);
+};
+
+/* The family table (families.c), indexed by enum cts_family_id. */
+extern const struct cts_family *const cts_families[CTS_N_FAMILIES];
+
+/* Model ids of a statement's operands, in the table of each symbol's kind. */
+struct cts_operands {
+  int a, b, out;
+  int *list;
+  size_t n_list;
+};
+
+/* Adapter handles of the same operands. */
+struct cts_handles {
+  tsm_handle a, b, out;
+  tsm_handle *list;
+};
+
+typedef int (*cts_exec_fn)(struct cts_run *r, const struct cts_stmt *st, int expected_err);
+typedef int (*cts_model_fn)(struct cts_model *m, const struct cts_stmt *st,
+                            const struct cts_operands *o, int *made);
+typedef int (*cts_adapter_fn)(struct cts_run *r, const struct cts_stmt *st,
+                              const struct cts_handles *h, tsm_handle *made);
+
+/* One statement kind's executor side (its row of stmt_table.h). */
+struct cts_stmt_exec {
+  cts_exec_fn exec;
+  cts_model_fn model;
+  cts_adapter_fn adapter;
+  int made;   /* enum cts_made */
+  int binds;  /* enum cts_sym_kind */
+  int family; /* enum cts_family_id */
+};
+
+extern const struct cts_stmt_exec cts_stmt_exec[CTS_N_STMT_KINDS];
+
+/* Every row's functions, declared from the statement table. */
+#define CTS__DECLARE_EXEC(kind, cls, lead, verb, binds, fam, cap, shape, made, parse, model,  \
+                          adapter, exec)                                                       \
+  int model(struct cts_model *m, const struct cts_stmt *st, const struct cts_operands *o,     \
+            int *made_id);                                                                     \
+  int adapter(struct cts_run *r, const struct cts_stmt *st, const struct cts_handles *h,      \
+              tsm_handle *made_h);                                                             \
+  int exec(struct cts_run *r, const struct cts_stmt *st, int expected_err);
+CTS_STATEMENTS(CTS__DECLARE_EXEC)
+#undef CTS__DECLARE_EXEC
+
+/* Runs a block's statements in order. RETURN 0, or -1 after reporting. */
+int cts__exec_block(struct cts_run *r, const struct cts_block *b);
+
+/* Operands: resolves the symbols (RETURN -1 after reporting one not bound), and maps
+ * model ids to adapter handles. The caller frees o->list and h->list. */
+int cts__operand(struct cts_run *r, int sym, int *out);
+int cts__resolve(struct cts_run *r, const struct cts_stmt *st, struct cts_operands *o);
+tsm_handle cts__handle_of(struct cts_run *r, int sym, int id);
 
 /* In the allocation-failure mode: a statement refused with ENOMEM must have changed
  * nothing (ERR.ATOMIC.1, ERR.NOMEM.1); the run then stops. RETURN -1 always. */
@@ -85,23 +142,15 @@ char *cts__describe_mgr(struct cts_run *r, int g, char *buf, size_t n);
 char *cts__describe_scope(struct cts_run *r, int sc, char *buf, size_t n);
 const char *cts__res_name(struct cts_run *r, int id, char *buf, size_t n);
 
-/* Shared by the statement executors (exec.c). */
+/* Shared by the statement executors (exec.c). cts__bind_handle binds the fresh handle h
+ * of what st made, model id `id`, to st's name. */
+int cts__bind_handle(struct cts_run *r, const struct cts_stmt *st, int id, tsm_handle h);
 int cts__bind_made(struct cts_run *r, const struct cts_stmt *st, int id, tsm_handle h);
 int cts__check_made_values(struct cts_run *r, const struct cts_stmt *st, int id);
 int cts__judge_codes(struct cts_run *r, int model_rc, int adapter_rc, int expected_err);
-
-/* DLPack (exec_dlpack.c). */
-int cts__exec_dlpack(struct cts_run *r, const struct cts_stmt *st, int expected_err);
-int cts__expect_deleted(struct cts_run *r, const struct cts_stmt *st);
-int cts__check_dlpack(struct cts_run *r);
-void cts__dlpack_before_close(struct cts_run *r);
-void cts__dlpack_after_close(struct cts_run *r);
-
-/* Graphs (exec_graph.c). */
-int cts__exec_graph(struct cts_run *r, const struct cts_stmt *st, int expected_err);
-int cts__expect_graph(struct cts_run *r, const struct cts_stmt *st);
-int cts__check_graphs(struct cts_run *r, uint64_t *graph_bytes);
-void cts__graph_free(struct cts_run *r);
+/* An expectation the model must agree with first: otherwise the case is wrong (Error). */
+int cts__model_agrees(struct cts_run *r, int ok, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Threads (exec_thread.c). Thread 0 is the caller's. */
 typedef void (*cts_job_fn)(struct cts_run *r, void *arg);

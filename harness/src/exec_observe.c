@@ -1,7 +1,9 @@
 /*
  * harness/src/exec_observe.c: comparing what the adapter shows (ABI.INFO.1) with the
  * model: managers, resources, scopes, the running thread's statistics, live bytes and
- * tensor elements. Every disagreement is reported with the object's name and line.
+ * tensor elements, and the state after each step (the families add theirs through
+ * their observe and held_bytes hooks). Every disagreement is reported with the
+ * object's name and line.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -278,7 +280,11 @@ int cts__check_thread(struct cts_run *r) {
  * implementation reports them (GRAPH.MGR.1: the plan's size is its own choice). */
 int cts__check_bytes(struct cts_run *r) {
   uint64_t bytes = 0, graphs = 0;
-  if (r->m.n_graphs && cts__check_graphs(r, &graphs)) return -1;
+  for (int f = 0; f < CTS_N_FAMILIES; f++) {
+    uint64_t held = 0;
+    if (cts_families[f]->held_bytes && cts_families[f]->held_bytes(r, &held)) return -1;
+    graphs += held;
+  }
   int rc = r->a->live_bytes(r->s, &bytes);
   if (rc) return cts__report(r, CTS_FAIL, "live_bytes failed with %s", cts_err_name(rc));
   if (bytes != r->m.live_bytes + graphs)
@@ -289,8 +295,8 @@ int cts__check_bytes(struct cts_run *r) {
   return 0;
 }
 
-/* After every statement: open or just-changed managers and scopes, live or
- * just-released resources, the running thread, and the device's live bytes. */
+/* After every statement: open or just-changed managers, live or just-released
+ * resources, what each family observes, and the device's live bytes. */
 int cts__check_state(struct cts_run *r) {
   size_t live = 0;
   for (size_t i = 0; i < r->m.n_res; i++) live += r->m.res[i].valid;
@@ -303,13 +309,8 @@ int cts__check_state(struct cts_run *r) {
   for (size_t i = 0; i < r->m.n_res; i++)
     if ((full && r->m.res[i].valid) || r->m.res[i].dirty)
       if (cts__check_res(r, (int)i)) return -1;
-  if (r->observe_scopes) {
-    for (size_t sc = 0; sc < r->m.n_scopes; sc++)
-      if (!r->m.scopes[sc].disposed || r->m.scopes[sc].dirty)
-        if (cts__check_scope(r, (int)sc)) return -1;
-    if (cts__check_thread(r)) return -1;
-  }
-  if (r->m.n_dls && cts__check_dlpack(r)) return -1;
+  for (int f = 0; f < CTS_N_FAMILIES; f++)
+    if (cts_families[f]->observe && cts_families[f]->observe(r)) return -1;
   cts_model_clear_dirty(&r->m);
   return cts__check_bytes(r);
 }

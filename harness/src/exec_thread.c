@@ -1,5 +1,6 @@
 /*
- * harness/src/exec_thread.c: the case's worker threads (`thread W { }`, `parallel`).
+ * harness/src/exec_thread.c: the case's worker threads and the `thread W { }` statement
+ * (`parallel` blocks are exec_parallel.c's).
  * A worker lives for the whole case run, so what is thread-local in the implementation
  * (its scope chain, its statistics: SCOPE.STACK.1, SCOPE.STAT.1) persists from one
  * `thread W` block to the next. The judge hands a worker one job at a time.
@@ -132,4 +133,27 @@ void cts__stop_workers(struct cts_run *r) {
   free(ws->w);
   free(ws);
   r->workers = NULL;
+}
+
+/* ---- `thread W { }` ------------------------------------------------------------ */
+
+struct block_job {
+  const struct cts_block *body;
+  int rc;
+};
+
+static void run_block_job(struct cts_run *r, void *arg) {
+  struct block_job *job = arg;
+  job->rc = cts__exec_block(r, job->body);
+}
+
+/* The block runs on its worker while this thread waits (one thread at a time). */
+int cts__exec_thread(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  (void)expected_err;
+  int running = r->m.thread;
+  struct block_job job = {&st->body, 0};
+  cts_model_set_thread(&r->m, st->u.thread.number);
+  cts__on_thread(r, st->u.thread.number, run_block_job, &job);
+  cts_model_set_thread(&r->m, running);
+  return job.rc;
 }

@@ -369,8 +369,8 @@ static void test_parser_forms(void) {
   }
   CHECK(c->body.n == 4);
   CHECK(c->body.items[2].kind == CTS_REPEAT && c->body.items[2].body.n == 1);
-  CHECK(c->body.items[3].kind == CTS_EXPECT_ERROR && c->body.items[3].err == TSM_ECAPPED);
-  CHECK(c->body.items[3].inner->dst == -1);  /* `y` is not bound by a failing statement */
+  CHECK(c->body.items[3].kind == CTS_EXPECT_ERROR && c->body.items[3].u.error.code == TSM_ECAPPED);
+  CHECK(c->body.items[3].u.error.inner->dst == -1);  /* `y` is not bound by a failing statement */
   CHECK(c->ops_used == (1u << TSM_OP_ADD));
   cts_case_free(c);
   static const char bad[] = "---\ndescription: d\nclauses: [MGR.OP.1]\n---\ntensor x = add y y\n";

@@ -1,0 +1,860 @@
+/*
+ * harness/src/case_stmt.c: the statements of the case language (cases/README.md). The
+ * statement table (stmt_table.h) selects a row by the statement's first word and its
+ * verb; the row's parse function below reads the rest of the line into the statement's
+ * operands and the union member of its shape.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "case_lex.h"
+#include "util.h"
+
+typedef int (*parse_fn)(struct parser *p, struct line_toks *lt, struct cts_stmt *st);
+
+#define CTS__DECLARE_PARSE(kind, cls, lead, verb, binds, fam, cap, shape, made, parse, ...) \
+  static int parse(struct parser *p, struct line_toks *lt, struct cts_stmt *st);
+CTS_STATEMENTS(CTS__DECLARE_PARSE)
+#undef CTS__DECLARE_PARSE
+
+struct stmt_row {
+  const char *name; /* the kind's enum name without CTS_ */
+  int kind, cls;
+  const char *lead, *verb;
+  int binds;
+  uint32_t cap;
+  int shape;
+  parse_fn parse;
+};
+
+static const struct stmt_row rows[CTS_N_STMT_KINDS] = {
+#define CTS__ROW(kind, cls, lead, verb, binds, fam, cap, shape, made, parse, ...) \
+  {#kind, CTS_##kind, cls, lead, verb, binds, cap, shape, parse},
+    CTS_STATEMENTS(CTS__ROW)
+#undef CTS__ROW
+};
+
+static const struct {
+  const char *name;
+  int op, arity, in_managers, in_graphs;
+} ops[] = {
+#define CTS__OP(name, op, arity, in_managers, in_graphs) {name, op, arity, in_managers, in_graphs},
+    CTS_OPS(CTS__OP)
+#undef CTS__OP
+    {NULL, 0, 0, 0, 0}};
+
+const char *cts_op_name(int op) {
+  for (int i = 0; ops[i].name; i++)
+    if (ops[i].op == op) return ops[i].name;
+  return "?";
+}
+
+const char *cts_stmt_keyword(int kind) {
+  return kind >= 0 && kind < CTS_N_STMT_KINDS ? rows[kind].lead : "?";
+}
+
+const char *cts_stmt_kind_name(int kind) {
+  return kind >= 0 && kind < CTS_N_STMT_KINDS ? rows[kind].name : "?";
+}
+
+const char *cts_stmt_verb(int kind) {
+  return kind >= 0 && kind < CTS_N_STMT_KINDS ? rows[kind].verb : NULL;
+}
+
+int cts_stmt_shape(int kind) { return rows[kind].shape; }
+
+/* The op named t, usable where a statement binding `binds` stands; -1 if none. */
+static int find_op(const struct tok *t, int binds) {
+  for (int i = 0; ops[i].name; i++)
+    if (tok_is(t, ops[i].name) && (binds == CTS_SYM_NODE ? ops[i].in_graphs : ops[i].in_managers))
+      return i;
+  return -1;
+}
+
+static int verb_matches(const struct stmt_row *row, const struct tok *verb) {
+  if (!row->verb) return 1;
+  if (strcmp(row->verb, CTS_VERB_OP) == 0) return find_op(verb, row->binds) >= 0;
+  return tok_is_one_of(verb, row->verb);
+}
+
+/* The first row for lead (and verb, when given) of the class; NULL if none. */
+static const struct stmt_row *find_row(const struct tok *lead, const struct tok *verb, int cls) {
+  for (int k = 0; k < CTS_N_STMT_KINDS; k++)
+    if (rows[k].cls == cls && tok_is(lead, rows[k].lead) && (!verb || verb_matches(&rows[k], verb)))
+      return &rows[k];
+  return NULL;
+}
+
+/* The symbol kind lead binds, or 0 when it is no binding statement's lead. */
+static int binding_kind(const struct tok *lead) {
+  for (int k = 0; k < CTS_N_STMT_KINDS; k++)
+    if (rows[k].binds && tok_is(lead, rows[k].lead)) return rows[k].binds;
+  return 0;
+}
+
+/* "'sub' or 'sub_of'": the verbs the table has for lead. */
+static void list_verbs(const struct tok *lead, char *buf, size_t n) {
+  const char *words[64];
+  char quoted[64][48];
+  int nw = 0;
+  for (int k = 0; k < CTS_N_STMT_KINDS && nw < 64; k++) {
+    if (!rows[k].verb || !tok_is(lead, rows[k].lead)) continue;
+    int is_op = strcmp(rows[k].verb, CTS_VERB_OP) == 0;
+    for (const char *a = rows[k].verb; *a && nw < 64;) {
+      size_t len = is_op ? strlen(a) : strcspn(a, "|");
+      snprintf(quoted[nw], sizeof quoted[nw], is_op ? "an operation" : "'%.*s'", (int)len, a);
+      words[nw] = quoted[nw];
+      nw++;
+      a += a[len] ? len + 1 : len;
+    }
+  }
+  size_t at = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < nw && at < n; i++)
+    at += (size_t)snprintf(buf + at, n - at, "%s%s", i == 0 ? "" : i == nw - 1 ? " or " : ", ",
+                           words[i]);
+}
+
+/* Runs a row's parse; the case needs the capability of the kind the parse settled on. */
+static int run_row(struct parser *p, struct line_toks *lt, struct cts_stmt *st,
+                   const struct stmt_row *row) {
+  st->kind = row->kind;
+  if (row->parse(p, lt, st)) return -1;
+  p->c->families |= rows[st->kind].cap;
+  return 0;
+}
+
+/* ---- operand shapes ---------------------------------------------------------------- */
+
+static int use_a(struct parser *p, struct line_toks *lt, struct cts_stmt *st, int kind) {
+  return (st->a = use_name(p, lt, kind)) < 0 ? -1 : 0;
+}
+
+/* `A WORD B`: a resource, the joining word, and a symbol of kind b_kind. */
+static int use_a_word_b(struct parser *p, struct line_toks *lt, struct cts_stmt *st, int a_kind,
+                        const char *word, int b_kind) {
+  if (use_a(p, lt, st, a_kind) || expect_punct(p, lt, word)) return -1;
+  return (st->b = use_name(p, lt, b_kind)) < 0 ? -1 : 0;
+}
+
+static int parse_nothing(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  (void)p, (void)lt, (void)st;
+  return 0;
+}
+
+static int parse_use_manager(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return use_a(p, lt, st, CTS_SYM_MANAGER);
+}
+
+static int parse_use_resource(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return use_a(p, lt, st, CTS_SYM_RESOURCE);
+}
+
+static int parse_use_scope(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return use_a(p, lt, st, CTS_SYM_SCOPE);
+}
+
+static int parse_use_dlpack(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return use_a(p, lt, st, CTS_SYM_DLPACK);
+}
+
+static int parse_use_graph(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return use_a(p, lt, st, CTS_SYM_GRAPH);
+}
+
+/* ---- managers ---------------------------------------------------------------------- */
+
+static int parse_values_for(struct parser *p, struct line_toks *lt, struct cts_literal *lit) {
+  struct tok *list = peek(lt);
+  if (parse_values(p, lt, &lit->vals, &lit->nvals)) return -1;
+  if ((int64_t)lit->nvals == shape_elems(lit->ndim, lit->shape)) return 0;
+  fail_at(p, lt->line, list->col, "%zu values for a shape of %lld elements", lit->nvals,
+          (long long)shape_elems(lit->ndim, lit->shape));
+  return -1;
+}
+
+static int parse_create(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  static const char *const fills[] = {"zeros", "ones", "full", "arange", "values"};
+  struct cts_literal *lit = &st->u.literal;
+  for (int i = 0; i < 5; i++)
+    if (tok_is(p->verb, fills[i])) lit->fill = i;
+  if (use_a(p, lt, st, CTS_SYM_MANAGER) || parse_shape(p, lt, &lit->ndim, lit->shape)) return -1;
+  if (lit->fill == CTS_FULL) {
+    struct tok *t = next(lt);
+    if (t->kind != T_NUM) {
+      fail_at(p, lt->line, t->col, "expected the fill value");
+      return -1;
+    }
+    lit->scalar = t->num;
+  }
+  if (parse_dtype_opt(p, lt, &lit->dtype)) return -1;
+  return lit->fill == CTS_VALUES ? parse_values_for(p, lt, lit) : 0;
+}
+
+/* The op's operands of kind, and reshape's shape. */
+static int parse_op_operands(struct parser *p, struct line_toks *lt, struct cts_stmt *st,
+                             int kind) {
+  int i = find_op(p->verb, kind == CTS_SYM_NODE ? CTS_SYM_NODE : CTS_SYM_TENSOR);
+  st->u.op.op = ops[i].op;
+  if (use_a(p, lt, st, kind)) return -1;
+  if (ops[i].arity == 2 && (st->b = use_name(p, lt, kind)) < 0) return -1;
+  if (st->u.op.op == TSM_OP_RESHAPE && parse_shape(p, lt, &st->u.op.ndim, st->u.op.shape))
+    return -1;
+  return 0;
+}
+
+static int parse_op(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (parse_op_operands(p, lt, st, CTS_SYM_TENSOR)) return -1;
+  p->c->ops_used |= 1u << st->u.op.op;
+  if (!tok_is(peek(lt), "in")) return 0;
+  next(lt);
+  return (st->out = use_name(p, lt, CTS_SYM_MANAGER)) < 0 ? -1 : 0;
+}
+
+static int parse_attach(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_a_word_b(p, lt, st, CTS_SYM_RESOURCE, "to", CTS_SYM_MANAGER | CTS_SYM_SCOPE)) return -1;
+  st->kind = p->c->syms[st->b].kind == CTS_SYM_SCOPE ? CTS_SCOPE_ATTACH : CTS_ATTACH;
+  return 0;
+}
+
+/* `detach A`, or `detach A from S` (a scope). */
+static int parse_detach(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  st->kind = CTS_DETACH;
+  if (use_a(p, lt, st, CTS_SYM_RESOURCE)) return -1;
+  if (!tok_is(peek(lt), "from")) return 0;
+  next(lt);
+  st->kind = CTS_SCOPE_DETACH;
+  return (st->b = use_name(p, lt, CTS_SYM_SCOPE)) < 0 ? -1 : 0;
+}
+
+static int parse_borrow(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return use_a_word_b(p, lt, st, CTS_SYM_RESOURCE, "into", CTS_SYM_MANAGER);
+}
+
+static int parse_ret(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return use_a_word_b(p, lt, st, CTS_SYM_RESOURCE, "from", CTS_SYM_MANAGER);
+}
+
+/* `release A`: a resource, or a graph. */
+static int parse_release(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_a(p, lt, st, CTS_SYM_RESOURCE | CTS_SYM_GRAPH)) return -1;
+  st->kind = p->c->syms[st->a].kind == CTS_SYM_GRAPH ? CTS_G_RELEASE : CTS_RELEASE;
+  return 0;
+}
+
+static int parse_dump(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  p->c->uses_dump = 1;
+  return use_a(p, lt, st, CTS_SYM_MANAGER);
+}
+
+/* ---- scopes and composites --------------------------------------------------------- */
+
+/* `dispose S`, or `dispose everything in S [but [A, ...]]`. */
+static int parse_dispose(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  st->kind = CTS_SCOPE_DISPOSE;
+  if (!tok_is(peek(lt), "everything")) return use_a(p, lt, st, CTS_SYM_SCOPE);
+  next(lt);
+  st->kind = CTS_SCOPE_DISPOSE_ALL;
+  if (expect_punct(p, lt, "in") || use_a(p, lt, st, CTS_SYM_SCOPE)) return -1;
+  if (!tok_is(peek(lt), "but")) return 0;
+  next(lt);
+  return use_name_list(p, lt, CTS_SYM_RESOURCE, &st->list, &st->n_list);
+}
+
+/* `move A out of S`, or `move A from S to T|none`. */
+static int parse_move(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_a(p, lt, st, CTS_SYM_RESOURCE)) return -1;
+  struct tok *how = next(lt);
+  if (tok_is(how, "out")) {
+    st->kind = CTS_SCOPE_MOVE_OUTER;
+    if (expect_punct(p, lt, "of")) return -1;
+    return (st->b = use_name(p, lt, CTS_SYM_SCOPE)) < 0 ? -1 : 0;
+  }
+  if (!tok_is(how, "from")) {
+    fail_at(p, lt->line, how->col, "expected 'out of' or 'from'");
+    return -1;
+  }
+  st->kind = CTS_SCOPE_MOVE_OTHER;
+  if ((st->b = use_name(p, lt, CTS_SYM_SCOPE)) < 0 || expect_punct(p, lt, "to")) return -1;
+  return (st->out = use_name_or_none(p, lt, CTS_SYM_SCOPE)) == -1 ? -1 : 0;
+}
+
+static int parse_pack(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_name_list(p, lt, CTS_SYM_RESOURCE, &st->list, &st->n_list)) return -1;
+  struct tok *order = next(lt);
+  if (!tok_is(order, "sorted") && !tok_is(order, "unsorted")) {
+    fail_at(p, lt->line, order->col, "expected 'sorted' or 'unsorted'");
+    return -1;
+  }
+  st->u.pack.sorted = tok_is(order, "sorted");
+  return 0;
+}
+
+static int parse_list_items(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return use_name_list(p, lt, CTS_SYM_RESOURCE, &st->list, &st->n_list);
+}
+
+/* A component: a packed sequence's name, or a list position. */
+static int parse_component_index(struct parser *p, struct line_toks *lt, int64_t *out) {
+  static const char *const names[] = {"data", "batch_sizes", "sorted_indices",
+                                      "unsorted_indices", NULL};
+  struct tok *t = peek(lt);
+  for (int i = 0; names[i]; i++) {
+    if (tok_is(t, names[i])) {
+      next(lt);
+      *out = i;
+      return 0;
+    }
+  }
+  return parse_int(p, lt, 0, out, "a component name or position");
+}
+
+static int parse_component(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_a(p, lt, st, CTS_SYM_COMPOSITE)) return -1;
+  return parse_component_index(p, lt, &st->u.component.index);
+}
+
+/* ---- DLPack -------------------------------------------------------------------------- */
+
+static int parse_import(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return use_a_word_b(p, lt, st, CTS_SYM_DLPACK, "into", CTS_SYM_MANAGER);
+}
+
+static int parse_form(struct parser *p, struct line_toks *lt, int *form) {
+  struct tok *t = next(lt);
+  if (tok_is(t, "versioned") || tok_is(t, "legacy")) {
+    *form = tok_is(t, "versioned") ? TSM_DLPACK_VERSIONED : TSM_DLPACK_LEGACY;
+    return 0;
+  }
+  fail_at(p, lt->line, t->col, "expected 'versioned' or 'legacy'");
+  return -1;
+}
+
+static int parse_export(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_a(p, lt, st, CTS_SYM_RESOURCE) || parse_form(p, lt, &st->u.export.form)) return -1;
+  while (peek(lt)->kind != T_END) {
+    struct tok *t = next(lt);
+    if (tok_is(t, "copy")) {
+      st->u.export.request |= TSM_DLPACK_COPY;
+    } else if (tok_is(t, "readonly")) {
+      st->u.export.request |= TSM_DLPACK_READ_ONLY;
+    } else {
+      fail_at(p, lt->line, t->col, "expected 'copy' or 'readonly'");
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* The index of t among the words, or -1 after failing with msg. */
+static int pick_word(struct parser *p, struct line_toks *lt, const char *const *words,
+                     const char *msg) {
+  struct tok *t = next(lt);
+  for (int i = 0; words[i]; i++)
+    if (tok_is(t, words[i])) return i;
+  fail_at(p, lt->line, t->col, "%s", msg);
+  return -1;
+}
+
+static int parse_make_dtype(struct parser *p, struct line_toks *lt, struct cts_dl_opts *dl) {
+  static const char *const names[] = {"bool", "bf16", "f8", "c64", "f64", "i64", "u8", NULL};
+  static const int codes[] = {6, 4, 8, 5, 2, 0, 1}, bits[] = {8, 16, 8, 64, 64, 64, 8};
+  int i = pick_word(p, lt, names, "expected bool, bf16, f8, c64, f64, i64 or u8");
+  if (i < 0) return -1;
+  dl->code = codes[i];
+  dl->bits = bits[i];
+  return 0;
+}
+
+static int parse_make_device(struct parser *p, struct line_toks *lt, struct cts_dl_opts *dl) {
+  static const char *const wheres[] = {"host", "cpu", "cuda_host", "cuda_managed", "opencl",
+                                       "vulkan", NULL};
+  dl->where = pick_word(p, lt, wheres, "expected host, cpu, cuda_host, cuda_managed, opencl or "
+                        "vulkan (the judge's memory is host memory)");
+  return dl->where < 0 ? -1 : 0;
+}
+
+static int parse_make_strides(struct parser *p, struct line_toks *lt, struct cts_stmt *st,
+                              const struct tok *t) {
+  struct cts_dl_opts *dl = &st->u.make.dl;
+  int ndim = 0;
+  if (parse_shape(p, lt, &ndim, dl->strides)) return -1;
+  if (ndim != st->u.make.literal.ndim) {
+    fail_at(p, lt->line, t->col, "%d strides for %d dimensions", ndim, st->u.make.literal.ndim);
+    return -1;
+  }
+  dl->n_strides = ndim;
+  return 0;
+}
+
+/* An option that takes a non-negative integer; 0 if t is none of them. */
+static int64_t *int_option(struct cts_dl_opts *dl, const struct tok *t, int64_t *lanes) {
+  if (tok_is(t, "offset")) return &dl->offset;
+  if (tok_is(t, "major")) return &dl->major;
+  if (tok_is(t, "minor")) return &dl->minor;
+  return tok_is(t, "lanes") ? lanes : NULL;
+}
+
+/* A flag option; NULL if t is none of them. */
+static int *flag_option(struct cts_dl_opts *dl, const struct tok *t) {
+  if (tok_is(t, "nostrides")) return &dl->no_strides;
+  if (tok_is(t, "readonly")) return &dl->readonly;
+  if (tok_is(t, "copied")) return &dl->copied;
+  if (tok_is(t, "nodeleter")) return &dl->no_deleter;
+  return tok_is(t, "nulldata") ? &dl->null_data : NULL;
+}
+
+static int parse_make_option(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  struct cts_dl_opts *dl = &st->u.make.dl;
+  struct cts_literal *lit = &st->u.make.literal;
+  struct tok *t = next(lt);
+  int64_t lanes = dl->lanes, *num = int_option(dl, t, &lanes);
+  int *flag = flag_option(dl, t);
+  if (num) {
+    if (parse_int(p, lt, 0, num, "a non-negative integer")) return -1;
+    dl->lanes = (int)lanes;
+    return 0;
+  }
+  if (flag) return *flag = 1, 0;
+  if (tok_is(t, "values")) return lit->fill = CTS_VALUES, parse_values(p, lt, &lit->vals, &lit->nvals);
+  if (tok_is(t, "arange")) return lit->fill = CTS_ARANGE, 0;
+  if (tok_is(t, "strides")) return parse_make_strides(p, lt, st, t);
+  if (tok_is(t, "device")) return parse_make_device(p, lt, dl);
+  if (tok_is(t, "dtype")) return parse_make_dtype(p, lt, dl);
+  fail_at(p, lt->line, t->col, "unknown option '%.*s' of make", (int)t->len, t->s);
+  return -1;
+}
+
+/* `make FORM SHAPE [f32|i32] OPTIONS...`, the options in any order. */
+static int parse_make(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  struct cts_dl_opts *dl = &st->u.make.dl;
+  struct cts_literal *lit = &st->u.make.literal;
+  dl->major = 1;
+  dl->minor = 3;
+  dl->lanes = 1;
+  if (parse_form(p, lt, &dl->form) || parse_shape(p, lt, &lit->ndim, lit->shape)) return -1;
+  lit->dtype = TSM_F32;
+  if (tok_is(peek(lt), "f32") || tok_is(peek(lt), "i32")) lit->dtype = tok_is(next(lt), "f32") ? TSM_F32 : TSM_I32;
+  while (peek(lt)->kind != T_END)
+    if (parse_make_option(p, lt, st)) return -1;
+  if (lit->fill == CTS_VALUES && (int64_t)lit->nvals != shape_elems(lit->ndim, lit->shape)) {
+    fail_at(p, lt->line, st->col, "%zu values for a shape of %lld elements", lit->nvals,
+            (long long)shape_elems(lit->ndim, lit->shape));
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- graphs -------------------------------------------------------------------------- */
+
+static int parse_leaf(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  struct cts_literal *lit = &st->u.literal;
+  if (use_a(p, lt, st, CTS_SYM_GRAPH) || parse_shape(p, lt, &lit->ndim, lit->shape)) return -1;
+  lit->dtype = TSM_F32;
+  if (tok_is(peek(lt), "f32") || tok_is(peek(lt), "i32")) lit->dtype = tok_is(next(lt), "f32") ? TSM_F32 : TSM_I32;
+  lit->fill = CTS_ZEROS;
+  if (tok_is(peek(lt), "arange")) {
+    next(lt);
+    lit->fill = CTS_ARANGE;
+  } else if (tok_is(peek(lt), "values")) {
+    next(lt);
+    lit->fill = CTS_VALUES;
+    return parse_values_for(p, lt, lit);
+  }
+  return 0;
+}
+
+static int parse_external(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_a(p, lt, st, CTS_SYM_GRAPH)) return -1;
+  return (st->b = use_name(p, lt, CTS_SYM_TENSOR)) < 0 ? -1 : 0;
+}
+
+static int parse_graph_op(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return parse_op_operands(p, lt, st, CTS_SYM_NODE);
+}
+
+static int parse_flag(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  static const char *const flags[] = {"input", "output", "param", NULL};
+  if (use_a(p, lt, st, CTS_SYM_NODE)) return -1;
+  do {
+    int i = pick_word(p, lt, flags, "expected input, output or param");
+    if (i < 0) return -1;
+    st->u.graph_flags.bits |= 1u << i;
+  } while (peek(lt)->kind != T_END);
+  return 0;
+}
+
+static int parse_expand(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_a(p, lt, st, CTS_SYM_GRAPH)) return -1;
+  return (st->b = use_name(p, lt, CTS_SYM_NODE)) < 0 ? -1 : 0;
+}
+
+/* ---- blocks -------------------------------------------------------------------------- */
+
+static int parse_repeat(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return parse_int(p, lt, 0, &st->u.repeat.times, "a repeat count");
+}
+
+static int parse_wrapped(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  struct open_block *ob = p->open;
+  (void)st;
+  p->c->uses_wrapped = 1;
+  struct tok *name = next(lt);
+  if (!valid_name(name) || name->len >= sizeof ob->name_buf) {
+    fail_at(p, lt->line, name->col, "expected the name the result is bound to");
+    return -1;
+  }
+  memcpy(ob->name_buf, name->s, name->len);
+  ob->result_name = *name;
+  ob->result_name.s = ob->name_buf;
+  return 0;
+}
+
+static int thread_number(struct cts_case *c, const struct tok *t) {
+  if (c->n_threads == 0) CTS_PUSH(c->threads, c->n_threads, c->cap_threads, cts_xstrdup("main"));
+  for (size_t i = 0; i < c->n_threads; i++)
+    if (strlen(c->threads[i]) == t->len && !memcmp(c->threads[i], t->s, t->len)) return (int)i;
+  CTS_PUSH(c->threads, c->n_threads, c->cap_threads, tok_str(t));
+  return (int)c->n_threads - 1;
+}
+
+static int parse_thread(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  struct open_block *ob = p->open, *outer = p->outer;
+  if (ob->in_thread) {
+    fail_at(p, lt->line, p->verb->col, "thread blocks do not nest");
+    return -1;
+  }
+  if (outer && outer->st->kind != CTS_PARALLEL && ob->in_parallel) {
+    fail_at(p, lt->line, p->verb->col, "a thread block goes directly inside 'parallel'");
+    return -1;
+  }
+  struct tok *name = next(lt);
+  if (!valid_name(name) || tok_is(name, "main")) {
+    fail_at(p, lt->line, name->col, "expected a worker thread name");
+    return -1;
+  }
+  st->u.thread.number = thread_number(p->c, name);
+  ob->in_thread = 1;
+  return 0;
+}
+
+static int parse_parallel(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  (void)st;
+  if (p->open->in_thread || p->open->in_parallel) {
+    fail_at(p, lt->line, p->verb->col, "'parallel' does not go inside a thread block");
+    return -1;
+  }
+  p->open->in_parallel = 1;
+  return 0;
+}
+
+static int parse_result(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (!p->outer || p->outer->st->kind != CTS_WRAPPED) {
+    fail_at(p, lt->line, st->col, "'result' belongs at the end of a wrapped block");
+    return -1;
+  }
+  return use_a(p, lt, st, CTS_SYM_RESOURCE);
+}
+
+/* ---- expectations -------------------------------------------------------------------- */
+
+static int parse_expect_error(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  struct tok *code = next(lt);
+  int found = 0;
+#define CTS__CODE(name, value, text) \
+  if (code->kind == T_WORD && tok_is(code, &#name[1])) st->u.error.code = value, found = 1;
+  TSM_ERRNO_MAP(CTS__CODE)
+#undef CTS__CODE
+  if (!found) {
+    fail_at(p, lt->line, code->col, "unknown error code '%.*s' (see spec/errors.md)",
+            (int)code->len, code->s);
+    return -1;
+  }
+  if (expect_punct(p, lt, ":")) return -1;
+  struct tok *inner_kw = peek(lt);
+  if (tok_is(inner_kw, "expect") || tok_is(inner_kw, "repeat")) {
+    fail_at(p, lt->line, inner_kw->col, "'expect error' takes an action, not '%.*s'",
+            (int)inner_kw->len, inner_kw->s);
+    return -1;
+  }
+  struct cts_stmt *inner = st->u.error.inner = cts_xcalloc(1, sizeof *inner);
+  inner->line = st->line;
+  inner->col = inner_kw->col;
+  inner->text = cts_xstrdup(st->text);
+  return parse_action(p, lt, inner, 0);
+}
+
+/* `== NAME|none` of kind into st->b. */
+static int parse_eq_name(struct parser *p, struct line_toks *lt, struct cts_stmt *st, int kind) {
+  if (expect_punct(p, lt, "==")) return -1;
+  return (st->b = use_name_or_none(p, lt, kind)) == -1 ? -1 : 0;
+}
+
+/* `OP N` into the count, after `A` of a_kind when a_kind is not 0. */
+static int parse_count(struct parser *p, struct line_toks *lt, struct cts_stmt *st, int a_kind,
+                       const char *op, const char *what) {
+  if ((a_kind && use_a(p, lt, st, a_kind)) || expect_punct(p, lt, op)) return -1;
+  return parse_int(p, lt, 0, &st->u.count.want, what);
+}
+
+static int parse_expect_holder(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_a(p, lt, st, CTS_SYM_RESOURCE)) return -1;
+  return parse_eq_name(p, lt, st, CTS_SYM_MANAGER);
+}
+
+static int parse_expect_borrowed(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  st->u.truth.holds = !tok_is(p->verb, "not");
+  if (!st->u.truth.holds && expect_punct(p, lt, "borrowed")) return -1;
+  return use_a(p, lt, st, CTS_SYM_RESOURCE);
+}
+
+static int parse_expect_valid(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  st->u.truth.holds = tok_is(p->verb, "valid");
+  return use_a(p, lt, st, CTS_SYM_RESOURCE);
+}
+
+static int parse_expect_mgr_count(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return parse_count(p, lt, st, CTS_SYM_MANAGER, "==", "a count");
+}
+
+static int parse_expect_members(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return parse_count(p, lt, st, CTS_SYM_SCOPE, "==", "a member count");
+}
+
+static int parse_expect_bytes(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return parse_count(p, lt, st, 0, "==", "a byte count");
+}
+
+static int parse_expect_deleted(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return parse_count(p, lt, st, CTS_SYM_DLPACK, "==", "a count");
+}
+
+static int parse_expect_planned(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return parse_count(p, lt, st, CTS_SYM_GRAPH, "<=", "a byte count");
+}
+
+/* `expect state X == S`: the row follows X's kind (a manager, a scope or a graph). */
+static int parse_expect_state(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  static const char *const mgr[] = {"open", "capped", "closed", NULL};
+  static const char *const scope[] = {"open", "disposed", NULL};
+  static const char *const graph[] = {"open", "released", NULL};
+  static const int mgr_states[] = {CTS_STATE_OPEN, CTS_STATE_CAPPED, CTS_STATE_CLOSED};
+  static const int scope_states[] = {CTS_STATE_OPEN, CTS_STATE_DISPOSED};
+  static const int graph_states[] = {CTS_STATE_OPEN, CTS_STATE_RELEASED};
+  if (use_a(p, lt, st, CTS_SYM_MANAGER | CTS_SYM_SCOPE | CTS_SYM_GRAPH)) return -1;
+  if (expect_punct(p, lt, "==")) return -1;
+  int kind = p->c->syms[st->a].kind, i;
+  if (kind == CTS_SYM_GRAPH) {
+    st->kind = CTS_EXPECT_GRAPH_STATE;
+    i = pick_word(p, lt, graph, "expected open or released");
+    st->u.state.want = i < 0 ? 0 : graph_states[i];
+  } else if (kind == CTS_SYM_SCOPE) {
+    st->kind = CTS_EXPECT_SCOPE_STATE;
+    i = pick_word(p, lt, scope, "expected open or disposed");
+    st->u.state.want = i < 0 ? 0 : scope_states[i];
+  } else {
+    i = pick_word(p, lt, mgr, "expected open, capped or closed");
+    st->u.state.want = i < 0 ? 0 : mgr_states[i];
+  }
+  return i < 0 ? -1 : 0;
+}
+
+static int parse_expect_parent(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_a(p, lt, st, CTS_SYM_MANAGER)) return -1;
+  return parse_eq_name(p, lt, st, CTS_SYM_MANAGER);
+}
+
+static int parse_expect_values(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_a(p, lt, st, CTS_SYM_TENSOR) || expect_punct(p, lt, "==")) return -1;
+  return parse_values(p, lt, &st->u.values.v, &st->u.values.n);
+}
+
+static int parse_expect_shape(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_a(p, lt, st, CTS_SYM_TENSOR) || expect_punct(p, lt, "==")) return -1;
+  return parse_shape(p, lt, &st->u.dims.ndim, st->u.dims.shape);
+}
+
+/* `expect scope A == S|none`, `expect composite T == C|none`. */
+static int parse_expect_scope(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  int scope = st->kind == CTS_EXPECT_SCOPE;
+  if (use_a(p, lt, st, scope ? CTS_SYM_RESOURCE : CTS_SYM_TENSOR)) return -1;
+  return parse_eq_name(p, lt, st, scope ? CTS_SYM_SCOPE : CTS_SYM_COMPOSITE);
+}
+
+static int parse_expect_current(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return parse_eq_name(p, lt, st, CTS_SYM_SCOPE);
+}
+
+static int parse_expect_outer(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_a(p, lt, st, CTS_SYM_SCOPE)) return -1;
+  return parse_eq_name(p, lt, st, CTS_SYM_SCOPE);
+}
+
+static int parse_expect_absent(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return parse_component(p, lt, st);
+}
+
+static int parse_expect_node(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_a(p, lt, st, CTS_SYM_NODE)) return -1;
+  if (tok_is(peek(lt), "unspecified")) {
+    next(lt);
+    st->u.values.unspecified = 1;
+    return 0;
+  }
+  if (expect_punct(p, lt, "==")) return -1;
+  return parse_values(p, lt, &st->u.values.v, &st->u.values.n);
+}
+
+static int parse_expect_stats(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  static const char *const kinds[] = {"tensor", "composite", NULL};
+  static const char *const counters[CTS_N_STATS + 1] = {
+      "created_in", "created_outside", "disposed_in", "disposed_outside",
+      "attached",   "detached",        "live",        NULL};
+  int k = pick_word(p, lt, kinds, "expected 'tensor' or 'composite'");
+  if (k < 0 || expect_punct(p, lt, "==")) return -1;
+  st->u.stats.kind = k == 0 ? TSM_KIND_TENSOR : TSM_KIND_COMPOSITE;
+  do {
+    int which = pick_word(p, lt, counters, "expected a counter: created_in, created_outside, "
+                          "disposed_in, disposed_outside, attached, detached or live");
+    if (which < 0) return -1;
+    if (parse_int(p, lt, which == CTS_STAT_LIVE ? -(int64_t)9e15 : 0, &st->u.stats.want[which],
+                  "a count"))
+      return -1;
+    st->u.stats.mask |= 1u << which;
+  } while (peek(lt)->kind != T_END);
+  return 0;
+}
+
+/* ---- statements ---------------------------------------------------------------------- */
+
+/* Fails at t, the word that selects a row: at_end when the line ended, else
+ * "unknown NOUN 'T'". RETURN -1. */
+static int fail_unknown(struct parser *p, struct line_toks *lt, const struct tok *t,
+                        const char *at_end, const char *noun) {
+  if (t->kind == T_END)
+    fail_at(p, lt->line, t->col, "%s", at_end);
+  else
+    fail_at(p, lt->line, t->col, "unknown %s '%.*s'", noun, (int)t->len, t->s);
+  return -1;
+}
+
+/* The names before `=`: one, or up to three for a node (svd binds U, S, Vt). */
+static int read_bound_names(struct parser *p, struct line_toks *lt, int kind, int *pos, int *n) {
+  *n = 0;
+  for (;;) {
+    if (*n == 3) {
+      fail_at(p, lt->line, peek(lt)->col, "at most three names");
+      return -1;
+    }
+    pos[(*n)++] = lt->pos;
+    struct tok *name = next(lt);
+    if (!valid_name(name)) {
+      fail_at(p, lt->line, name->col, "expected a name%s", name->kind == T_END ? " at end of line" : "");
+      return -1;
+    }
+    if (kind != CTS_SYM_NODE || !tok_is(peek(lt), ",")) return 0;
+    next(lt);
+  }
+}
+
+/* Inside expect error the name is not bound, but must not change kind either. */
+static int unbound_name(struct parser *p, struct line_toks *lt, int kind) {
+  struct tok *name = next(lt);
+  int s = sym_find(p->c, name);
+  if (s >= 0 && (s == CTS_SYM_ROOT || s == CTS_SYM_BOGUS || p->c->syms[s].kind != kind)) {
+    fail_at(p, lt->line, name->col, "'%.*s' cannot be bound as a %s here", (int)name->len,
+            name->s, kind_name(kind));
+    return -2;
+  }
+  return s; /* may be -1: no binding */
+}
+
+/* Binds the names once the right-hand side is read, so that `tensor x = add x x` uses the
+ * old x. */
+static int bind_names(struct parser *p, struct line_toks *lt, struct cts_stmt *st, int kind,
+                      const int *pos, int n, int binds) {
+  int end_pos = lt->pos;
+  size_t cap = 0;
+  for (int i = 0; i < n; i++) {
+    lt->pos = pos[i];
+    int sym = binds ? bind_name(p, lt, kind) : unbound_name(p, lt, kind);
+    if (sym < (binds ? 0 : -1)) return -1;
+    if (i == 0) st->dst = sym;
+    if (n == 3) CTS_PUSH(st->list, st->n_list, cap, sym);
+  }
+  lt->pos = end_pos;
+  return 0;
+}
+
+/* `KIND NAME[, ...] = VERB ...` */
+static int parse_binding(struct parser *p, struct line_toks *lt, struct cts_stmt *st,
+                         const struct tok *lead, int kind, int binds) {
+  int pos[3], n;
+  if (read_bound_names(p, lt, kind, pos, &n) || expect_punct(p, lt, "=")) return -1;
+  struct tok *verb = next(lt);
+  const struct stmt_row *row = find_row(lead, verb, CTS_CLASS_ACTION);
+  if (!row) {
+    char verbs[512];
+    list_verbs(lead, verbs, sizeof verbs);
+    fail_expected(p, lt, verb, verbs);
+    return -1;
+  }
+  p->verb = verb;
+  if (run_row(p, lt, st, row)) return -1;
+  int want = st->kind == CTS_G_OP && st->u.op.op == TSM_OP_SVD ? 3 : 1;
+  if (n != want) {
+    fail_at(p, lt->line, verb->col, "'%.*s' binds %d name%s", (int)verb->len, verb->s, want,
+            want == 1 ? "" : "s");
+    return -1;
+  }
+  return bind_names(p, lt, st, kind, pos, n, binds);
+}
+
+int parse_action(struct parser *p, struct line_toks *lt, struct cts_stmt *st, int binds) {
+  struct tok *kw = next(lt);
+  st->dst = st->a = st->b = st->out = -1;
+  int kind = binds || !tok_is(kw, "node") ? binding_kind(kw) : 0;
+  if (kind) return parse_binding(p, lt, st, kw, kind, binds);
+  const struct stmt_row *row = find_row(kw, NULL, CTS_CLASS_ACTION);
+  if (row && !row->binds) {
+    p->verb = kw;
+    return run_row(p, lt, st, row);
+  }
+  return fail_unknown(p, lt, kw, "expected a statement", "statement");
+}
+
+static int parse_expect(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  struct tok *lead = next(lt);
+  struct tok *what = next(lt);
+  const struct stmt_row *row = find_row(lead, what, CTS_CLASS_EXPECT);
+  if (row) {
+    p->verb = what;
+    return run_row(p, lt, st, row);
+  }
+  return fail_unknown(p, lt, what, "expected what to expect at end of line", "expectation");
+}
+
+int stmt_class(const struct tok *first) {
+  for (int k = 0; k < CTS_N_STMT_KINDS; k++)
+    if (tok_is(first, rows[k].lead)) return rows[k].cls;
+  return CTS_CLASS_ACTION;
+}
+
+int parse_statement(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  struct tok *first = peek(lt);
+  int cls = stmt_class(first);
+  if (cls == CTS_CLASS_EXPECT) return parse_expect(p, lt, st);
+  if (cls == CTS_CLASS_ACTION) return parse_action(p, lt, st, 1);
+  p->verb = next(lt);
+  return run_row(p, lt, st, find_row(first, NULL, cls));
+}
+
+const char *cts_err_name(int code) {
+  if (code == 0) return "OK";
+#define CTS__CODE(name, value, text) \
+  if (code == value) return &#name[1]; /* without the E */
+  TSM_ERRNO_MAP(CTS__CODE)
+#undef CTS__CODE
+  return "?";
+}

@@ -1,0 +1,48 @@
+/*
+ * harness/src/families.c: the family table, the one place that names the families: the
+ * names a case's `requires:` may give with the capability each needs (enum tsm_cap),
+ * each family's hooks, and the executor side of the statement table (stmt_table.h).
+ * The executor core (exec.c, exec_observe.c, exec_thread.c, exec_parallel.c) reaches a
+ * family only through these tables.
+ */
+#include <string.h>
+
+#include "exec_internal.h"
+
+/* The `requires:` names. dlpack-py is the Python capsule family: its cases run in the
+ * Python runner; on the C side it is only a name and a capability. threads is the
+ * core's (thread and parallel blocks). */
+static const struct {
+  const char *name;
+  uint32_t cap;
+} requires_names[] = {{"managers", TSM_CAP_MANAGERS},   {"scopes", TSM_CAP_SCOPES},
+                      {"composites", TSM_CAP_COMPOSITES}, {"dlpack-c", TSM_CAP_DLPACK_C},
+                      {"dlpack-py", TSM_CAP_DLPACK_PY},   {"graphs", TSM_CAP_GRAPHS},
+                      {"threads", TSM_CAP_THREADS}};
+
+uint32_t cts_family_cap(const char *family) {
+  for (size_t i = 0; i < sizeof requires_names / sizeof requires_names[0]; i++)
+    if (strcmp(requires_names[i].name, family) == 0) return requires_names[i].cap;
+  return 0;
+}
+
+extern const struct cts_family cts_family_managers, cts_family_scopes, cts_family_dlpack,
+    cts_family_graphs;
+
+static const struct cts_family core_family = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+
+const struct cts_family *const cts_families[CTS_N_FAMILIES] = {
+    [CTS_FAMILY_CORE] = &core_family,
+    [CTS_FAMILY_MANAGERS] = &cts_family_managers,
+    [CTS_FAMILY_SCOPES] = &cts_family_scopes,
+    [CTS_FAMILY_DLPACK] = &cts_family_dlpack,
+    [CTS_FAMILY_GRAPHS] = &cts_family_graphs,
+};
+
+const struct cts_stmt_exec cts_stmt_exec[CTS_N_STMT_KINDS] = {
+#define CTS__EXEC(kind, cls, lead, verb, binds, fam, cap, shape, made, parse, model, adapter, \
+                  exec)                                                                     \
+  [CTS_##kind] = {exec, model, adapter, made, binds, fam},
+    CTS_STATEMENTS(CTS__EXEC)
+#undef CTS__EXEC
+};

@@ -1,0 +1,156 @@
+/*
+ * harness/src/stmt_table.h: the case language's statement table and op table
+ * (cases/README.md). One row per statement kind; the kind enum (case.h), the parser's
+ * keyword lookup and argument parsing (case_stmt.c), the kind names, the capability a
+ * case needs (enum tsm_cap) and the executor's dispatch (families.c) all expand these
+ * rows. harness/src/README.md says how to add a statement.
+ *
+ * A row: X(KIND, CLASS, LEAD, VERB, BINDS, FAMILY, CAP, SHAPE, MADE, PARSE, MODEL,
+ *          ADAPTER, EXEC)
+ *   KIND     the enum name after CTS_ (CTS_MGR_SUB, ...)
+ *   CLASS    CTS_CLASS_ACTION (may stand after `expect error CODE:`), _EXPECT (after
+ *            `expect`), _BLOCK (opens `{`) or _RESULT
+ *   LEAD     the first word of the statement
+ *   VERB     for bindings the word after `=`, for expectations the word after `expect`;
+ *            "a|b" lists alternative spellings, CTS_VERB_OP is any name of the op table,
+ *            NULL: the lead alone selects the row (its PARSE may pick a sibling row by
+ *            the kind of an operand: attach, detach, dispose, move, release, state)
+ *   BINDS    the symbol kind a binding statement binds (enum cts_sym_kind), or 0
+ *   FAMILY   the family that executes it (enum cts_family_id, families.h)
+ *   CAP      the capability the statement needs (enum tsm_cap), or 0
+ *   SHAPE    the member of struct cts_stmt's union it fills (enum cts_stmt_shape)
+ *   MADE     what a successful action made, for the generic binding (enum cts_made)
+ *   PARSE    parses the words after LEAD/VERB (case_stmt.c)
+ *   MODEL    the model's side of a generic action (cts_model_fn), cts__model_none if EXEC
+ *            does both sides itself
+ *   ADAPTER  the adapter's side of a generic action (cts_adapter_fn), cts__adapter_none
+ *   EXEC     runs the statement (cts_exec_fn): cts__exec_action for generic actions
+ */
+#ifndef CTS_STMT_TABLE_H
+#define CTS_STMT_TABLE_H
+
+#define CTS_VERB_OP "(op)"
+
+/* clang-format off */
+#define CTS_STATEMENTS(X) \
+  /* managers (spec/managers.md) */ \
+  X(MGR_SUB, CTS_CLASS_ACTION, "manager", "sub", CTS_SYM_MANAGER, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_HANDLE, parse_use_manager, cts__model_sub, cts__adapter_sub, cts__exec_action) \
+  X(MGR_SUB_OF, CTS_CLASS_ACTION, "manager", "sub_of", CTS_SYM_MANAGER, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_HANDLE, parse_use_resource, cts__model_sub_of, cts__adapter_sub_of, cts__exec_action) \
+  X(CREATE, CTS_CLASS_ACTION, "tensor", "zeros|ones|full|arange|values", CTS_SYM_TENSOR, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_LITERAL, CTS_MADE_TENSOR, parse_create, cts__model_create, cts__adapter_create, cts__exec_action) \
+  X(OP, CTS_CLASS_ACTION, "tensor", CTS_VERB_OP, CTS_SYM_TENSOR, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OP, CTS_MADE_TENSOR, parse_op, cts__model_op, cts__adapter_op, cts__exec_action) \
+  X(ATTACH, CTS_CLASS_ACTION, "attach", NULL, 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_attach, cts__model_attach, cts__adapter_attach, cts__exec_action) \
+  X(DETACH, CTS_CLASS_ACTION, "detach", NULL, 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_detach, cts__model_detach, cts__adapter_detach, cts__exec_action) \
+  X(BORROW, CTS_CLASS_ACTION, "borrow", NULL, 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_borrow, cts__model_borrow, cts__adapter_borrow, cts__exec_action) \
+  X(RET, CTS_CLASS_ACTION, "ret", NULL, 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_ret, cts__model_ret, cts__adapter_ret, cts__exec_action) \
+  X(RELEASE, CTS_CLASS_ACTION, "release", NULL, 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_release, cts__model_release, cts__adapter_release, cts__exec_action) \
+  X(CLOSE, CTS_CLASS_ACTION, "close", NULL, 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_use_manager, cts__model_close, cts__adapter_close, cts__exec_action) \
+  X(CAP, CTS_CLASS_ACTION, "cap", NULL, 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_use_manager, cts__model_cap, cts__adapter_cap, cts__exec_action) \
+  X(DUMP, CTS_CLASS_ACTION, "dump", NULL, 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_dump, cts__model_dump, cts__adapter_dump, cts__exec_action) \
+  /* control */ \
+  X(REPEAT, CTS_CLASS_BLOCK, "repeat", NULL, 0, CTS_FAMILY_CORE, 0, CTS_SHAPE_REPEAT, CTS_MADE_NOTHING, parse_repeat, cts__model_none, cts__adapter_none, cts__exec_repeat) \
+  X(THREAD, CTS_CLASS_BLOCK, "thread", NULL, 0, CTS_FAMILY_CORE, TSM_CAP_THREADS, CTS_SHAPE_THREAD, CTS_MADE_NOTHING, parse_thread, cts__model_none, cts__adapter_none, cts__exec_thread) \
+  X(PARALLEL, CTS_CLASS_BLOCK, "parallel", NULL, 0, CTS_FAMILY_CORE, TSM_CAP_THREADS, CTS_SHAPE_BLOCK, CTS_MADE_NOTHING, parse_parallel, cts__model_none, cts__adapter_none, cts__exec_parallel) \
+  /* scopes (spec/scopes.md) */ \
+  X(SCOPE_OPEN, CTS_CLASS_ACTION, "scope", "open", CTS_SYM_SCOPE, CTS_FAMILY_SCOPES, TSM_CAP_SCOPES, CTS_SHAPE_OPERANDS, CTS_MADE_HANDLE, parse_nothing, cts__model_scope_open, cts__adapter_scope_open, cts__exec_action) \
+  X(SCOPE_DISPOSE, CTS_CLASS_ACTION, "dispose", NULL, 0, CTS_FAMILY_SCOPES, TSM_CAP_SCOPES, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_dispose, cts__model_dispose, cts__adapter_dispose, cts__exec_action) \
+  X(SCOPE_MOVE_OUTER, CTS_CLASS_ACTION, "move", NULL, 0, CTS_FAMILY_SCOPES, TSM_CAP_SCOPES, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_move, cts__model_move_outer, cts__adapter_move_outer, cts__exec_action) \
+  X(SCOPE_MOVE_OTHER, CTS_CLASS_ACTION, "move", NULL, 0, CTS_FAMILY_SCOPES, TSM_CAP_SCOPES, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_move, cts__model_move_other, cts__adapter_move_other, cts__exec_action) \
+  X(SCOPE_DETACH, CTS_CLASS_ACTION, "detach", NULL, 0, CTS_FAMILY_SCOPES, TSM_CAP_SCOPES, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_detach, cts__model_scope_detach, cts__adapter_scope_detach, cts__exec_action) \
+  X(SCOPE_ATTACH, CTS_CLASS_ACTION, "attach", NULL, 0, CTS_FAMILY_SCOPES, TSM_CAP_SCOPES, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_attach, cts__model_scope_attach, cts__adapter_scope_attach, cts__exec_action) \
+  X(SCOPE_DISPOSE_ALL, CTS_CLASS_ACTION, "dispose", NULL, 0, CTS_FAMILY_SCOPES, TSM_CAP_SCOPES, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_dispose, cts__model_dispose_all, cts__adapter_dispose_all, cts__exec_action) \
+  X(SCOPE_HANDOVER, CTS_CLASS_ACTION, "handover", NULL, 0, CTS_FAMILY_SCOPES, TSM_CAP_SCOPES, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_use_scope, cts__model_handover, cts__adapter_handover, cts__exec_action) \
+  X(WRAPPED, CTS_CLASS_BLOCK, "wrapped", NULL, 0, CTS_FAMILY_SCOPES, TSM_CAP_SCOPES, CTS_SHAPE_BLOCK, CTS_MADE_NOTHING, parse_wrapped, cts__model_none, cts__adapter_none, cts__exec_wrapped) \
+  X(RESULT, CTS_CLASS_RESULT, "result", NULL, 0, CTS_FAMILY_SCOPES, 0, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_result, cts__model_none, cts__adapter_none, cts__exec_result) \
+  /* composites (spec/composites.md) */ \
+  X(PACK, CTS_CLASS_ACTION, "composite", "pack", CTS_SYM_COMPOSITE, CTS_FAMILY_SCOPES, TSM_CAP_COMPOSITES, CTS_SHAPE_PACK, CTS_MADE_FAMILY, parse_pack, cts__model_pack, cts__adapter_pack, cts__exec_action) \
+  X(LIST, CTS_CLASS_ACTION, "composite", "list", CTS_SYM_COMPOSITE, CTS_FAMILY_SCOPES, TSM_CAP_COMPOSITES, CTS_SHAPE_OPERANDS, CTS_MADE_FAMILY, parse_list_items, cts__model_list, cts__adapter_list, cts__exec_action) \
+  X(COMPONENT, CTS_CLASS_ACTION, "tensor", "component", CTS_SYM_TENSOR, CTS_FAMILY_SCOPES, TSM_CAP_COMPOSITES, CTS_SHAPE_COMPONENT, CTS_MADE_FAMILY, parse_component, cts__model_component, cts__adapter_component, cts__exec_action) \
+  /* DLPack (spec/dlpack.md) */ \
+  X(DL_EXPORT, CTS_CLASS_ACTION, "dlpack", "export", CTS_SYM_DLPACK, CTS_FAMILY_DLPACK, TSM_CAP_DLPACK_C, CTS_SHAPE_EXPORT, CTS_MADE_NOTHING, parse_export, cts__model_none, cts__adapter_none, cts__exec_dl_export) \
+  X(DL_MAKE, CTS_CLASS_ACTION, "dlpack", "make", CTS_SYM_DLPACK, CTS_FAMILY_DLPACK, TSM_CAP_DLPACK_C, CTS_SHAPE_MAKE, CTS_MADE_NOTHING, parse_make, cts__model_none, cts__adapter_none, cts__exec_dl_make) \
+  X(DL_IMPORT, CTS_CLASS_ACTION, "tensor", "import", CTS_SYM_TENSOR, CTS_FAMILY_DLPACK, TSM_CAP_DLPACK_C, CTS_SHAPE_OPERANDS, CTS_MADE_TENSOR, parse_import, cts__model_none, cts__adapter_none, cts__exec_dl_import) \
+  X(DL_DROP, CTS_CLASS_ACTION, "drop", NULL, 0, CTS_FAMILY_DLPACK, TSM_CAP_DLPACK_C, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_use_dlpack, cts__model_none, cts__adapter_none, cts__exec_dl_drop) \
+  /* graphs (spec/graphs.md) */ \
+  X(G_NEW, CTS_CLASS_ACTION, "graph", "new", CTS_SYM_GRAPH, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_use_manager, cts__model_none, cts__adapter_none, cts__exec_graph_build) \
+  X(G_LEAF, CTS_CLASS_ACTION, "node", "leaf", CTS_SYM_NODE, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_LITERAL, CTS_MADE_NOTHING, parse_leaf, cts__model_none, cts__adapter_none, cts__exec_graph_build) \
+  X(G_EXTERNAL, CTS_CLASS_ACTION, "node", "external", CTS_SYM_NODE, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_external, cts__model_none, cts__adapter_none, cts__exec_graph_build) \
+  X(G_OP, CTS_CLASS_ACTION, "node", CTS_VERB_OP, CTS_SYM_NODE, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_OP, CTS_MADE_NOTHING, parse_graph_op, cts__model_none, cts__adapter_none, cts__exec_graph_build) \
+  X(G_FLAG, CTS_CLASS_ACTION, "flag", NULL, 0, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_FLAGS, CTS_MADE_NOTHING, parse_flag, cts__model_none, cts__adapter_none, cts__exec_graph_build) \
+  X(G_EXPAND, CTS_CLASS_ACTION, "expand", NULL, 0, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_expand, cts__model_none, cts__adapter_none, cts__exec_graph_build) \
+  X(G_COMPUTE, CTS_CLASS_ACTION, "compute", NULL, 0, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_use_graph, cts__model_none, cts__adapter_none, cts__exec_graph_compute) \
+  X(G_RECOMPUTE, CTS_CLASS_ACTION, "recompute", NULL, 0, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_use_graph, cts__model_none, cts__adapter_none, cts__exec_graph_recompute) \
+  X(G_RELEASE, CTS_CLASS_ACTION, "release", NULL, 0, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_release, cts__model_none, cts__adapter_none, cts__exec_graph_build) \
+  /* expectations */ \
+  X(EXPECT_ERROR, CTS_CLASS_EXPECT, "expect", "error", 0, CTS_FAMILY_CORE, 0, CTS_SHAPE_ERROR, CTS_MADE_NOTHING, parse_expect_error, cts__model_none, cts__adapter_none, cts__exec_expect_error) \
+  X(EXPECT_OWNER, CTS_CLASS_EXPECT, "expect", "owner", 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_expect_holder, cts__model_none, cts__adapter_none, cts__expect_owner) \
+  X(EXPECT_LENDER, CTS_CLASS_EXPECT, "expect", "lender", 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_expect_holder, cts__model_none, cts__adapter_none, cts__expect_lender) \
+  X(EXPECT_BORROWED, CTS_CLASS_EXPECT, "expect", "borrowed|not", 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_TRUTH, CTS_MADE_NOTHING, parse_expect_borrowed, cts__model_none, cts__adapter_none, cts__expect_borrowed) \
+  X(EXPECT_VALID, CTS_CLASS_EXPECT, "expect", "valid|released", 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_TRUTH, CTS_MADE_NOTHING, parse_expect_valid, cts__model_none, cts__adapter_none, cts__expect_valid) \
+  X(EXPECT_COUNT, CTS_CLASS_EXPECT, "expect", "count", 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_COUNT, CTS_MADE_NOTHING, parse_expect_mgr_count, cts__model_none, cts__adapter_none, cts__expect_count) \
+  X(EXPECT_CHILDREN, CTS_CLASS_EXPECT, "expect", "children", 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_COUNT, CTS_MADE_NOTHING, parse_expect_mgr_count, cts__model_none, cts__adapter_none, cts__expect_children) \
+  X(EXPECT_STATE, CTS_CLASS_EXPECT, "expect", "state", 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_STATE, CTS_MADE_NOTHING, parse_expect_state, cts__model_none, cts__adapter_none, cts__expect_state) \
+  X(EXPECT_PARENT, CTS_CLASS_EXPECT, "expect", "parent", 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_expect_parent, cts__model_none, cts__adapter_none, cts__expect_parent) \
+  X(EXPECT_VALUES, CTS_CLASS_EXPECT, "expect", "values", 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_VALUES, CTS_MADE_NOTHING, parse_expect_values, cts__model_none, cts__adapter_none, cts__expect_values) \
+  X(EXPECT_SHAPE, CTS_CLASS_EXPECT, "expect", "shape", 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_DIMS, CTS_MADE_NOTHING, parse_expect_shape, cts__model_none, cts__adapter_none, cts__expect_shape) \
+  X(EXPECT_BYTES, CTS_CLASS_EXPECT, "expect", "bytes", 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_COUNT, CTS_MADE_NOTHING, parse_expect_bytes, cts__model_none, cts__adapter_none, cts__expect_bytes) \
+  X(EXPECT_SCOPE, CTS_CLASS_EXPECT, "expect", "scope", 0, CTS_FAMILY_SCOPES, TSM_CAP_SCOPES, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_expect_scope, cts__model_none, cts__adapter_none, cts__expect_scope) \
+  X(EXPECT_SCOPE_STATE, CTS_CLASS_EXPECT, "expect", "state", 0, CTS_FAMILY_SCOPES, TSM_CAP_SCOPES, CTS_SHAPE_STATE, CTS_MADE_NOTHING, parse_expect_state, cts__model_none, cts__adapter_none, cts__expect_scope_state) \
+  X(EXPECT_CURRENT, CTS_CLASS_EXPECT, "expect", "current", 0, CTS_FAMILY_SCOPES, TSM_CAP_SCOPES, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_expect_current, cts__model_none, cts__adapter_none, cts__expect_current) \
+  X(EXPECT_MEMBERS, CTS_CLASS_EXPECT, "expect", "members", 0, CTS_FAMILY_SCOPES, TSM_CAP_SCOPES, CTS_SHAPE_COUNT, CTS_MADE_NOTHING, parse_expect_members, cts__model_none, cts__adapter_none, cts__expect_members) \
+  X(EXPECT_OUTER, CTS_CLASS_EXPECT, "expect", "outer", 0, CTS_FAMILY_SCOPES, TSM_CAP_SCOPES, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_expect_outer, cts__model_none, cts__adapter_none, cts__expect_outer) \
+  X(EXPECT_STATS, CTS_CLASS_EXPECT, "expect", "stats", 0, CTS_FAMILY_SCOPES, TSM_CAP_SCOPES, CTS_SHAPE_STATS, CTS_MADE_NOTHING, parse_expect_stats, cts__model_none, cts__adapter_none, cts__expect_stats) \
+  X(EXPECT_COMPOSITE, CTS_CLASS_EXPECT, "expect", "composite", 0, CTS_FAMILY_SCOPES, TSM_CAP_COMPOSITES, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_expect_scope, cts__model_none, cts__adapter_none, cts__expect_composite) \
+  X(EXPECT_ABSENT, CTS_CLASS_EXPECT, "expect", "absent", 0, CTS_FAMILY_SCOPES, TSM_CAP_COMPOSITES, CTS_SHAPE_COMPONENT, CTS_MADE_NOTHING, parse_expect_absent, cts__model_none, cts__adapter_none, cts__expect_absent) \
+  X(EXPECT_DELETED, CTS_CLASS_EXPECT, "expect", "deleted", 0, CTS_FAMILY_DLPACK, TSM_CAP_DLPACK_C, CTS_SHAPE_COUNT, CTS_MADE_NOTHING, parse_expect_deleted, cts__model_none, cts__adapter_none, cts__expect_deleted) \
+  X(EXPECT_GRAPH_STATE, CTS_CLASS_EXPECT, "expect", "state", 0, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_STATE, CTS_MADE_NOTHING, parse_expect_state, cts__model_none, cts__adapter_none, cts__expect_graph_state) \
+  X(EXPECT_NODE, CTS_CLASS_EXPECT, "expect", "node", 0, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_VALUES, CTS_MADE_NOTHING, parse_expect_node, cts__model_none, cts__adapter_none, cts__expect_node) \
+  X(EXPECT_PLANNED, CTS_CLASS_EXPECT, "expect", "planned", 0, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_COUNT, CTS_MADE_NOTHING, parse_expect_planned, cts__model_none, cts__adapter_none, cts__expect_planned)
+
+/* The ops (enum tsm_op): X(NAME, OP, ARITY, IN_MANAGERS, IN_GRAPHS). ARITY counts the
+ * tensor operands; reshape also takes a shape. */
+#define CTS_OPS(X) \
+  X("add", TSM_OP_ADD, 2, 1, 1) \
+  X("sub", TSM_OP_SUB, 2, 1, 1) \
+  X("mul", TSM_OP_MUL, 2, 1, 1) \
+  X("sum", TSM_OP_SUM, 1, 1, 1) \
+  X("gather", TSM_OP_GATHER, 2, 1, 0) \
+  X("reshape", TSM_OP_RESHAPE, 1, 1, 1) \
+  X("matmul", TSM_OP_MATMUL, 2, 1, 1) \
+  X("transpose", TSM_OP_TRANSPOSE, 1, 0, 1) \
+  X("diag", TSM_OP_DIAG, 1, 0, 1) \
+  X("svd", TSM_OP_SVD, 1, 0, 1)
+/* clang-format on */
+
+enum cts_stmt_class { CTS_CLASS_ACTION, CTS_CLASS_EXPECT, CTS_CLASS_BLOCK, CTS_CLASS_RESULT };
+
+/* Which member of struct cts_stmt's union a statement fills (case.h). */
+enum cts_stmt_shape {
+  CTS_SHAPE_OPERANDS, /* operands only */
+  CTS_SHAPE_LITERAL,  /* .literal */
+  CTS_SHAPE_OP,       /* .op */
+  CTS_SHAPE_PACK,     /* .pack */
+  CTS_SHAPE_COMPONENT,/* .component */
+  CTS_SHAPE_EXPORT,   /* .export */
+  CTS_SHAPE_MAKE,     /* .make */
+  CTS_SHAPE_FLAGS,    /* .graph_flags */
+  CTS_SHAPE_REPEAT,   /* .repeat, and the body */
+  CTS_SHAPE_THREAD,   /* .thread, and the body */
+  CTS_SHAPE_BLOCK,    /* the body only */
+  CTS_SHAPE_ERROR,    /* .error */
+  CTS_SHAPE_COUNT,    /* .count */
+  CTS_SHAPE_TRUTH,    /* .truth */
+  CTS_SHAPE_STATE,    /* .state */
+  CTS_SHAPE_VALUES,   /* .values */
+  CTS_SHAPE_DIMS,     /* .dims */
+  CTS_SHAPE_STATS     /* .stats */
+};
+
+/* What a generic action made, for binding and checking it (exec.c). */
+enum cts_made {
+  CTS_MADE_NOTHING,
+  CTS_MADE_HANDLE,    /* a new manager, scope or resource under a fresh handle */
+  CTS_MADE_TENSOR,    /* a new tensor: its elements are checked too */
+  CTS_MADE_FAMILY     /* the family's bind_made and check_made hooks bind and check it */
+};
+
+#endif
