@@ -3,7 +3,7 @@
  */
 #include "tsmr_cuda.cuh"
 
-static __global__ void tsmr_cuda_fill_kernel(uint32_t *d, int64_t n, uint32_t v) {
+static __global__ void cuda_fill_kernel(uint32_t *d, int64_t n, uint32_t v) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
        i += (int64_t)blockDim.x * gridDim.x)
     d[i] = v;
@@ -14,7 +14,7 @@ int tsmr_cuda_fill32(void *dst, int64_t count, uint32_t value) {
     CUDA_CHECK(cudaMemset(dst, 0, (size_t)count * 4));
     return 0;
   }
-  tsmr_cuda_fill_kernel<<<tsmr_cuda_blocks(count), TSMR_CUDA_THREADS>>>(
+  cuda_fill_kernel<<<tsmr__cuda_blocks(count), TSMR_CUDA_THREADS>>>(
       (uint32_t *)dst, count, value);
   CUDA_CHECK(cudaGetLastError());
   return 0;

@@ -4,8 +4,8 @@
  */
 #include "tsmr_cuda.cuh"
 
-static __global__ void tsmr_cuda_matmul_kernel(float *o, const float *a, const float *b,
-                                               int64_t m, int64_t k, int64_t n) {
+static __global__ void cuda_matmul_kernel(float *o, const float *a, const float *b,
+                                          int64_t m, int64_t k, int64_t n) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < m * n;
        i += (int64_t)blockDim.x * gridDim.x) {
     int64_t r = i / n, c = i % n;
@@ -17,8 +17,8 @@ static __global__ void tsmr_cuda_matmul_kernel(float *o, const float *a, const f
 
 int tsmr_cuda_matmul(float *out, const float *a, const float *b, int64_t m, int64_t k,
                      int64_t n) {
-  tsmr_cuda_matmul_kernel<<<tsmr_cuda_blocks(m * n), TSMR_CUDA_THREADS>>>(out, a, b, m,
-                                                                          k, n);
+  cuda_matmul_kernel<<<tsmr__cuda_blocks(m * n), TSMR_CUDA_THREADS>>>(out, a, b, m,
+                                                                      k, n);
   CUDA_CHECK(cudaGetLastError());
   return 0;
 }

@@ -11,5 +11,5 @@ struct tsmr_cuda_mul_u {
 };
 
 int tsmr_cuda_mul(int dtype, void *out, const void *a, const void *b, int64_t n) {
-  return tsmr_cuda_binary<tsmr_cuda_mul_f, tsmr_cuda_mul_u>(dtype, out, a, b, n);
+  return launch_binary<tsmr_cuda_mul_f, tsmr_cuda_mul_u>(dtype, out, a, b, n);
 }

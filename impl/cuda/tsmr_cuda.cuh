@@ -27,7 +27,7 @@
 
 #define TSMR_CUDA_THREADS 256
 
-static inline unsigned tsmr_cuda_blocks(int64_t n) {
+static inline unsigned tsmr__cuda_blocks(int64_t n) {
   int64_t b = (n + TSMR_CUDA_THREADS - 1) / TSMR_CUDA_THREADS;
   return (unsigned)(b < 1 ? 1 : (b > 65535 ? 65535 : b));
 }
@@ -41,13 +41,13 @@ __global__ void tsmr_cuda_binary_kernel(T *o, const T *a, const T *b, int64_t n,
 }
 
 template <typename OpF, typename OpI>
-static int tsmr_cuda_binary(int dtype, void *out, const void *a, const void *b,
-                            int64_t n) {
+static int launch_binary(int dtype, void *out, const void *a, const void *b,
+                         int64_t n) {
   if (dtype == TSMR_F32)
-    tsmr_cuda_binary_kernel<<<tsmr_cuda_blocks(n), TSMR_CUDA_THREADS>>>(
+    tsmr_cuda_binary_kernel<<<tsmr__cuda_blocks(n), TSMR_CUDA_THREADS>>>(
         (float *)out, (const float *)a, (const float *)b, n, OpF());
   else
-    tsmr_cuda_binary_kernel<<<tsmr_cuda_blocks(n), TSMR_CUDA_THREADS>>>(
+    tsmr_cuda_binary_kernel<<<tsmr__cuda_blocks(n), TSMR_CUDA_THREADS>>>(
         (uint32_t *)out, (const uint32_t *)a, (const uint32_t *)b, n, OpI());
   CUDA_CHECK(cudaGetLastError());
   return 0;
@@ -70,7 +70,7 @@ int tsmr_cuda_transpose32(void *out, const void *a, int64_t m, int64_t n);
 int tsmr_cuda_diag32(void *out, const void *a, int64_t k);
 int tsmr_cuda_sgesvd(float *u, float *s, float *vt, const float *a, int64_t m, int64_t n);
 
-static inline int tsmr_cuda_d2d_raw(void *dst, const void *src, size_t n) {
+static inline int tsmr__cuda_d2d_raw(void *dst, const void *src, size_t n) {
   CUDA_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToDevice));
   return 0;
 }

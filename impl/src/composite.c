@@ -19,15 +19,15 @@ struct tsmr_len_idx {
 };
 
 /* Decreasing length, ties by increasing index: a total order, so qsort is stable. */
-static int tsmr_len_idx_cmp(const void *pa, const void *pb) {
+static int len_idx_cmp(const void *pa, const void *pb) {
   const struct tsmr_len_idx *a = pa, *b = pb;
   if (a->len != b->len) return a->len > b->len ? -1 : 1;
   return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
 /* Copies n host bytes into a component's storage. */
-static int tsmr_put_host(tsmr_ctx *ctx, struct tsmr__tensor *t, const void *src,
-                         size_t n) {
+static int put_host(tsmr_ctx *ctx, struct tsmr__tensor *t, const void *src,
+                    size_t n) {
   if (ctx->be->host_memory) {
     memcpy(t->st->data, src, n);
     return 0;
@@ -37,9 +37,9 @@ static int tsmr_put_host(tsmr_ctx *ctx, struct tsmr__tensor *t, const void *src,
 
 /* data[off[t] + j] = seqs[sorted[j]][t]: on the host directly; on a device by one
  * gather over the concatenated sequences (all copies stay on the device). */
-static int tsmr_pack_data(tsmr_ctx *ctx, struct tsmr__tensor *data,
-                          struct tsmr__tensor **in, int n, const int32_t *sorted,
-                          const int64_t *off, int64_t total) {
+static int pack_data(tsmr_ctx *ctx, struct tsmr__tensor *data,
+                     struct tsmr__tensor **in, int n, const int32_t *sorted,
+                     const int64_t *off, int64_t total) {
   const struct tsmr__backend *be = ctx->be;
   if (be->host_memory) {
     float *dst = data->st->data;
@@ -87,8 +87,8 @@ static int tsmr_pack_data(tsmr_ctx *ctx, struct tsmr__tensor *data,
 }
 
 /* Makes component k of c: a fresh tensor of dtype and one extent. */
-static int tsmr_new_component(tsmr_ctx *ctx, struct tsmr__tensor *c, int k, int dtype,
-                              int64_t extent) {
+static int new_component(tsmr_ctx *ctx, struct tsmr__tensor *c, int k, int dtype,
+                         int64_t extent) {
   struct tsmr__tensor *t;
   int rc = tsmr__tensor_alloc(ctx, dtype, 1, &extent, extent, NULL, 0, &t);
   if (rc) return rc;
@@ -98,8 +98,8 @@ static int tsmr_new_component(tsmr_ctx *ctx, struct tsmr__tensor *c, int k, int 
   return 0;
 }
 
-static int tsmr_pack_l(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, int enforce_sorted,
-                       tsmr_handle *out) {
+static int pack_l(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, int enforce_sorted,
+                  tsmr_handle *out) {
   struct tsmr__tensor *t, *prev = NULL;
   int rc;
   /* 1. EINVAL: the call, the handles (a composite has no data). */
@@ -150,7 +150,7 @@ static int tsmr_pack_l(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, int enforc
     li[i].idx = i;
     total += li[i].len;
   }
-  qsort(li, (size_t)n, sizeof *li, tsmr_len_idx_cmp);
+  qsort(li, (size_t)n, sizeof *li, len_idx_cmp);
   for (int j = 0; j < n; j++) {
     sorted[j] = li[j].idx;
     unsorted[li[j].idx] = j;
@@ -170,23 +170,23 @@ static int tsmr_pack_l(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, int enforc
   }
   int ncomp = enforce_sorted ? 2 : 4;
   if ((rc = tsmr__composite_alloc(ctx, TSMR__COMP_PACKED, 4, &c))) goto out;
-  if ((rc = tsmr_new_component(ctx, c, TSMR_COMPONENT_DATA, TSMR_F32, total)) ||
-      (rc = tsmr_new_component(ctx, c, TSMR_COMPONENT_BATCH_SIZES, TSMR_I32, maxlen)))
+  if ((rc = new_component(ctx, c, TSMR_COMPONENT_DATA, TSMR_F32, total)) ||
+      (rc = new_component(ctx, c, TSMR_COMPONENT_BATCH_SIZES, TSMR_I32, maxlen)))
     goto out;
   if (!enforce_sorted &&
-      ((rc = tsmr_new_component(ctx, c, TSMR_COMPONENT_SORTED_INDICES, TSMR_I32, n)) ||
-       (rc = tsmr_new_component(ctx, c, TSMR_COMPONENT_UNSORTED_INDICES, TSMR_I32, n))))
+      ((rc = new_component(ctx, c, TSMR_COMPONENT_SORTED_INDICES, TSMR_I32, n)) ||
+       (rc = new_component(ctx, c, TSMR_COMPONENT_UNSORTED_INDICES, TSMR_I32, n))))
     goto out;
-  if ((rc = tsmr_pack_data(ctx, c->comps[TSMR_COMPONENT_DATA], in, n, sorted, off,
-                           total)) ||
-      (rc = tsmr_put_host(ctx, c->comps[TSMR_COMPONENT_BATCH_SIZES], bs,
-                          (size_t)maxlen * sizeof *bs)))
+  if ((rc = pack_data(ctx, c->comps[TSMR_COMPONENT_DATA], in, n, sorted, off,
+                      total)) ||
+      (rc = put_host(ctx, c->comps[TSMR_COMPONENT_BATCH_SIZES], bs,
+                     (size_t)maxlen * sizeof *bs)))
     goto out;
   if (!enforce_sorted &&
-      ((rc = tsmr_put_host(ctx, c->comps[TSMR_COMPONENT_SORTED_INDICES], sorted,
-                           (size_t)n * sizeof *sorted)) ||
-       (rc = tsmr_put_host(ctx, c->comps[TSMR_COMPONENT_UNSORTED_INDICES], unsorted,
-                           (size_t)n * sizeof *unsorted))))
+      ((rc = put_host(ctx, c->comps[TSMR_COMPONENT_SORTED_INDICES], sorted,
+                      (size_t)n * sizeof *sorted)) ||
+       (rc = put_host(ctx, c->comps[TSMR_COMPONENT_UNSORTED_INDICES], unsorted,
+                      (size_t)n * sizeof *unsorted))))
     goto out;
   /* 6. Publish: nothing fails from here on. */
   tsmr__tensor_link(ctx, c, holder);
@@ -205,7 +205,7 @@ out:
   return rc;
 }
 
-static int tsmr_list_l(tsmr_ctx *ctx, const tsmr_handle *items, int n, tsmr_handle *out) {
+static int list_l(tsmr_ctx *ctx, const tsmr_handle *items, int n, tsmr_handle *out) {
   struct tsmr__tensor *t, *first = NULL;
   int rc;
   /* 1. EINVAL: the call, the handles, plain tensors only, then among the live items:
@@ -260,7 +260,7 @@ static int tsmr_list_l(tsmr_ctx *ctx, const tsmr_handle *items, int n, tsmr_hand
   return 0;
 }
 
-static int tsmr_component_l(tsmr_ctx *ctx, tsmr_handle ch, int index, tsmr_handle *out) {
+static int component_l(tsmr_ctx *ctx, tsmr_handle ch, int index, tsmr_handle *out) {
   struct tsmr__tensor *c;
   int rc;
   if (!out) return TSMR_EINVAL;
@@ -276,13 +276,13 @@ static int tsmr_component_l(tsmr_ctx *ctx, tsmr_handle ch, int index, tsmr_handl
 
 int tsmr_pack(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, int enforce_sorted,
               tsmr_handle *out) {
-  TSMR__LOCKED(tsmr_pack_l(ctx, seqs, n, enforce_sorted, out));
+  TSMR__LOCKED(pack_l(ctx, seqs, n, enforce_sorted, out));
 }
 
 int tsmr_list(tsmr_ctx *ctx, const tsmr_handle *items, int n, tsmr_handle *out) {
-  TSMR__LOCKED(tsmr_list_l(ctx, items, n, out));
+  TSMR__LOCKED(list_l(ctx, items, n, out));
 }
 
 int tsmr_component(tsmr_ctx *ctx, tsmr_handle c, int index, tsmr_handle *out) {
-  TSMR__LOCKED(tsmr_component_l(ctx, c, index, out));
+  TSMR__LOCKED(component_l(ctx, c, index, out));
 }

@@ -26,7 +26,7 @@
 
 int tsmr_dlpack_versioned_minor(void) { return tsmr__dlx_versioned_minor; }
 
-static const struct tsmr__dlx_form *tsmr_dlx_form_of(int form) {
+static const struct tsmr__dlx_form *dlx_form_of(int form) {
   if (form == TSMR_DLPACK_LEGACY) return &tsmr__dlx_legacy;
   if (form == TSMR_DLPACK_VERSIONED) return &tsmr__dlx_versioned;
   return NULL;
@@ -44,7 +44,7 @@ void tsmr__dlx_run_pending(struct tsmr__storage *p) {
   }
 }
 
-static void tsmr_dlx_anchor_unref(struct tsmr__dlx_anchor *a) {
+static void dlx_anchor_unref(struct tsmr__dlx_anchor *a) {
   if (atomic_fetch_sub(&a->refs, 1) != 1) return;
   TSMR_ASSERT(!a->ctx && tsmr__list_empty(&a->exports));
   pthread_mutex_destroy(&a->lock);
@@ -52,8 +52,8 @@ static void tsmr_dlx_anchor_unref(struct tsmr__dlx_anchor *a) {
 }
 
 /* Drops a reference on an orphaned storage (anchor lock held). */
-static void tsmr_dlx_orphan_put(struct tsmr__dlx_anchor *a, struct tsmr__storage *s,
-                                struct tsmr__storage **pending) {
+static void dlx_orphan_put(struct tsmr__dlx_anchor *a, struct tsmr__storage *s,
+                           struct tsmr__storage **pending) {
   TSMR_ASSERT(s->orphaned && s->refs > 0);
   if (--s->refs) return;
   if (s->ext_del) { /* an aliased import exported again: the producer's deleter */
@@ -80,18 +80,18 @@ void tsmr__dlx_rec_drop(struct tsmr__dlx_rec *rec) {
     pthread_mutex_unlock(&ctx->lock);
   } else {
     tsmr__list_del(&rec->node);
-    tsmr_dlx_orphan_put(a, rec->st, &pending);
+    dlx_orphan_put(a, rec->st, &pending);
   }
   pthread_mutex_unlock(&a->lock);
   rec->st = NULL;
   rec->anchor = NULL;
-  tsmr_dlx_anchor_unref(a);
+  dlx_anchor_unref(a);
   if (pending) tsmr__dlx_run_pending(pending);
 }
 
 /* An own export imported into its context: the record goes, the storage stays with
  * the new tensor (context lock held; the anchor keeps the context's reference). */
-static void tsmr_dlx_drop_own_l(tsmr_ctx *ctx, struct tsmr__dlx_rec *rec) {
+static void dlx_drop_own_l(tsmr_ctx *ctx, struct tsmr__dlx_rec *rec) {
   tsmr__list_del(&rec->node);
   tsmr__storage_put(ctx, rec->st);
   uint_fast64_t was = atomic_fetch_sub(&rec->anchor->refs, 1);
@@ -121,10 +121,10 @@ void tsmr__dlx_close_orphan(tsmr_ctx *ctx) {
 void tsmr__dlx_close_end(struct tsmr__dlx_anchor *a) {
   if (!a) return;
   pthread_mutex_unlock(&a->lock);
-  tsmr_dlx_anchor_unref(a);
+  dlx_anchor_unref(a);
 }
 
-static int tsmr_dlx_anchor_get(tsmr_ctx *ctx, struct tsmr__dlx_anchor **out) {
+static int dlx_anchor_get(tsmr_ctx *ctx, struct tsmr__dlx_anchor **out) {
   struct tsmr__dlx_anchor *a = ctx->dlx_anchor;
   if (!a) {
     if (!(a = tsmr__alloc(sizeof *a))) return TSMR_ENOMEM;
@@ -144,9 +144,9 @@ static int tsmr_dlx_anchor_get(tsmr_ctx *ctx, struct tsmr__dlx_anchor **out) {
 
 /* ---- export ---------------------------------------------------------------------- */
 
-static int tsmr_dlpack_export_l(tsmr_ctx *ctx, tsmr_handle th, int form, uint32_t request,
-                                void **out) {
-  const struct tsmr__dlx_form *f = tsmr_dlx_form_of(form);
+static int dlpack_export_l(tsmr_ctx *ctx, tsmr_handle th, int form, uint32_t request,
+                           void **out) {
+  const struct tsmr__dlx_form *f = dlx_form_of(form);
   const uint32_t known = TSMR_DLPACK_COPY | TSMR_DLPACK_READ_ONLY;
   struct tsmr__tensor *t;
   struct tsmr__dlx_anchor *a;
@@ -157,7 +157,7 @@ static int tsmr_dlpack_export_l(tsmr_ctx *ctx, tsmr_handle th, int form, uint32_
   if ((rc = tsmr__tensor_get(ctx, th, &t))) return rc;
   if (t && t->rkind == TSMR__RES_COMPOSITE) return TSMR_EINVAL;
   if (!t) return TSMR_ERELEASED;
-  if ((rc = tsmr_dlx_anchor_get(ctx, &a))) return rc;
+  if ((rc = dlx_anchor_get(ctx, &a))) return rc;
   size_t nbytes = (size_t)t->numel * tsmr__dtype_size(t->dtype);
   if (request & TSMR_DLPACK_COPY) { /* DLP.EXPORT.5: a buffer of its own, counted */
     if ((rc = tsmr__storage_new(ctx, nbytes, t->numel, 0, &st))) return rc;
@@ -203,16 +203,16 @@ static int tsmr_dlpack_export_l(tsmr_ctx *ctx, tsmr_handle th, int form, uint32_
 
 int tsmr_dlpack_export(tsmr_ctx *ctx, tsmr_handle t, int form, uint32_t request,
                        void **out) {
-  TSMR__LOCKED(tsmr_dlpack_export_l(ctx, t, form, request, out));
+  TSMR__LOCKED(dlpack_export_l(ctx, t, form, request, out));
 }
 
 /* ---- import ---------------------------------------------------------------------- */
 
 /* dst[k] = the k-th element in row-major order of the strided tensor whose element 0
  * is at element offset origin of base (4-byte elements). */
-static void tsmr_dlx_gather(void *dst, const unsigned char *base, int64_t origin,
-                            int ndim, const int64_t *shape, const int64_t *strides,
-                            int64_t numel) {
+static void dlx_gather(void *dst, const unsigned char *base, int64_t origin,
+                       int ndim, const int64_t *shape, const int64_t *strides,
+                       int64_t numel) {
   unsigned char *d = dst;
   int64_t idx[TSMR_MAX_DIMS] = {0};
   int64_t off = origin;
@@ -231,9 +231,9 @@ static void tsmr_dlx_gather(void *dst, const unsigned char *base, int64_t origin
 
 /* Copies v's numel elements (element 0 at src) compactly into dst, device memory of
  * ctx. src_dev: src is device memory of the session, else host-accessible memory. */
-static int tsmr_dlx_copy_in(tsmr_ctx *ctx, void *dst, const struct tsmr__dlx_view *v,
-                            const unsigned char *src, int64_t numel, int compact,
-                            int src_dev, int64_t lo, int64_t hi) {
+static int dlx_copy_in(tsmr_ctx *ctx, void *dst, const struct tsmr__dlx_view *v,
+                       const unsigned char *src, int64_t numel, int compact,
+                       int src_dev, int64_t lo, int64_t hi) {
   const struct tsmr__backend *be = ctx->be;
   size_t nbytes = (size_t)numel * 4;
   int rc = 0;
@@ -242,7 +242,7 @@ static int tsmr_dlx_copy_in(tsmr_ctx *ctx, void *dst, const struct tsmr__dlx_vie
     return be->copy_h2d(dst, src, nbytes);
   }
   if (!src_dev && be->host_memory) {
-    tsmr_dlx_gather(dst, src, 0, v->ndim, v->shape, v->strides, numel);
+    dlx_gather(dst, src, 0, v->ndim, v->shape, v->strides, numel);
     return 0;
   }
   unsigned char *tmp = tsmr__alloc(nbytes), *span = NULL;
@@ -252,9 +252,9 @@ static int tsmr_dlx_copy_in(tsmr_ctx *ctx, void *dst, const struct tsmr__dlx_vie
     if (!(span = tsmr__alloc(span_bytes))) rc = TSMR_ENOMEM;
     else rc = be->copy_d2h(span, src + lo * 4, span_bytes);
     if (rc == 0)
-      tsmr_dlx_gather(tmp, span, -lo, v->ndim, v->shape, v->strides, numel);
+      dlx_gather(tmp, span, -lo, v->ndim, v->shape, v->strides, numel);
   } else {
-    tsmr_dlx_gather(tmp, src, 0, v->ndim, v->shape, v->strides, numel);
+    dlx_gather(tmp, src, 0, v->ndim, v->shape, v->strides, numel);
   }
   if (rc == 0) rc = be->copy_h2d(dst, tmp, nbytes);
   tsmr__free(span);
@@ -264,9 +264,9 @@ static int tsmr_dlx_copy_in(tsmr_ctx *ctx, void *dst, const struct tsmr__dlx_vie
 
 /* *del: OUT, 1 when the caller must run managed's deleter after unlocking (a refusal,
  * or a copy), 0 when managed now belongs to a tensor or was one of our exports. */
-static int tsmr_dlpack_import_l(tsmr_ctx *ctx, void *managed,
-                                const struct tsmr__dlx_form *f, tsmr_handle mh,
-                                tsmr_handle *out, int *del) {
+static int dlpack_import_l(tsmr_ctx *ctx, void *managed,
+                           const struct tsmr__dlx_form *f, tsmr_handle mh,
+                           tsmr_handle *out, int *del) {
   struct tsmr__mgr *m;
   struct tsmr__tensor *t;
   struct tsmr__dlx_view v;
@@ -340,7 +340,7 @@ static int tsmr_dlpack_import_l(tsmr_ctx *ctx, void *managed,
       v.byte_offset == 0 && src == rec->st->data &&
       (rec->st->ext_del || (size_t)numel * 4 == rec->st->nbytes)) {
     rc = tsmr__tensor_create(ctx, m, dtype, v.ndim, v.shape, numel, rec->st, 0, &t);
-    tsmr_dlx_drop_own_l(ctx, rec); /* consumed either way */
+    dlx_drop_own_l(ctx, rec); /* consumed either way */
     *del = 0;
     if (rc) return rc;
     tsmr__res_register(ctx, t);
@@ -364,7 +364,7 @@ static int tsmr_dlpack_import_l(tsmr_ctx *ctx, void *managed,
   rc = tsmr__tensor_create(ctx, m, dtype, v.ndim, v.shape, numel, NULL, 0, &t);
   if (rc) return rc;
   if (numel > 0 &&
-      (rc = tsmr_dlx_copy_in(ctx, t->st->data, &v, src, numel, compact, src_dev, lo, hi))) {
+      (rc = dlx_copy_in(ctx, t->st->data, &v, src, numel, compact, src_dev, lo, hi))) {
     tsmr__tensor_discard(ctx, t);
     return rc;
   }
@@ -375,7 +375,7 @@ static int tsmr_dlpack_import_l(tsmr_ctx *ctx, void *managed,
 
 int tsmr_dlpack_import(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
                        tsmr_handle *out) {
-  const struct tsmr__dlx_form *f = tsmr_dlx_form_of(form);
+  const struct tsmr__dlx_form *f = dlx_form_of(form);
   int rc, del = 1;
   if (!managed || !f) return TSMR_EINVAL; /* nothing we could consume */
   if (!ctx) {
@@ -383,7 +383,7 @@ int tsmr_dlpack_import(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
     return TSMR_EINVAL;
   }
   if ((rc = tsmr__enter(ctx)) == 0) {
-    rc = tsmr_dlpack_import_l(ctx, managed, f, m, out, &del);
+    rc = dlpack_import_l(ctx, managed, f, m, out, &del);
     tsmr__leave(ctx); /* also runs foreign deleters that became due */
   }
   if (del) f->call_deleter(managed); /* DLP.IMPORT.2: never under the lock */

@@ -38,13 +38,13 @@ struct tsmr_dlx_legacy_block {
 };
 
 /* The deleter of every legacy export: any thread, exactly once (DLP.DEL.1, DLP.DEL.3). */
-static void tsmr_dlx_legacy_deleter(DLManagedTensor *mt) {
+static void dlx_legacy_deleter(DLManagedTensor *mt) {
   struct tsmr__dlx_rec *rec = mt->manager_ctx;
   tsmr__dlx_rec_drop(rec);
   tsmr__free(rec);
 }
 
-static int tsmr_dlx_legacy_parse(void *managed, struct tsmr__dlx_view *v) {
+static int dlx_legacy_parse(void *managed, struct tsmr__dlx_view *v) {
   const DLTensor *t = &((const DLManagedTensor *)managed)->dl_tensor;
   v->data = t->data;
   v->byte_offset = t->byte_offset;
@@ -60,18 +60,18 @@ static int tsmr_dlx_legacy_parse(void *managed, struct tsmr__dlx_view *v) {
   return 0;
 }
 
-static void tsmr_dlx_legacy_call_deleter(void *managed) {
+static void dlx_legacy_call_deleter(void *managed) {
   DLManagedTensor *mt = managed;
   if (mt->deleter) mt->deleter(mt); /* DLP.DEL.2 */
 }
 
-static struct tsmr__dlx_rec *tsmr_dlx_legacy_own(void *managed) {
+static struct tsmr__dlx_rec *dlx_legacy_own(void *managed) {
   const DLManagedTensor *mt = managed;
-  return mt->deleter == tsmr_dlx_legacy_deleter ? mt->manager_ctx : NULL;
+  return mt->deleter == dlx_legacy_deleter ? mt->manager_ctx : NULL;
 }
 
-static int tsmr_dlx_legacy_build(const struct tsmr__dlx_out *o, struct tsmr__dlx_rec **rec,
-                                 void **managed) {
+static int dlx_legacy_build(const struct tsmr__dlx_out *o, struct tsmr__dlx_rec **rec,
+                            void **managed) {
   struct tsmr_dlx_legacy_block *b = tsmr__alloc(sizeof *b);
   if (!b) return TSMR_ENOMEM;
   memset(b, 0, sizeof *b);
@@ -91,15 +91,15 @@ static int tsmr_dlx_legacy_build(const struct tsmr__dlx_out *o, struct tsmr__dlx
   t->strides = b->strides; /* given anyway, also for compact tensors */
   t->byte_offset = 0;
   b->mt.manager_ctx = &b->rec;
-  b->mt.deleter = tsmr_dlx_legacy_deleter;
+  b->mt.deleter = dlx_legacy_deleter;
   *rec = &b->rec;
   *managed = &b->mt;
   return 0;
 }
 
 const struct tsmr__dlx_form tsmr__dlx_legacy = {
-    tsmr_dlx_legacy_parse,
-    tsmr_dlx_legacy_call_deleter,
-    tsmr_dlx_legacy_own,
-    tsmr_dlx_legacy_build,
+    dlx_legacy_parse,
+    dlx_legacy_call_deleter,
+    dlx_legacy_own,
+    dlx_legacy_build,
 };

@@ -49,13 +49,13 @@ struct tsmr_dlx_versioned_block {
 };
 
 /* The deleter of every versioned export: any thread, exactly once (DLP.DEL.1, 3). */
-static void tsmr_dlx_versioned_deleter(struct DLManagedTensorVersioned *mt) {
+static void dlx_versioned_deleter(struct DLManagedTensorVersioned *mt) {
   struct tsmr__dlx_rec *rec = mt->manager_ctx;
   tsmr__dlx_rec_drop(rec);
   tsmr__free(rec);
 }
 
-static int tsmr_dlx_versioned_parse(void *managed, struct tsmr__dlx_view *v) {
+static int dlx_versioned_parse(void *managed, struct tsmr__dlx_view *v) {
   const struct DLManagedTensorVersioned *mt = managed;
   if (mt->version.major != 1) return TSMR_EVERSION; /* DLP.IMPORT.1: nothing else read */
   const DLTensor *t = &mt->dl_tensor;
@@ -75,18 +75,18 @@ static int tsmr_dlx_versioned_parse(void *managed, struct tsmr__dlx_view *v) {
 }
 
 /* Reads only the deleter, whose place every major version keeps (DLP.IMPORT.1). */
-static void tsmr_dlx_versioned_call_deleter(void *managed) {
+static void dlx_versioned_call_deleter(void *managed) {
   struct DLManagedTensorVersioned *mt = managed;
   if (mt->deleter) mt->deleter(mt); /* DLP.DEL.2 */
 }
 
-static struct tsmr__dlx_rec *tsmr_dlx_versioned_own(void *managed) {
+static struct tsmr__dlx_rec *dlx_versioned_own(void *managed) {
   const struct DLManagedTensorVersioned *mt = managed;
-  return mt->deleter == tsmr_dlx_versioned_deleter ? mt->manager_ctx : NULL;
+  return mt->deleter == dlx_versioned_deleter ? mt->manager_ctx : NULL;
 }
 
-static int tsmr_dlx_versioned_build(const struct tsmr__dlx_out *o,
-                                    struct tsmr__dlx_rec **rec, void **managed) {
+static int dlx_versioned_build(const struct tsmr__dlx_out *o,
+                               struct tsmr__dlx_rec **rec, void **managed) {
   struct tsmr_dlx_versioned_block *b = tsmr__alloc(sizeof *b);
   if (!b) return TSMR_ENOMEM;
   memset(b, 0, sizeof *b);
@@ -97,7 +97,7 @@ static int tsmr_dlx_versioned_build(const struct tsmr__dlx_out *o,
   b->mt.version.major = DLPACK_MAJOR_VERSION;
   b->mt.version.minor = DLPACK_MINOR_VERSION;
   b->mt.manager_ctx = &b->rec;
-  b->mt.deleter = tsmr_dlx_versioned_deleter;
+  b->mt.deleter = dlx_versioned_deleter;
   b->mt.flags = o->flags; /* 0 unless requested (DLP.EXPORT.2, DLP.EXPORT.5) */
   DLTensor *t = &b->mt.dl_tensor;
   t->data = o->data;
@@ -116,8 +116,8 @@ static int tsmr_dlx_versioned_build(const struct tsmr__dlx_out *o,
 }
 
 const struct tsmr__dlx_form tsmr__dlx_versioned = {
-    tsmr_dlx_versioned_parse,
-    tsmr_dlx_versioned_call_deleter,
-    tsmr_dlx_versioned_own,
-    tsmr_dlx_versioned_build,
+    dlx_versioned_parse,
+    dlx_versioned_call_deleter,
+    dlx_versioned_own,
+    dlx_versioned_build,
 };

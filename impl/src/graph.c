@@ -93,7 +93,7 @@ struct tsmr__graph *tsmr__graph_of_mnode(tsmr__list *n) {
 
 /* ---- lookups ------------------------------------------------------------------ */
 
-static int tsmr_graph_get(tsmr_ctx *ctx, tsmr_handle h, struct tsmr__graph **out) {
+static int graph_get(tsmr_ctx *ctx, tsmr_handle h, struct tsmr__graph **out) {
   if (tsmr__h_kind(h) != TSMR__KIND_GRAPH) return TSMR_EINVAL;
   uint32_t idx = tsmr__h_slot(h);
   if (idx >= ctx->graphs.len || tsmr__h_gen(h) != TSMR__MGR_GEN) return TSMR_EINVAL;
@@ -102,8 +102,8 @@ static int tsmr_graph_get(tsmr_ctx *ctx, tsmr_handle h, struct tsmr__graph **out
 }
 
 /* A graph tensor: EINVAL for a handle never issued; the caller checks released. */
-static int tsmr_gnode_get(tsmr_ctx *ctx, tsmr_handle h, struct tsmr__graph **g,
-                          uint32_t *idx) {
+static int gnode_get(tsmr_ctx *ctx, tsmr_handle h, struct tsmr__graph **g,
+                     uint32_t *idx) {
   if (tsmr__h_kind(h) != TSMR__KIND_GNODE) return TSMR_EINVAL;
   uint32_t slot = tsmr__h_slot(h), gen = tsmr__h_gen(h);
   if (slot >= ctx->graphs.len || gen == 0) return TSMR_EINVAL;
@@ -114,25 +114,25 @@ static int tsmr_gnode_get(tsmr_ctx *ctx, tsmr_handle h, struct tsmr__graph **g,
   return 0;
 }
 
-static tsmr_handle tsmr_gnode_handle(const struct tsmr__graph *g, uint32_t idx) {
+static tsmr_handle gnode_handle(const struct tsmr__graph *g, uint32_t idx) {
   return tsmr__mkhandle(TSMR__KIND_GNODE, g->slot, idx + 1);
 }
 
-static int tsmr_is_view(const struct tsmr_gnode *x) { return x->op == TSMR_OP_RESHAPE; }
-static int tsmr_is_leaf(const struct tsmr_gnode *x) { return x->op <= TSMR_G_LEAF; }
+static int is_view(const struct tsmr_gnode *x) { return x->op == TSMR_OP_RESHAPE; }
+static int is_leaf(const struct tsmr_gnode *x) { return x->op <= TSMR_G_LEAF; }
 /* Placed by the planner: an in-graph leaf or non-view node. */
-static int tsmr_placeable(const struct tsmr_gnode *x) {
-  return x->op != TSMR_G_EXT && !tsmr_is_view(x);
+static int placeable(const struct tsmr_gnode *x) {
+  return x->op != TSMR_G_EXT && !is_view(x);
 }
 
-static int tsmr_same_layout(const struct tsmr_gnode *a, const struct tsmr_gnode *b) {
+static int same_layout(const struct tsmr_gnode *a, const struct tsmr_gnode *b) {
   if (a->dtype != b->dtype || a->ndim != b->ndim) return 0;
   for (int i = 0; i < a->ndim; i++)
     if (a->shape[i] != b->shape[i]) return 0;
   return 1;
 }
 
-static uint64_t tsmr_now_ns(void) {
+static uint64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -140,7 +140,7 @@ static uint64_t tsmr_now_ns(void) {
 
 /* ---- buffers ------------------------------------------------------------------ */
 
-static void tsmr_bufs_free(tsmr_ctx *ctx, void **bufs, size_t *sz, uint32_t n) {
+static void bufs_free(tsmr_ctx *ctx, void **bufs, size_t *sz, uint32_t n) {
   for (uint32_t i = 0; i < n; i++)
     if (bufs && bufs[i]) ctx->be->free_mem(bufs[i]);
   tsmr__free(bufs);
@@ -148,8 +148,8 @@ static void tsmr_bufs_free(tsmr_ctx *ctx, void **bufs, size_t *sz, uint32_t n) {
 }
 
 /* Drops the plan: buffers freed, bytes uncounted. */
-static void tsmr_plan_drop(tsmr_ctx *ctx, struct tsmr__graph *g) {
-  tsmr_bufs_free(ctx, g->bufs, g->buf_sz, g->n_bufs);
+static void plan_drop(tsmr_ctx *ctx, struct tsmr__graph *g) {
+  bufs_free(ctx, g->bufs, g->buf_sz, g->n_bufs);
   TSMR_ASSERT(ctx->live_bytes >= g->planned_bytes);
   ctx->live_bytes -= g->planned_bytes;
   g->bufs = NULL;
@@ -161,7 +161,7 @@ static void tsmr_plan_drop(tsmr_ctx *ctx, struct tsmr__graph *g) {
 
 void tsmr__graph_release(tsmr_ctx *ctx, struct tsmr__graph *g) {
   if (g->released) return;
-  tsmr_plan_drop(ctx, g);
+  plan_drop(ctx, g);
   tsmr__list_del(&g->mnode);
   g->mgr = NULL;
   tsmr__free(g->n);
@@ -199,7 +199,7 @@ struct tsmr_plan {
   struct tsmr_graph_stats st;
 };
 
-static void tsmr_plan_free(struct tsmr_plan *p) {
+static void plan_free(struct tsmr_plan *p) {
   tsmr__free(p->buf_sz);
   tsmr__free(p->placed);
   tsmr__free(p->buf);
@@ -207,7 +207,7 @@ static void tsmr_plan_free(struct tsmr_plan *p) {
   memset(p, 0, sizeof *p);
 }
 
-static int tsmr_cmp_size_desc(const void *a, const void *b, const struct tsmr_block *bl) {
+static int cmp_size_desc(const void *a, const void *b, const struct tsmr_block *bl) {
   const struct tsmr_block *x = &bl[*(const uint32_t *)a], *y = &bl[*(const uint32_t *)b];
   if (x->size != y->size) return x->size > y->size ? -1 : 1;
   if (x->start != y->start) return x->start < y->start ? -1 : 1;
@@ -217,50 +217,50 @@ static int tsmr_cmp_size_desc(const void *a, const void *b, const struct tsmr_bl
 
 /* qsort has no context argument in C11: the block array goes through a static
  * thread-local pointer. */
-static _Thread_local const struct tsmr_block *tsmr_sort_blocks;
-static int tsmr_cmp_by_size(const void *a, const void *b) {
-  return tsmr_cmp_size_desc(a, b, tsmr_sort_blocks);
+static _Thread_local const struct tsmr_block *sort_blocks;
+static int cmp_by_size(const void *a, const void *b) {
+  return cmp_size_desc(a, b, sort_blocks);
 }
 /* Longest-lived first, then by size: pinned blocks settle at the bottom. */
-static int tsmr_cmp_by_life(const void *a, const void *b) {
-  const struct tsmr_block *x = &tsmr_sort_blocks[*(const uint32_t *)a],
-                          *y = &tsmr_sort_blocks[*(const uint32_t *)b];
+static int cmp_by_life(const void *a, const void *b) {
+  const struct tsmr_block *x = &sort_blocks[*(const uint32_t *)a],
+                          *y = &sort_blocks[*(const uint32_t *)b];
   int64_t lx = x->end - x->start, ly = y->end - y->start;
   if (lx != ly) return lx > ly ? -1 : 1;
-  return tsmr_cmp_size_desc(a, b, tsmr_sort_blocks);
+  return cmp_size_desc(a, b, sort_blocks);
 }
 /* Largest area (size x lifetime) first. */
-static int tsmr_cmp_by_area(const void *a, const void *b) {
-  const struct tsmr_block *x = &tsmr_sort_blocks[*(const uint32_t *)a],
-                          *y = &tsmr_sort_blocks[*(const uint32_t *)b];
+static int cmp_by_area(const void *a, const void *b) {
+  const struct tsmr_block *x = &sort_blocks[*(const uint32_t *)a],
+                          *y = &sort_blocks[*(const uint32_t *)b];
   double ax = (double)x->size * (double)(x->end - x->start + 1),
          ay = (double)y->size * (double)(y->end - y->start + 1);
   if (ax != ay) return ax > ay ? -1 : 1;
-  return tsmr_cmp_size_desc(a, b, tsmr_sort_blocks);
+  return cmp_size_desc(a, b, sort_blocks);
 }
 /* Execution order (start), then by size: like an online best-fit allocator. */
-static int tsmr_cmp_by_start(const void *a, const void *b) {
-  const struct tsmr_block *x = &tsmr_sort_blocks[*(const uint32_t *)a],
-                          *y = &tsmr_sort_blocks[*(const uint32_t *)b];
+static int cmp_by_start(const void *a, const void *b) {
+  const struct tsmr_block *x = &sort_blocks[*(const uint32_t *)a],
+                          *y = &sort_blocks[*(const uint32_t *)b];
   if (x->start != y->start) return x->start < y->start ? -1 : 1;
-  return tsmr_cmp_size_desc(a, b, tsmr_sort_blocks);
+  return cmp_size_desc(a, b, sort_blocks);
 }
-static int tsmr_cmp_by_off(const void *a, const void *b) {
-  const struct tsmr_block *x = &tsmr_sort_blocks[*(const uint32_t *)a],
-                          *y = &tsmr_sort_blocks[*(const uint32_t *)b];
+static int cmp_by_off(const void *a, const void *b) {
+  const struct tsmr_block *x = &sort_blocks[*(const uint32_t *)a],
+                          *y = &sort_blocks[*(const uint32_t *)b];
   return x->off < y->off ? -1 : (x->off > y->off);
 }
 
 /* Places blocks in the order cmp gives, each into the smallest gap among the placed
  * blocks it overlaps in time, else on top of them; RETURN the peak (buffer bytes).
  * order, conf, placed: scratch of nb entries each. */
-static uint64_t tsmr_place_blocks(struct tsmr_block *bl, uint32_t nb,
-                                  int (*cmp)(const void *, const void *), uint32_t *order,
-                                  uint32_t *conf, uint32_t *placed) {
+static uint64_t place_blocks(struct tsmr_block *bl, uint32_t nb,
+                             int (*cmp)(const void *, const void *), uint32_t *order,
+                             uint32_t *conf, uint32_t *placed) {
   uint32_t n_placed = 0;
   uint64_t peak = 0;
   for (uint32_t i = 0; i < nb; i++) order[i] = i;
-  tsmr_sort_blocks = bl;
+  sort_blocks = bl;
   qsort(order, nb, sizeof *order, cmp);
   for (uint32_t oi = 0; oi < nb; oi++) {
     struct tsmr_block *b = &bl[order[oi]];
@@ -271,7 +271,7 @@ static uint64_t tsmr_place_blocks(struct tsmr_block *bl, uint32_t nb,
       const struct tsmr_block *c = &bl[placed[j]];
       if (c->end >= b->start && c->start <= b->end) conf[nc++] = placed[j];
     }
-    qsort(conf, nc, sizeof *conf, tsmr_cmp_by_off);
+    qsort(conf, nc, sizeof *conf, cmp_by_off);
     uint64_t cur = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
     for (uint32_t j = 0; j < nc; j++) {
       const struct tsmr_block *c = &bl[conf[j]];
@@ -291,9 +291,9 @@ static uint64_t tsmr_place_blocks(struct tsmr_block *bl, uint32_t nb,
   return peak;
 }
 
-static int tsmr_plan_compute(const struct tsmr__graph *g, int mode, size_t align,
-                             struct tsmr_plan *p) {
-  uint64_t t0 = tsmr_now_ns();
+static int plan_compute(const struct tsmr__graph *g, int mode, size_t align,
+                        struct tsmr_plan *p) {
+  uint64_t t0 = now_ns();
   uint32_t N = g->n_nodes, S = g->n_seq;
   int64_t END = g->n_exec + 1;
   int rc = TSMR_ENOMEM;
@@ -321,11 +321,11 @@ static int tsmr_plan_compute(const struct tsmr__graph *g, int mode, size_t align
   /* times, consumers, views */
   for (uint32_t i = 0; i < S; i++) {
     uint32_t x = g->seq[i];
-    tm[x] = tsmr_is_leaf(&n[x]) ? 0 : n[x].order + 1;
+    tm[x] = is_leaf(&n[x]) ? 0 : n[x].order + 1;
     blk[x] = TSMR_G_NONE;
     if (n[x].op != TSMR_OP_SVD || x == n[x].sib0) /* an SVD reads its source once */
       for (int j = 0; j < n[x].n_src; j++) cons[n[x].src[j]]++;
-    if (tsmr_is_view(&n[x])) nviews[n[x].root]++;
+    if (is_view(&n[x])) nviews[n[x].root]++;
   }
   /* ends: last consumer; END when pinned or a sink; views extend their root */
   for (uint32_t i = 0; i < S; i++) end[g->seq[i]] = tm[g->seq[i]];
@@ -340,7 +340,7 @@ static int tsmr_plan_compute(const struct tsmr__graph *g, int mode, size_t align
   }
   for (uint32_t i = 0; i < S; i++) {
     uint32_t x = g->seq[i];
-    if (tsmr_is_view(&n[x]) && end[n[x].root] < end[x]) end[n[x].root] = end[x];
+    if (is_view(&n[x]) && end[n[x].root] < end[x]) end[n[x].root] = end[x];
   }
   for (uint32_t i = 0; i < S; i++) start[g->seq[i]] = tm[g->seq[i]];
   /* blocks, in execution order; in-place chains share one (INPLACE.1) */
@@ -348,7 +348,7 @@ static int tsmr_plan_compute(const struct tsmr__graph *g, int mode, size_t align
   uint64_t naive = 0;
   for (uint32_t i = 0; i < S; i++) {
     uint32_t x = g->seq[i];
-    if (!tsmr_placeable(&n[x])) continue;
+    if (!placeable(&n[x])) continue;
     uint64_t sz = ((uint64_t)n[x].nbytes + align - 1) & ~(uint64_t)(align - 1);
     naive += sz;
     if (mode == TSMR_PLAN_REUSE &&
@@ -357,8 +357,8 @@ static int tsmr_plan_compute(const struct tsmr__graph *g, int mode, size_t align
       for (int j = 0; j < n[x].n_src && !done; j++) {
         uint32_t s = n[x].src[j];
         const struct tsmr_gnode *sn = &n[s];
-        if (!tsmr_placeable(sn) || (sn->flags & (TSMR_GRAPH_OUTPUT | TSMR_GRAPH_PARAM)) ||
-            cons[s] != 1 || nviews[s] != 0 || !tsmr_same_layout(sn, &n[x]) ||
+        if (!placeable(sn) || (sn->flags & (TSMR_GRAPH_OUTPUT | TSMR_GRAPH_PARAM)) ||
+            cons[s] != 1 || nviews[s] != 0 || !same_layout(sn, &n[x]) ||
             blk[s] == TSMR_G_NONE || end[s] != tm[x])
           continue;
         blk[x] = blk[s];
@@ -390,12 +390,12 @@ static int tsmr_plan_compute(const struct tsmr__graph *g, int mode, size_t align
     /* Greedy by size first; graphs up to TSMR_G_REFINE blocks also try two other
      * orders (longest-lived, largest area, execution order) when the first is above the bound, and keep the smallest peak. */
     static int (*const orders[4])(const void *, const void *) = {
-        tsmr_cmp_by_size, tsmr_cmp_by_life, tsmr_cmp_by_area, tsmr_cmp_by_start};
+        cmp_by_size, cmp_by_life, cmp_by_area, cmp_by_start};
     uint32_t *o = scr, *cf = scr + S + 1, *pl = scr + 2 * (S + 1);
-    total = tsmr_place_blocks(bl, nb, orders[0], o, cf, pl);
+    total = place_blocks(bl, nb, orders[0], o, cf, pl);
     for (int k = 1; k < 4 && total > (uint64_t)bound && nb <= TSMR_G_REFINE; k++) {
       for (uint32_t b = 0; b < nb; b++) offs[b] = bl[b].off;
-      uint64_t t2 = tsmr_place_blocks(bl, nb, orders[k], o, cf, pl);
+      uint64_t t2 = place_blocks(bl, nb, orders[k], o, cf, pl);
       if (t2 < total) total = t2;
       else
         for (uint32_t b = 0; b < nb; b++) bl[b].off = offs[b];
@@ -435,14 +435,14 @@ out:
   tsmr__free(scr);
   tsmr__free(diff);
   tsmr__free(offs);
-  if (rc) tsmr_plan_free(p);
-  else p->st.plan_ns = tsmr_now_ns() - t0;
+  if (rc) plan_free(p);
+  else p->st.plan_ns = now_ns() - t0;
   return rc;
 }
 
 /* Device address of in-graph tensor x under the installed plan (external: its
  * tensor's storage, which the caller checked is live). */
-static void *tsmr_gptr(tsmr_ctx *ctx, const struct tsmr__graph *g, uint32_t x) {
+static void *gptr(tsmr_ctx *ctx, const struct tsmr__graph *g, uint32_t x) {
   const struct tsmr_gnode *r = &g->n[g->n[x].root];
   if (r->op == TSMR_G_EXT) {
     struct tsmr__tensor *t = NULL;
@@ -455,14 +455,14 @@ static void *tsmr_gptr(tsmr_ctx *ctx, const struct tsmr__graph *g, uint32_t x) {
 
 /* Plans g in mode and installs the plan: new buffers (zero-filled), the leaves'
  * values carried over, the old buffers freed. Nothing changes on failure. */
-static int tsmr_graph_replan(tsmr_ctx *ctx, struct tsmr__graph *g, int mode) {
+static int graph_replan(tsmr_ctx *ctx, struct tsmr__graph *g, int mode) {
   const struct tsmr__backend *be = ctx->be;
   struct tsmr_plan p;
-  int rc = tsmr_plan_compute(g, mode, be->graph_align ? be->graph_align : 4, &p);
+  int rc = plan_compute(g, mode, be->graph_align ? be->graph_align : 4, &p);
   if (rc) return rc;
   void **bufs = tsmr__alloc(((size_t)p.n_bufs + 1) * sizeof *bufs);
   if (!bufs) {
-    tsmr_plan_free(&p);
+    plan_free(&p);
     return TSMR_ENOMEM;
   }
   for (uint32_t b = 0; b < p.n_bufs; b++) bufs[b] = NULL;
@@ -482,11 +482,11 @@ static int tsmr_graph_replan(tsmr_ctx *ctx, struct tsmr__graph *g, int mode) {
                       (char *)g->bufs[xn->pl_buf] + xn->pl_off, xn->nbytes);
   }
   if (rc) {
-    tsmr_bufs_free(ctx, bufs, NULL, p.n_bufs);
-    tsmr_plan_free(&p);
+    bufs_free(ctx, bufs, NULL, p.n_bufs);
+    plan_free(&p);
     return rc;
   }
-  tsmr_plan_drop(ctx, g);
+  plan_drop(ctx, g);
   g->bufs = bufs;
   g->buf_sz = p.buf_sz;
   p.buf_sz = NULL;
@@ -504,18 +504,18 @@ static int tsmr_graph_replan(tsmr_ctx *ctx, struct tsmr__graph *g, int mode) {
   g->planned = 1;
   g->stale = 0;
   g->mode = mode;
-  tsmr_plan_free(&p);
+  plan_free(&p);
   return 0;
 }
 
 /* ---- the executor --------------------------------------------------------------- */
 
-static int tsmr_graph_eval(tsmr_ctx *ctx, struct tsmr__graph *g, uint32_t x) {
+static int graph_eval(tsmr_ctx *ctx, struct tsmr__graph *g, uint32_t x) {
   const struct tsmr__backend *be = ctx->be;
   const struct tsmr_gnode *xn = &g->n[x];
-  void *o = tsmr_gptr(ctx, g, x);
-  const void *a = xn->n_src > 0 ? tsmr_gptr(ctx, g, xn->src[0]) : NULL;
-  const void *b = xn->n_src > 1 ? tsmr_gptr(ctx, g, xn->src[1]) : NULL;
+  void *o = gptr(ctx, g, x);
+  const void *a = xn->n_src > 0 ? gptr(ctx, g, xn->src[0]) : NULL;
+  const void *b = xn->n_src > 1 ? gptr(ctx, g, xn->src[1]) : NULL;
   const struct tsmr_gnode *an = xn->n_src > 0 ? &g->n[xn->src[0]] : NULL;
   switch (xn->op) {
   case TSMR_OP_ADD:
@@ -539,7 +539,7 @@ static int tsmr_graph_eval(tsmr_ctx *ctx, struct tsmr__graph *g, uint32_t x) {
     /* the three results are computed together, by the first (GRAPH.OP.1) */
     uint32_t s0 = xn->sib0;
     if (x != s0 || !an->shape[0] || !an->shape[1]) return 0;
-    return be->sgesvd(o, tsmr_gptr(ctx, g, s0 + 1), tsmr_gptr(ctx, g, s0 + 2), a,
+    return be->sgesvd(o, gptr(ctx, g, s0 + 1), gptr(ctx, g, s0 + 2), a,
                       an->shape[0], an->shape[1]);
   }
   default:
@@ -549,7 +549,7 @@ static int tsmr_graph_eval(tsmr_ctx *ctx, struct tsmr__graph *g, uint32_t x) {
 
 /* ---- public (locked) ---------------------------------------------------------- */
 
-static int tsmr_graph_new_l(tsmr_ctx *ctx, tsmr_handle mh, tsmr_handle *out) {
+static int graph_new_l(tsmr_ctx *ctx, tsmr_handle mh, tsmr_handle *out) {
   struct tsmr__mgr *m;
   int rc;
   if (!out) return TSMR_EINVAL;
@@ -570,7 +570,7 @@ static int tsmr_graph_new_l(tsmr_ctx *ctx, tsmr_handle mh, tsmr_handle *out) {
 }
 
 /* A new node slot in g (*idx); may move g->n. */
-static int tsmr_gnode_new(struct tsmr__graph *g, uint32_t count, uint32_t *idx) {
+static int gnode_new(struct tsmr__graph *g, uint32_t count, uint32_t *idx) {
   if (g->n_nodes + (uint64_t)count > UINT32_MAX - 1) return TSMR_ENOMEM;
   if (g->n_nodes + count > g->cap_nodes) {
     uint32_t nc = g->cap_nodes ? g->cap_nodes : 16;
@@ -592,18 +592,18 @@ static int tsmr_gnode_new(struct tsmr__graph *g, uint32_t count, uint32_t *idx) 
   return 0;
 }
 
-static int tsmr_graph_leaf_l(tsmr_ctx *ctx, tsmr_handle gh, const struct tsmr_tensor_desc *d,
-                             tsmr_handle *out) {
+static int graph_leaf_l(tsmr_ctx *ctx, tsmr_handle gh, const struct tsmr_tensor_desc *d,
+                        tsmr_handle *out) {
   struct tsmr__graph *g;
   int64_t numel;
   size_t nbytes;
   uint32_t idx;
   int rc;
   if (!d || !out) return TSMR_EINVAL;
-  if ((rc = tsmr_graph_get(ctx, gh, &g))) return rc;
+  if ((rc = graph_get(ctx, gh, &g))) return rc;
   if ((rc = tsmr__shape_check(d->dtype, d->ndim, d->shape, &numel, &nbytes))) return rc;
   if (g->released) return TSMR_ERELEASED;
-  if ((rc = tsmr_gnode_new(g, 1, &idx))) return rc;
+  if ((rc = gnode_new(g, 1, &idx))) return rc;
   struct tsmr_gnode *x = &g->n[idx];
   x->op = TSMR_G_LEAF;
   x->dtype = d->dtype;
@@ -611,22 +611,22 @@ static int tsmr_graph_leaf_l(tsmr_ctx *ctx, tsmr_handle gh, const struct tsmr_te
   for (int i = 0; i < d->ndim; i++) x->shape[i] = d->shape[i];
   x->numel = numel;
   x->nbytes = nbytes;
-  *out = tsmr_gnode_handle(g, idx);
+  *out = gnode_handle(g, idx);
   return 0;
 }
 
-static int tsmr_graph_external_l(tsmr_ctx *ctx, tsmr_handle gh, tsmr_handle th,
-                                 tsmr_handle *out) {
+static int graph_external_l(tsmr_ctx *ctx, tsmr_handle gh, tsmr_handle th,
+                            tsmr_handle *out) {
   struct tsmr__graph *g;
   struct tsmr__tensor *t;
   uint32_t idx;
   int rc;
   if (!out) return TSMR_EINVAL;
-  if ((rc = tsmr_graph_get(ctx, gh, &g))) return rc;
+  if ((rc = graph_get(ctx, gh, &g))) return rc;
   if ((rc = tsmr__tensor_get(ctx, th, &t))) return rc;
   if (t && t->rkind == TSMR__RES_COMPOSITE) return TSMR_EINVAL; /* no data */
   if (g->released || !t) return TSMR_ERELEASED;
-  if ((rc = tsmr_gnode_new(g, 1, &idx))) return rc;
+  if ((rc = gnode_new(g, 1, &idx))) return rc;
   struct tsmr_gnode *x = &g->n[idx];
   x->op = TSMR_G_EXT;
   x->dtype = t->dtype;
@@ -635,19 +635,19 @@ static int tsmr_graph_external_l(tsmr_ctx *ctx, tsmr_handle gh, tsmr_handle th,
   x->numel = t->numel;
   x->nbytes = (size_t)t->numel * tsmr__dtype_size(t->dtype);
   x->ext = th;
-  *out = tsmr_gnode_handle(g, idx);
+  *out = gnode_handle(g, idx);
   return 0;
 }
 
-static int tsmr_graph_op_l(tsmr_ctx *ctx, tsmr_handle gh, int op, const tsmr_handle *srcs,
-                           int n, const int64_t *params, int n_params, tsmr_handle *outs,
-                           int n_outs) {
+static int graph_op_l(tsmr_ctx *ctx, tsmr_handle gh, int op, const tsmr_handle *srcs,
+                      int n, const int64_t *params, int n_params, tsmr_handle *outs,
+                      int n_outs) {
   struct tsmr__graph *g;
   uint32_t si[2] = {0, 0};
   int rc;
   /* 1. EINVAL: the call, then the handles */
   if (!outs || !srcs) return TSMR_EINVAL;
-  if ((rc = tsmr_graph_get(ctx, gh, &g))) return rc;
+  if ((rc = graph_get(ctx, gh, &g))) return rc;
   if (op == TSMR_OP_GATHER) return TSMR_ENOTSUP;
   if (op < TSMR_OP_ADD || op > TSMR_OP_SVD) return TSMR_EINVAL;
   int want = (op == TSMR_OP_ADD || op == TSMR_OP_SUB || op == TSMR_OP_MUL ||
@@ -661,7 +661,7 @@ static int tsmr_graph_op_l(tsmr_ctx *ctx, tsmr_handle gh, int op, const tsmr_han
   }
   for (int i = 0; i < n; i++) {
     struct tsmr__graph *sg;
-    if ((rc = tsmr_gnode_get(ctx, srcs[i], &sg, &si[i]))) return rc;
+    if ((rc = gnode_get(ctx, srcs[i], &sg, &si[i]))) return rc;
     if (sg != g) return TSMR_EINVAL; /* a tensor of another graph */
   }
   /* 2. ERELEASED */
@@ -731,7 +731,7 @@ static int tsmr_graph_op_l(tsmr_ctx *ctx, tsmr_handle gh, int op, const tsmr_han
     if ((rc = tsmr__shape_check(dtype, ndim[r], shape[r], &numel[r], &nbytes[r])))
       return rc;
   uint32_t idx;
-  if ((rc = tsmr_gnode_new(g, (uint32_t)n_outs, &idx))) return rc;
+  if ((rc = gnode_new(g, (uint32_t)n_outs, &idx))) return rc;
   for (int r = 0; r < n_outs; r++) {
     struct tsmr_gnode *x = &g->n[idx + (uint32_t)r];
     x->op = op;
@@ -744,20 +744,20 @@ static int tsmr_graph_op_l(tsmr_ctx *ctx, tsmr_handle gh, int op, const tsmr_han
     for (int i = 0; i < n; i++) x->src[i] = si[i];
     x->sib0 = idx;
     if (op == TSMR_OP_RESHAPE) x->root = g->n[si[0]].root;
-    outs[r] = tsmr_gnode_handle(g, idx + (uint32_t)r);
+    outs[r] = gnode_handle(g, idx + (uint32_t)r);
   }
   return 0;
 }
 
-static int tsmr_graph_flag_l(tsmr_ctx *ctx, tsmr_handle th, uint32_t flags) {
+static int graph_flag_l(tsmr_ctx *ctx, tsmr_handle th, uint32_t flags) {
   struct tsmr__graph *g;
   uint32_t x;
   int rc;
-  if ((rc = tsmr_gnode_get(ctx, th, &g, &x))) return rc;
+  if ((rc = gnode_get(ctx, th, &g, &x))) return rc;
   if (flags & ~(uint32_t)TSMR_G_FLAGS) return TSMR_EINVAL;
   if (g->released) return TSMR_ERELEASED;
   struct tsmr_gnode *xn = &g->n[x];
-  if ((flags & TSMR_GRAPH_PARAM) && !tsmr_is_leaf(xn)) return TSMR_EINVAL; /* FLAG.2 */
+  if ((flags & TSMR_GRAPH_PARAM) && !is_leaf(xn)) return TSMR_EINVAL; /* FLAG.2 */
   uint32_t added = flags & ~xn->flags;
   xn->flags |= flags;
   int changed = added && xn->in_graph;
@@ -770,12 +770,12 @@ static int tsmr_graph_flag_l(tsmr_ctx *ctx, tsmr_handle th, uint32_t flags) {
   return 0;
 }
 
-static int tsmr_graph_expand_l(tsmr_ctx *ctx, tsmr_handle gh, tsmr_handle th) {
+static int graph_expand_l(tsmr_ctx *ctx, tsmr_handle gh, tsmr_handle th) {
   struct tsmr__graph *g, *tg;
   uint32_t x;
   int rc;
-  if ((rc = tsmr_graph_get(ctx, gh, &g))) return rc;
-  if ((rc = tsmr_gnode_get(ctx, th, &tg, &x))) return rc;
+  if ((rc = graph_get(ctx, gh, &g))) return rc;
+  if ((rc = gnode_get(ctx, th, &tg, &x))) return rc;
   if (tg != g) return TSMR_EINVAL;
   if (g->released) return TSMR_ERELEASED;
   if (g->n[x].in_graph) return 0;
@@ -815,7 +815,7 @@ static int tsmr_graph_expand_l(tsmr_ctx *ctx, tsmr_handle gh, tsmr_handle th) {
       g->n_exec++;
     } else {
       cn->in_graph = 1;
-      if (!tsmr_is_leaf(cn)) cn->order = g->n_exec++;
+      if (!is_leaf(cn)) cn->order = g->n_exec++;
       g->seq[g->n_seq++] = cur;
     }
     sp--;
@@ -825,35 +825,35 @@ static int tsmr_graph_expand_l(tsmr_ctx *ctx, tsmr_handle gh, tsmr_handle th) {
   return 0;
 }
 
-static int tsmr_graph_plan_l(tsmr_ctx *ctx, tsmr_handle gh, int mode) {
+static int graph_plan_l(tsmr_ctx *ctx, tsmr_handle gh, int mode) {
   struct tsmr__graph *g;
   int rc;
-  if ((rc = tsmr_graph_get(ctx, gh, &g))) return rc;
+  if ((rc = graph_get(ctx, gh, &g))) return rc;
   if (mode != TSMR_PLAN_REUSE && mode != TSMR_PLAN_NONE) return TSMR_EINVAL;
   if (g->released) return TSMR_ERELEASED;
   if (g->planned && !g->stale && g->mode == mode) return 0;
-  return tsmr_graph_replan(ctx, g, mode);
+  return graph_replan(ctx, g, mode);
 }
 
-static int tsmr_graph_write_l(tsmr_ctx *ctx, tsmr_handle th, const void *data,
-                              size_t nbytes) {
+static int graph_write_l(tsmr_ctx *ctx, tsmr_handle th, const void *data,
+                         size_t nbytes) {
   struct tsmr__graph *g;
   uint32_t x;
   int rc;
-  if ((rc = tsmr_gnode_get(ctx, th, &g, &x))) return rc;
+  if ((rc = gnode_get(ctx, th, &g, &x))) return rc;
   if (g->released) return TSMR_ERELEASED;
   const struct tsmr_gnode *xn = &g->n[x];
   if (xn->op != TSMR_G_LEAF || !xn->in_graph || !g->planned) return TSMR_EINVAL;
   if (nbytes < xn->nbytes || (!data && xn->nbytes)) return TSMR_EINVAL;
-  if (g->stale && (rc = tsmr_graph_replan(ctx, g, g->mode))) return rc;
+  if (g->stale && (rc = graph_replan(ctx, g, g->mode))) return rc;
   if (!xn->nbytes) return 0;
-  return ctx->be->copy_h2d(tsmr_gptr(ctx, g, x), data, xn->nbytes);
+  return ctx->be->copy_h2d(gptr(ctx, g, x), data, xn->nbytes);
 }
 
-static int tsmr_graph_compute_l(tsmr_ctx *ctx, tsmr_handle gh) {
+static int graph_compute_l(tsmr_ctx *ctx, tsmr_handle gh) {
   struct tsmr__graph *g;
   int rc;
-  if ((rc = tsmr_graph_get(ctx, gh, &g))) return rc;
+  if ((rc = graph_get(ctx, gh, &g))) return rc;
   if (g->released) return TSMR_ERELEASED;
   for (uint32_t i = 0; i < g->n_seq; i++) { /* externals first: nothing changes */
     const struct tsmr_gnode *xn = &g->n[g->seq[i]];
@@ -863,21 +863,21 @@ static int tsmr_graph_compute_l(tsmr_ctx *ctx, tsmr_handle gh) {
     if (!t) return TSMR_ERELEASED;
   }
   if (!g->planned || g->stale) { /* PLAN.1: a stale plan is never used */
-    if ((rc = tsmr_graph_replan(ctx, g, g->planned ? g->mode : TSMR_PLAN_REUSE))) return rc;
+    if ((rc = graph_replan(ctx, g, g->planned ? g->mode : TSMR_PLAN_REUSE))) return rc;
   }
   for (uint32_t i = 0; i < g->n_seq; i++) {
     uint32_t x = g->seq[i];
-    if (tsmr_is_leaf(&g->n[x])) continue;
-    if ((rc = tsmr_graph_eval(ctx, g, x))) return rc;
+    if (is_leaf(&g->n[x])) continue;
+    if ((rc = graph_eval(ctx, g, x))) return rc;
   }
   return 0;
 }
 
-static int tsmr_graph_read_l(tsmr_ctx *ctx, tsmr_handle th, void *dst, size_t cap) {
+static int graph_read_l(tsmr_ctx *ctx, tsmr_handle th, void *dst, size_t cap) {
   struct tsmr__graph *g;
   uint32_t x;
   int rc;
-  if ((rc = tsmr_gnode_get(ctx, th, &g, &x))) return rc;
+  if ((rc = gnode_get(ctx, th, &g, &x))) return rc;
   if (!dst) return TSMR_EINVAL;
   if (g->released) return TSMR_ERELEASED;
   const struct tsmr_gnode *xn = &g->n[x], *r = &g->n[xn->root];
@@ -890,14 +890,14 @@ static int tsmr_graph_read_l(tsmr_ctx *ctx, tsmr_handle th, void *dst, size_t ca
     return TSMR_EINVAL; /* no place yet */
   }
   if (!xn->nbytes) return 0;
-  return ctx->be->copy_d2h(dst, tsmr_gptr(ctx, g, x), xn->nbytes);
+  return ctx->be->copy_d2h(dst, gptr(ctx, g, x), xn->nbytes);
 }
 
-static int tsmr_graph_place_l(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_graph_place *out) {
+static int graph_place_l(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_graph_place *out) {
   struct tsmr__graph *g;
   uint32_t x;
   int rc;
-  if ((rc = tsmr_gnode_get(ctx, th, &g, &x))) return rc;
+  if ((rc = gnode_get(ctx, th, &g, &x))) return rc;
   if (!out) return TSMR_EINVAL;
   if (g->released) return TSMR_ERELEASED;
   const struct tsmr_gnode *xn = &g->n[x], *r = &g->n[xn->root];
@@ -905,7 +905,7 @@ static int tsmr_graph_place_l(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_graph_p
   out->in_graph = xn->in_graph != 0;
   out->order = xn->in_graph ? xn->order : -1;
   out->nbytes = xn->nbytes;
-  out->root = tsmr_gnode_handle(g, xn->root);
+  out->root = gnode_handle(g, xn->root);
   if (g->planned && xn->pl_in) {
     out->placed = xn->pl_placed;
     if (r->pl_placed) {
@@ -916,11 +916,11 @@ static int tsmr_graph_place_l(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_graph_p
   return 0;
 }
 
-static int tsmr_graph_info_l(tsmr_ctx *ctx, tsmr_handle gh, struct tsmr_graph_info *out) {
+static int graph_info_l(tsmr_ctx *ctx, tsmr_handle gh, struct tsmr_graph_info *out) {
   struct tsmr__graph *g;
   int rc;
   if (!out) return TSMR_EINVAL;
-  if ((rc = tsmr_graph_get(ctx, gh, &g))) return rc;
+  if ((rc = graph_get(ctx, gh, &g))) return rc;
   out->released = g->released;
   out->planned = g->planned;
   out->stale = g->stale;
@@ -928,21 +928,21 @@ static int tsmr_graph_info_l(tsmr_ctx *ctx, tsmr_handle gh, struct tsmr_graph_in
   return 0;
 }
 
-static int tsmr_graph_stats_l(tsmr_ctx *ctx, tsmr_handle gh, struct tsmr_graph_stats *out) {
+static int graph_stats_l(tsmr_ctx *ctx, tsmr_handle gh, struct tsmr_graph_stats *out) {
   struct tsmr__graph *g;
   int rc;
   if (!out) return TSMR_EINVAL;
-  if ((rc = tsmr_graph_get(ctx, gh, &g))) return rc;
+  if ((rc = graph_get(ctx, gh, &g))) return rc;
   if (g->released) return TSMR_ERELEASED;
   if (!g->planned) return TSMR_EINVAL;
   *out = g->stats;
   return 0;
 }
 
-static int tsmr_graph_release_l(tsmr_ctx *ctx, tsmr_handle gh) {
+static int graph_release_l(tsmr_ctx *ctx, tsmr_handle gh) {
   struct tsmr__graph *g;
   int rc;
-  if ((rc = tsmr_graph_get(ctx, gh, &g))) return rc;
+  if ((rc = graph_get(ctx, gh, &g))) return rc;
   tsmr__graph_release(ctx, g);
   return 0;
 }
@@ -950,46 +950,46 @@ static int tsmr_graph_release_l(tsmr_ctx *ctx, tsmr_handle gh) {
 /* ---- locked entry points (SCOPE.THREAD.3) --------------------------------------- */
 
 int tsmr_graph_new(tsmr_ctx *ctx, tsmr_handle m, tsmr_handle *out) {
-  TSMR__LOCKED(tsmr_graph_new_l(ctx, m, out));
+  TSMR__LOCKED(graph_new_l(ctx, m, out));
 }
 int tsmr_graph_leaf(tsmr_ctx *ctx, tsmr_handle g, const struct tsmr_tensor_desc *desc,
                     tsmr_handle *out) {
-  TSMR__LOCKED(tsmr_graph_leaf_l(ctx, g, desc, out));
+  TSMR__LOCKED(graph_leaf_l(ctx, g, desc, out));
 }
 int tsmr_graph_external(tsmr_ctx *ctx, tsmr_handle g, tsmr_handle t, tsmr_handle *out) {
-  TSMR__LOCKED(tsmr_graph_external_l(ctx, g, t, out));
+  TSMR__LOCKED(graph_external_l(ctx, g, t, out));
 }
 int tsmr_graph_op(tsmr_ctx *ctx, tsmr_handle g, int op, const tsmr_handle *srcs, int n,
                   const int64_t *params, int n_params, tsmr_handle *outs, int n_outs) {
-  TSMR__LOCKED(tsmr_graph_op_l(ctx, g, op, srcs, n, params, n_params, outs, n_outs));
+  TSMR__LOCKED(graph_op_l(ctx, g, op, srcs, n, params, n_params, outs, n_outs));
 }
 int tsmr_graph_flag(tsmr_ctx *ctx, tsmr_handle t, uint32_t flags) {
-  TSMR__LOCKED(tsmr_graph_flag_l(ctx, t, flags));
+  TSMR__LOCKED(graph_flag_l(ctx, t, flags));
 }
 int tsmr_graph_expand(tsmr_ctx *ctx, tsmr_handle g, tsmr_handle t) {
-  TSMR__LOCKED(tsmr_graph_expand_l(ctx, g, t));
+  TSMR__LOCKED(graph_expand_l(ctx, g, t));
 }
 int tsmr_graph_plan(tsmr_ctx *ctx, tsmr_handle g, int mode) {
-  TSMR__LOCKED(tsmr_graph_plan_l(ctx, g, mode));
+  TSMR__LOCKED(graph_plan_l(ctx, g, mode));
 }
 int tsmr_graph_write(tsmr_ctx *ctx, tsmr_handle t, const void *data, size_t nbytes) {
-  TSMR__LOCKED(tsmr_graph_write_l(ctx, t, data, nbytes));
+  TSMR__LOCKED(graph_write_l(ctx, t, data, nbytes));
 }
 int tsmr_graph_compute(tsmr_ctx *ctx, tsmr_handle g) {
-  TSMR__LOCKED(tsmr_graph_compute_l(ctx, g));
+  TSMR__LOCKED(graph_compute_l(ctx, g));
 }
 int tsmr_graph_read(tsmr_ctx *ctx, tsmr_handle t, void *dst, size_t cap) {
-  TSMR__LOCKED(tsmr_graph_read_l(ctx, t, dst, cap));
+  TSMR__LOCKED(graph_read_l(ctx, t, dst, cap));
 }
 int tsmr_graph_place(tsmr_ctx *ctx, tsmr_handle t, struct tsmr_graph_place *out) {
-  TSMR__LOCKED(tsmr_graph_place_l(ctx, t, out));
+  TSMR__LOCKED(graph_place_l(ctx, t, out));
 }
 int tsmr_graph_info(tsmr_ctx *ctx, tsmr_handle g, struct tsmr_graph_info *out) {
-  TSMR__LOCKED(tsmr_graph_info_l(ctx, g, out));
+  TSMR__LOCKED(graph_info_l(ctx, g, out));
 }
 int tsmr_graph_stats(tsmr_ctx *ctx, tsmr_handle g, struct tsmr_graph_stats *out) {
-  TSMR__LOCKED(tsmr_graph_stats_l(ctx, g, out));
+  TSMR__LOCKED(graph_stats_l(ctx, g, out));
 }
 int tsmr_graph_release(tsmr_ctx *ctx, tsmr_handle g) {
-  TSMR__LOCKED(tsmr_graph_release_l(ctx, g));
+  TSMR__LOCKED(graph_release_l(ctx, g));
 }

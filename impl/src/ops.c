@@ -8,7 +8,7 @@
 
 #include "internal.h"
 
-static int tsmr_same_shape(const struct tsmr__tensor *a, const struct tsmr__tensor *b) {
+static int same_shape(const struct tsmr__tensor *a, const struct tsmr__tensor *b) {
   if (a->ndim != b->ndim) return 0;
   for (int i = 0; i < a->ndim; i++)
     if (a->shape[i] != b->shape[i]) return 0;
@@ -16,8 +16,8 @@ static int tsmr_same_shape(const struct tsmr__tensor *a, const struct tsmr__tens
 }
 
 /* Checks gather indices against the table's rows (ERANGE). */
-static int tsmr_gather_range(tsmr_ctx *ctx, const struct tsmr__tensor *idx,
-                             int64_t rows) {
+static int gather_range(tsmr_ctx *ctx, const struct tsmr__tensor *idx,
+                        int64_t rows) {
   if (idx->numel == 0) return 0;
   size_t n = (size_t)idx->numel * sizeof(int32_t);
   const int32_t *host = idx->st->data;
@@ -38,7 +38,7 @@ out:
   return rc;
 }
 
-static int tsmr_op_l(tsmr_ctx *ctx, int op, const tsmr_handle *inputs, int n,
+static int op_l(tsmr_ctx *ctx, int op, const tsmr_handle *inputs, int n,
             const int64_t *params, int n_params, tsmr_handle out_mgr, tsmr_handle *out) {
   struct tsmr__tensor *in[2] = {NULL, NULL}, *r;
   struct tsmr__mgr *rm = NULL;
@@ -80,7 +80,7 @@ static int tsmr_op_l(tsmr_ctx *ctx, int op, const tsmr_handle *inputs, int n,
   case TSMR_OP_ADD:
   case TSMR_OP_SUB:
   case TSMR_OP_MUL:
-    if (!tsmr_same_shape(a, b)) return TSMR_ESHAPE;
+    if (!same_shape(a, b)) return TSMR_ESHAPE;
     if (a->dtype != b->dtype) return TSMR_EDTYPE;
     ndim = a->ndim;
     memcpy(shape, a->shape, sizeof shape);
@@ -114,7 +114,7 @@ static int tsmr_op_l(tsmr_ctx *ctx, int op, const tsmr_handle *inputs, int n,
     zero = a->shape[1] == 0;
     break;
   }
-  if (op == TSMR_OP_GATHER && (rc = tsmr_gather_range(ctx, b, a->shape[0]))) return rc;
+  if (op == TSMR_OP_GATHER && (rc = gather_range(ctx, b, a->shape[0]))) return rc;
   int have = 1; /* does the backend offer the kernel this op needs? */
   switch (op) {
   case TSMR_OP_ADD: have = be->add != NULL; break;
@@ -163,5 +163,5 @@ static int tsmr_op_l(tsmr_ctx *ctx, int op, const tsmr_handle *inputs, int n,
 
 int tsmr_op(tsmr_ctx *ctx, int op, const tsmr_handle *inputs, int n,
             const int64_t *params, int n_params, tsmr_handle out_mgr, tsmr_handle *out) {
-  TSMR__LOCKED(tsmr_op_l(ctx, op, inputs, n, params, n_params, out_mgr, out));
+  TSMR__LOCKED(op_l(ctx, op, inputs, n, params, n_params, out_mgr, out));
 }
