@@ -1,10 +1,11 @@
 /*
- * impl/cuda/graph_ops.cu: the graph operations of the CUDA backend (GRAPH.OP.1):
- * matmul by cublasSgemm, economy SVD by cusolverDnSgesvd (no hand-written linear
- * algebra), transpose and diag as 32-bit word kernels. The cuBLAS and cuSOLVER handles
- * are made once, on first use, and every call through them holds one mutex (contexts
- * may compute on several threads). Row-major data is column-major data transposed:
- * see each function.
+ * impl/cuda/linalg.cu: the linear algebra of the CUDA backend. The manager op matmul
+ * (MGR.OP.7): f32 [m,k] x [k,n], one thread per output element accumulated in double
+ * (tolerance 1e-5 relative). The graph ops (GRAPH.OP.1): matmul by cublasSgemm and
+ * economy SVD by cusolverDnSgesvd (no hand-written linear algebra). The cuBLAS and
+ * cuSOLVER handles are made once, on first use, and every call through them holds one
+ * mutex (contexts may compute on several threads). Row-major data is column-major data
+ * transposed: see each function.
  */
 #include <cublas_v2.h>
 #include <cusolverDn.h>
@@ -13,12 +14,30 @@
 
 #include "tsmr_cuda.cuh"
 
+static __global__ void matmul_kernel(float *o, const float *a, const float *b,
+                                     int64_t m, int64_t k, int64_t n) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < m * n;
+       i += (int64_t)blockDim.x * gridDim.x) {
+    int64_t r = i / n, c = i % n;
+    double acc = 0.0;
+    for (int64_t p = 0; p < k; p++) acc += (double)a[r * k + p] * (double)b[p * n + c];
+    o[i] = (float)acc;
+  }
+}
+
+int tsmr_cuda_matmul(float *out, const float *a, const float *b, int64_t m, int64_t k,
+                     int64_t n) {
+  matmul_kernel<<<tsmr__cuda_blocks(m * n), TSMR_CUDA_THREADS>>>(out, a, b, m, k, n);
+  CUDA_CHECK(cudaGetLastError());
+  return 0;
+}
+
 static std::mutex la_lock;
 static cublasHandle_t cublas;
 static cusolverDnHandle_t cusolver;
 
 /* Makes the handles; call with the lock held. */
-static int cuda_la_init(void) {
+static int la_init(void) {
   if (!cublas && cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) {
     cublas = NULL;
     fprintf(stderr, "%s:%d: cublasCreate failed\n", __FILE__, __LINE__);
@@ -32,35 +51,6 @@ static int cuda_la_init(void) {
   return 0;
 }
 
-static __global__ void cuda_transpose_kernel(uint32_t *o, const uint32_t *a, int64_t m,
-                                             int64_t n) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < m * n;
-       i += (int64_t)blockDim.x * gridDim.x) {
-    int64_t r = i / n, c = i % n;
-    o[c * m + r] = a[i];
-  }
-}
-
-int tsmr_cuda_transpose32(void *out, const void *a, int64_t m, int64_t n) {
-  cuda_transpose_kernel<<<tsmr__cuda_blocks(m * n), TSMR_CUDA_THREADS>>>(
-      (uint32_t *)out, (const uint32_t *)a, m, n);
-  CUDA_CHECK(cudaGetLastError());
-  return 0;
-}
-
-static __global__ void cuda_diag_kernel(uint32_t *o, const uint32_t *a, int64_t k) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < k * k;
-       i += (int64_t)blockDim.x * gridDim.x)
-    o[i] = (i / k == i % k) ? a[i / k] : 0u;
-}
-
-int tsmr_cuda_diag32(void *out, const void *a, int64_t k) {
-  cuda_diag_kernel<<<tsmr__cuda_blocks(k * k), TSMR_CUDA_THREADS>>>(
-      (uint32_t *)out, (const uint32_t *)a, k);
-  CUDA_CHECK(cudaGetLastError());
-  return 0;
-}
-
 /* Row-major C[m,n] = A[m,k] B[k,n] is column-major C^T = B^T A^T: B's memory is
  * column-major B^T [n,k] (ld n), A's is A^T [k,m] (ld k). */
 int tsmr_cuda_sgemm(float *out, const float *a, const float *b, int64_t m, int64_t k,
@@ -71,7 +61,7 @@ int tsmr_cuda_sgemm(float *out, const float *a, const float *b, int64_t m, int64
     return 0;
   }
   std::lock_guard<std::mutex> guard(la_lock);
-  int rc = cuda_la_init();
+  int rc = la_init();
   if (rc) return rc;
   const float one = 1.0f, zero = 0.0f;
   cublasStatus_t st = cublasSgemm(cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m,
@@ -86,7 +76,7 @@ int tsmr_cuda_sgemm(float *out, const float *a, const float *b, int64_t m, int64
 
 /* Column-major gesvd of M x N (M >= N) matrix w (destroyed): s, u (M x N, ld M),
  * vt (N x N, ld N). Lock held. */
-static int cuda_gesvd_cm(float *w, int M, int N, float *s, float *u, float *vt) {
+static int gesvd_col_major(float *w, int M, int N, float *s, float *u, float *vt) {
   int lwork = 0, info = 0, rc = 0;
   float *work = NULL;
   int *dinfo = NULL;
@@ -122,20 +112,20 @@ static int cuda_gesvd_cm(float *w, int M, int N, float *s, float *u, float *vt) 
 int tsmr_cuda_sgesvd(float *u, float *s, float *vt, const float *a, int64_t m, int64_t n) {
   if (m > INT32_MAX || n > INT32_MAX) return TSMR_ENOMEM;
   std::lock_guard<std::mutex> guard(la_lock);
-  int rc = cuda_la_init();
+  int rc = la_init();
   if (rc) return rc;
   size_t mn = (size_t)m * (size_t)n * sizeof(float);
   float *w = NULL, *uc = NULL, *vc = NULL;
   CUDA_CHECK(cudaMalloc(&w, mn));
   if (m <= n) {
     rc = tsmr__cuda_d2d_raw(w, a, mn);
-    if (!rc) rc = cuda_gesvd_cm(w, (int)n, (int)m, s, vt, u);
+    if (!rc) rc = gesvd_col_major(w, (int)n, (int)m, s, vt, u);
   } else {
     rc = tsmr_cuda_transpose32(w, a, m, n);
     if (!rc && cudaMalloc(&uc, mn) != cudaSuccess) rc = TSMR_ENOMEM;
     if (!rc && cudaMalloc(&vc, (size_t)n * (size_t)n * sizeof(float)) != cudaSuccess)
       rc = TSMR_ENOMEM;
-    if (!rc) rc = cuda_gesvd_cm(w, (int)m, (int)n, s, uc, vc);
+    if (!rc) rc = gesvd_col_major(w, (int)m, (int)n, s, uc, vc);
     if (!rc) rc = tsmr_cuda_transpose32(u, uc, n, m);  /* row-major [n,m] -> [m,n] */
     if (!rc) rc = tsmr_cuda_transpose32(vt, vc, n, n); /* row-major [n,n] -> [n,n]^T */
   }
