@@ -7,7 +7,8 @@
 #   $(TSMREF_STATIC)   $(B)/lib/libtsmref.a    static library
 #   $(TSMREF_ADAPTER)  $(B)/lib/tsmref_adapter.so  adapter, libtsmref linked in
 #   $(TSMREF_CUDA)     $(B)/lib/libtsmref_cuda.so  CUDA backend (only with NVCC)
-#   install-impl       libraries, tsmref.h and tsmref.pc under $(PREFIX)
+#   install-impl       libraries, tsmref.h, tsmref_test.h (test hooks) and tsmref.pc
+#                      under $(PREFIX)
 
 TSMREF_SRCS := $(wildcard impl/src/*.c) $(wildcard impl/cpu/*.c)
 TSMREF_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(TSMREF_SRCS))
@@ -118,5 +119,6 @@ install-impl: $(TSMREF_LIB) $(TSMREF_STATIC) $(TSMREF_ADAPTER) $(TSMREF_CUDA)
 	  $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 0755 $(TSMREF_LIB) $(TSMREF_ADAPTER) $(TSMREF_CUDA) $(DESTDIR)$(PREFIX)/lib/
 	install -m 0644 $(TSMREF_STATIC) $(DESTDIR)$(PREFIX)/lib/
-	install -m 0644 impl/include/tsmref.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 impl/include/tsmref.h impl/include/tsmref_test.h \
+	  $(DESTDIR)$(PREFIX)/include/
 	$(call tsmref_pc,$(PREFIX),$(DESTDIR)$(PREFIX)/lib/pkgconfig/tsmref.pc)

@@ -39,9 +39,7 @@
 void *tsmr__alloc(size_t n);   /* RETURN: owned by the caller, free with tsmr__free */
 void *tsmr__realloc(void *p, size_t n); /* like realloc; NULL leaves p intact */
 void tsmr__free(void *p);      /* p: IN, freed; NULL is a no-op */
-/* Fault injection for tests: the k-th allocation from now fails (k >= 1); 0 = off. */
-void tsmr__alloc_fail_nth(uint64_t k);
-uint64_t tsmr__alloc_fail_left(void);
+/* Fault injection for tests arms this hook: tsmref_test.h. */
 
 /* ---- intrusive doubly-linked list (Linux/libuv style) ---------------------- */
 typedef struct tsmr__list {
