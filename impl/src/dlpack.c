@@ -2,7 +2,8 @@
  * impl/src/dlpack.c: DLPack exchange, the form-independent core: export and import
  * through the DLPack C ABI (tsmr_dlpack_export / tsmr_dlpack_import), the export
  * records and their anchor, aliasing vs copying. The managed structs themselves are
- * built and read by dlpack_legacy.c and dlpack_versioned.c through dlx.h.
+ * built and read by the form source dlx_form.inc (compiled once per form, as
+ * dlpack_legacy.c and dlpack_versioned.c) through dlx.h.
  * Clauses: DLP.DEL.1-3, DLP.EXPORT.1-5, DLP.IMPORT.1-8, DLP.MGR.1-3.
  *
  * Ownership. An export holds one reference on the source's refcounted storage (or on
