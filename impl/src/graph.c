@@ -132,6 +132,38 @@ static void *gptr(tsmr_ctx *ctx, const struct tsmr__graph *g, uint32_t x) {
   return (char *)g->bufs[r->pl_buf] + r->pl_off;
 }
 
+/* The buffers of plan p, zero-filled, with the leaves' values of the installed plan
+ * carried over. bufs: OUT (p->n_bufs entries); nothing is left on failure. */
+static int plan_buffers(tsmr_ctx *ctx, const struct tsmr__graph *g,
+                        const struct tsmr__plan *p, void ***out) {
+  const struct tsmr__backend *be = ctx->be;
+  int rc = 0;
+  void **bufs = tsmr__alloc(((size_t)p->n_bufs + 1) * sizeof *bufs);
+  if (!bufs) return TSMR_ENOMEM;
+  for (uint32_t b = 0; b < p->n_bufs; b++) bufs[b] = NULL;
+  for (uint32_t b = 0; b < p->n_bufs && !rc; b++) {
+    if (!p->buf_sz[b]) continue;
+    if (!(rc = be->alloc(p->buf_sz[b], &bufs[b])))
+      rc = be->fill32(bufs[b], (int64_t)(p->buf_sz[b] / 4), 0);
+  }
+  /* the leaves' values move to their new place */
+  for (uint32_t i = 0; i < g->n_seq && !rc; i++) {
+    uint32_t x = g->seq[i];
+    const struct tsmr__gnode *xn = &g->n[x];
+    if (xn->op != TSMR_G_LEAF || !xn->pl_placed || !p->placed[x] || !xn->nbytes ||
+        !g->planned)
+      continue;
+    rc = be->copy_d2d((char *)bufs[p->buf[x]] + p->off[x],
+                      (char *)g->bufs[xn->pl_buf] + xn->pl_off, xn->nbytes);
+  }
+  if (rc) {
+    bufs_free(ctx, bufs, NULL, p->n_bufs);
+    return rc;
+  }
+  *out = bufs;
+  return 0;
+}
+
 /* Plans g in mode and installs the plan: new buffers (zero-filled), the leaves'
  * values carried over, the old buffers freed. Nothing changes on failure. */
 static int graph_replan(tsmr_ctx *ctx, struct tsmr__graph *g, int mode) {
@@ -140,29 +172,8 @@ static int graph_replan(tsmr_ctx *ctx, struct tsmr__graph *g, int mode) {
   struct tsmr__plan_input in = {g->n, g->n_nodes, g->seq, g->n_seq, g->n_exec};
   int rc = tsmr__plan_compute(&in, mode, be->graph_align ? be->graph_align : 4, &p);
   if (rc) return rc;
-  void **bufs = tsmr__alloc(((size_t)p.n_bufs + 1) * sizeof *bufs);
-  if (!bufs) {
-    tsmr__plan_free(&p);
-    return TSMR_ENOMEM;
-  }
-  for (uint32_t b = 0; b < p.n_bufs; b++) bufs[b] = NULL;
-  for (uint32_t b = 0; b < p.n_bufs && !rc; b++) {
-    if (!p.buf_sz[b]) continue;
-    if (!(rc = be->alloc(p.buf_sz[b], &bufs[b])))
-      rc = be->fill32(bufs[b], (int64_t)(p.buf_sz[b] / 4), 0);
-  }
-  /* the leaves' values move to their new place */
-  for (uint32_t i = 0; i < g->n_seq && !rc; i++) {
-    uint32_t x = g->seq[i];
-    const struct tsmr__gnode *xn = &g->n[x];
-    if (xn->op != TSMR_G_LEAF || !xn->pl_placed || !p.placed[x] || !xn->nbytes ||
-        !g->planned)
-      continue;
-    rc = be->copy_d2d((char *)bufs[p.buf[x]] + p.off[x],
-                      (char *)g->bufs[xn->pl_buf] + xn->pl_off, xn->nbytes);
-  }
-  if (rc) {
-    bufs_free(ctx, bufs, NULL, p.n_bufs);
+  void **bufs = NULL;
+  if ((rc = plan_buffers(ctx, g, &p, &bufs))) {
     tsmr__plan_free(&p);
     return rc;
   }
@@ -319,72 +330,50 @@ static int graph_external_l(tsmr_ctx *ctx, tsmr_handle gh, tsmr_handle th,
   return 0;
 }
 
-static int graph_op_l(tsmr_ctx *ctx, tsmr_handle gh, int op, const tsmr_handle *srcs,
-                      int n, const int64_t *params, int n_params, tsmr_handle *outs,
-                      int n_outs) {
-  struct tsmr__graph *g;
-  uint32_t si[2] = {0, 0};
+/* Steps 1-2 of ERR.ORDER.1 for graph_op: the call, then the handles (EINVAL), then
+ * a released graph (ERELEASED). g, si: OUT, the graph and the sources' indices. */
+static int graph_op_args(tsmr_ctx *ctx, tsmr_handle gh, int op, const tsmr_handle *srcs,
+                         int n, const int64_t *params, int n_params, int n_outs,
+                         struct tsmr__graph **g, uint32_t *si) {
   int rc;
-  /* 1. EINVAL: the call, then the handles */
-  if (!outs || !srcs) return TSMR_EINVAL;
-  if ((rc = graph_get(ctx, gh, &g))) return rc;
+  if ((rc = graph_get(ctx, gh, g))) return rc;
   if (op == TSMR_OP_GATHER) return TSMR_ENOTSUP;
   if (op < TSMR_OP_ADD || op > TSMR_OP_SVD) return TSMR_EINVAL;
   int want = (op == TSMR_OP_ADD || op == TSMR_OP_SUB || op == TSMR_OP_MUL ||
               op == TSMR_OP_MATMUL) ? 2 : 1;
   if (n != want || n_outs != (op == TSMR_OP_SVD ? 3 : 1)) return TSMR_EINVAL;
-  if (op == TSMR_OP_RESHAPE) {
-    if (n_params < 0 || n_params > TSMR_MAX_DIMS || (n_params > 0 && !params))
-      return TSMR_EINVAL;
-    for (int i = 0; i < n_params; i++)
-      if (params[i] < 0) return TSMR_EINVAL;
-  }
+  if ((rc = tsmr__op_params_check(op, n_params, params))) return rc;
   for (int i = 0; i < n; i++) {
     struct tsmr__graph *sg;
     if ((rc = gnode_get(ctx, srcs[i], &sg, &si[i]))) return rc;
-    if (sg != g) return TSMR_EINVAL; /* a tensor of another graph */
+    if (sg != *g) return TSMR_EINVAL; /* a tensor of another graph */
   }
-  /* 2. ERELEASED */
-  if (g->released) return TSMR_ERELEASED;
-  /* 3. the operation's checks */
-  const struct tsmr__gnode *a = &g->n[si[0]], *b = n > 1 ? &g->n[si[1]] : NULL;
-  int64_t shape[3][TSMR_MAX_DIMS];
-  int ndim[3] = {0, 0, 0}, dtype = a->dtype;
+  return (*g)->released ? TSMR_ERELEASED : 0;
+}
+
+static struct tsmr__operand operand_of(const struct tsmr__gnode *x) {
+  struct tsmr__operand o = {0, 0, NULL, 0};
+  if (x) {
+    o.dtype = x->dtype;
+    o.ndim = x->ndim;
+    o.shape = x->shape;
+    o.numel = x->numel;
+  }
+  return o;
+}
+
+/* Step 3: the operation's checks and the results' shapes (GRAPH.OP.1); the ops both
+ * managers and graphs run follow tsmr__op_shape. */
+static int graph_op_shapes(int op, const struct tsmr__gnode *a, const struct tsmr__gnode *b,
+                           const int64_t *params, int n_params, int *ndim,
+                           int64_t (*shape)[TSMR_MAX_DIMS]) {
   switch (op) {
-  case TSMR_OP_ADD:
-  case TSMR_OP_SUB:
-  case TSMR_OP_MUL:
-    if (a->ndim != b->ndim) return TSMR_ESHAPE;
-    for (int i = 0; i < a->ndim; i++)
-      if (a->shape[i] != b->shape[i]) return TSMR_ESHAPE;
-    if (a->dtype != b->dtype) return TSMR_EDTYPE;
-    ndim[0] = a->ndim;
-    memcpy(shape[0], a->shape, sizeof shape[0]);
-    break;
-  case TSMR_OP_SUM:
-    break;
-  case TSMR_OP_MATMUL:
-    if (a->ndim != 2 || b->ndim != 2 || a->shape[1] != b->shape[0]) return TSMR_ESHAPE;
-    if (a->dtype != TSMR_F32 || b->dtype != TSMR_F32) return TSMR_EDTYPE;
-    ndim[0] = 2;
-    shape[0][0] = a->shape[0];
-    shape[0][1] = b->shape[1];
-    break;
-  case TSMR_OP_RESHAPE: {
-    int64_t numel;
-    rc = tsmr__shape_check(a->dtype, n_params, params, &numel, NULL);
-    if (rc == TSMR_ENOMEM || (rc == 0 && numel != a->numel)) return TSMR_ESHAPE;
-    if (rc) return rc;
-    ndim[0] = n_params;
-    for (int i = 0; i < n_params; i++) shape[0][i] = params[i];
-    break;
-  }
   case TSMR_OP_TRANSPOSE:
     if (a->ndim != 2) return TSMR_ESHAPE;
     ndim[0] = 2;
     shape[0][0] = a->shape[1];
     shape[0][1] = a->shape[0];
-    break;
+    return 0;
   case TSMR_OP_DIAG: {
     if (a->ndim != 1) return TSMR_ESHAPE;
     int64_t sq;
@@ -393,7 +382,7 @@ static int graph_op_l(tsmr_ctx *ctx, tsmr_handle gh, int op, const tsmr_handle *
       return TSMR_ENOMEM;
     ndim[0] = 2;
     shape[0][0] = shape[0][1] = a->shape[0];
-    break;
+    return 0;
   }
   case TSMR_OP_SVD: {
     if (a->ndim != 2) return TSMR_ESHAPE;
@@ -402,9 +391,28 @@ static int graph_op_l(tsmr_ctx *ctx, tsmr_handle gh, int op, const tsmr_handle *
     ndim[0] = 2, shape[0][0] = m, shape[0][1] = k;
     ndim[1] = 1, shape[1][0] = k;
     ndim[2] = 2, shape[2][0] = k, shape[2][1] = nn;
-    break;
+    return 0;
+  }
+  default: {
+    struct tsmr__operand oa = operand_of(a), ob = operand_of(b);
+    return tsmr__op_shape(op, &oa, &ob, params, n_params, &ndim[0], shape[0]);
   }
   }
+}
+
+static int graph_op_l(tsmr_ctx *ctx, tsmr_handle gh, int op, const tsmr_handle *srcs,
+                      int n, const int64_t *params, int n_params, tsmr_handle *outs,
+                      int n_outs) {
+  struct tsmr__graph *g;
+  uint32_t si[2] = {0, 0};
+  int rc;
+  if (!outs || !srcs) return TSMR_EINVAL;
+  if ((rc = graph_op_args(ctx, gh, op, srcs, n, params, n_params, n_outs, &g, si)))
+    return rc;
+  const struct tsmr__gnode *a = &g->n[si[0]], *b = n > 1 ? &g->n[si[1]] : NULL;
+  int64_t shape[3][TSMR_MAX_DIMS];
+  int ndim[3] = {0, 0, 0}, dtype = a->dtype;
+  if ((rc = graph_op_shapes(op, a, b, params, n_params, ndim, shape))) return rc;
   int64_t numel[3];
   size_t nbytes[3];
   for (int r = 0; r < n_outs; r++) /* ENOMEM when too large */
@@ -450,6 +458,23 @@ static int graph_flag_l(tsmr_ctx *ctx, tsmr_handle th, uint32_t flags) {
   return 0;
 }
 
+/* Appends cur, whose sources are all in the graph, to the execution order. */
+static void seq_append(struct tsmr__graph *g, uint32_t cur) {
+  struct tsmr__gnode *cn = &g->n[cur];
+  if (cn->op == TSMR_OP_SVD) { /* the three results join together, at one step */
+    for (uint32_t k = cn->sib0; k < cn->sib0 + 3; k++) {
+      g->n[k].in_graph = 1;
+      g->n[k].order = g->n_exec;
+      g->seq[g->n_seq++] = k;
+    }
+    g->n_exec++;
+  } else {
+    cn->in_graph = 1;
+    if (!tsmr__gnode_is_leaf(cn)) cn->order = g->n_exec++;
+    g->seq[g->n_seq++] = cur;
+  }
+}
+
 static int graph_expand_l(tsmr_ctx *ctx, tsmr_handle gh, tsmr_handle th) {
   struct tsmr__graph *g, *tg;
   uint32_t x;
@@ -486,18 +511,7 @@ static int graph_expand_l(tsmr_ctx *ctx, tsmr_handle gh, tsmr_handle th) {
       }
       continue;
     }
-    if (cn->op == TSMR_OP_SVD) { /* the three results join together, at one step */
-      for (uint32_t k = cn->sib0; k < cn->sib0 + 3; k++) {
-        g->n[k].in_graph = 1;
-        g->n[k].order = g->n_exec;
-        g->seq[g->n_seq++] = k;
-      }
-      g->n_exec++;
-    } else {
-      cn->in_graph = 1;
-      if (!tsmr__gnode_is_leaf(cn)) cn->order = g->n_exec++;
-      g->seq[g->n_seq++] = cur;
-    }
+    seq_append(g, cur);
     sp--;
   }
   tsmr__free(stk);

@@ -275,6 +275,20 @@ static inline void tsmr__leave(tsmr_ctx *ctx) {
     return rc_;                                                                \
   } while (0)
 
+/* ops.c: the op semantics managers and graphs share (MGR.OP.7-9, GRAPH.OP.1). An
+ * operand as the shape rules read it (borrowed from a tensor or a graph tensor). */
+struct tsmr__operand {
+  int dtype, ndim;
+  const int64_t *shape;
+  int64_t numel;
+};
+/* EINVAL for a reshape's bad target dims (count, NULL, negative); 0 for other ops. */
+int tsmr__op_params_check(int op, int n_params, const int64_t *params);
+/* The result's shape of add/sub/mul, matmul, reshape and sum (ESHAPE, EDTYPE, in that
+ * order). ndim, shape: OUT (TSMR_MAX_DIMS entries). */
+int tsmr__op_shape(int op, const struct tsmr__operand *a, const struct tsmr__operand *b,
+                   const int64_t *params, int n_params, int *ndim, int64_t *shape);
+
 /* handle.c */
 void tsmr__table_free(struct tsmr__table *t);
 int tsmr__table_reserve(struct tsmr__table *t);  /* room for one more new slot */
