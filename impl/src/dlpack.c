@@ -145,6 +145,50 @@ static int dlx_anchor_get(tsmr_ctx *ctx, struct tsmr__dlx_anchor **out) {
 
 /* ---- export ---------------------------------------------------------------------- */
 
+/* The storage an export holds a reference on (st: OUT): the tensor's own, shared
+ * (DLP.EXPORT.4), or with TSMR_DLPACK_COPY a counted copy of its own (DLP.EXPORT.5). */
+static int export_storage(tsmr_ctx *ctx, const struct tsmr__tensor *t, uint32_t request,
+                          struct tsmr__storage **out) {
+  struct tsmr__storage *st;
+  int rc;
+  size_t nbytes = (size_t)t->numel * tsmr__dtype_size(t->dtype);
+  if (request & TSMR_DLPACK_COPY) { /* DLP.EXPORT.5: a buffer of its own, counted */
+    if ((rc = tsmr__storage_new(ctx, nbytes, t->numel, 0, &st))) return rc;
+    if (nbytes && (rc = ctx->be->copy_d2d(st->data, t->st->data, nbytes))) {
+      tsmr__storage_put(ctx, st);
+      return rc;
+    }
+  } else { /* DLP.EXPORT.4: shared storage, one more reference */
+    st = t->st;
+    st->refs++;
+  }
+  *out = st;
+  return 0;
+}
+
+/* What the export of t over st describes (o: OUT; strides: OUT, its compact strides,
+ * like PyTorch's: extent 0 counts as 1). */
+static void export_describe(const tsmr_ctx *ctx, const struct tsmr__tensor *t,
+                            const struct tsmr__storage *st, uint32_t request,
+                            int64_t *strides, struct tsmr__dlx_out *o) {
+  int64_t acc = 1;
+  for (int i = t->ndim - 1; i >= 0; i--) {
+    strides[i] = acc;
+    acc *= t->shape[i] > 1 ? t->shape[i] : 1;
+  }
+  memset(o, 0, sizeof *o);
+  o->data = st->data; /* NULL for zero elements (DLP.EXPORT.1) */
+  o->device_type = ctx->be->host_memory ? TSMR__DLX_CPU : TSMR__DLX_CUDA;
+  o->device_id = 0;
+  o->ndim = t->ndim;
+  o->shape = t->shape;
+  o->strides = strides;
+  o->code = t->dtype == TSMR_F32 ? TSMR__DLX_FLOAT : TSMR__DLX_INT;
+  o->bits = 32;
+  if (request & TSMR_DLPACK_READ_ONLY) o->flags |= TSMR__DLX_FLAG_READ_ONLY;
+  if (request & TSMR_DLPACK_COPY) o->flags |= TSMR__DLX_FLAG_IS_COPIED;
+}
+
 static int dlpack_export_l(tsmr_ctx *ctx, tsmr_handle th, int form, uint32_t request,
                            void **out) {
   const struct tsmr__dlx_form *f = dlx_form_of(form);
@@ -159,35 +203,10 @@ static int dlpack_export_l(tsmr_ctx *ctx, tsmr_handle th, int form, uint32_t req
   if (t && t->rkind == TSMR__RES_COMPOSITE) return TSMR_EINVAL;
   if (!t) return TSMR_ERELEASED;
   if ((rc = dlx_anchor_get(ctx, &a))) return rc;
-  size_t nbytes = (size_t)t->numel * tsmr__dtype_size(t->dtype);
-  if (request & TSMR_DLPACK_COPY) { /* DLP.EXPORT.5: a buffer of its own, counted */
-    if ((rc = tsmr__storage_new(ctx, nbytes, t->numel, 0, &st))) return rc;
-    if (nbytes && (rc = ctx->be->copy_d2d(st->data, t->st->data, nbytes))) {
-      tsmr__storage_put(ctx, st);
-      return rc;
-    }
-  } else { /* DLP.EXPORT.4: shared storage, one more reference */
-    st = t->st;
-    st->refs++;
-  }
+  if ((rc = export_storage(ctx, t, request, &st))) return rc;
   int64_t strides[TSMR_MAX_DIMS];
-  int64_t acc = 1;
-  for (int i = t->ndim - 1; i >= 0; i--) { /* compact, like PyTorch: extent 0 as 1 */
-    strides[i] = acc;
-    acc *= t->shape[i] > 1 ? t->shape[i] : 1;
-  }
   struct tsmr__dlx_out o;
-  memset(&o, 0, sizeof o);
-  o.data = st->data; /* NULL for zero elements (DLP.EXPORT.1) */
-  o.device_type = ctx->be->host_memory ? TSMR__DLX_CPU : TSMR__DLX_CUDA;
-  o.device_id = 0;
-  o.ndim = t->ndim;
-  o.shape = t->shape;
-  o.strides = strides;
-  o.code = t->dtype == TSMR_F32 ? TSMR__DLX_FLOAT : TSMR__DLX_INT;
-  o.bits = 32;
-  if (request & TSMR_DLPACK_READ_ONLY) o.flags |= TSMR__DLX_FLAG_READ_ONLY;
-  if (request & TSMR_DLPACK_COPY) o.flags |= TSMR__DLX_FLAG_IS_COPIED;
+  export_describe(ctx, t, st, request, strides, &o);
   struct tsmr__dlx_rec *rec;
   void *managed;
   if ((rc = f->build(&o, &rec, &managed))) {
@@ -263,6 +282,93 @@ static int dlx_copy_in(tsmr_ctx *ctx, void *dst, const struct tsmr__dlx_view *v,
   return rc;
 }
 
+/* What an import reads off the managed struct's fields, once they are accepted. */
+struct import_layout {
+  int64_t numel;
+  int compact;     /* row-major contiguous (or no strides) */
+  int64_t lo, hi;  /* element offsets spanned, relative to element 0 */
+  int src_dev;     /* the data is device memory of the session, else host-accessible */
+  int dtype;
+};
+
+/* The shape and strides (DLP.IMPORT.4-5): EDLPACK for what no tensor can be. */
+static int import_shape(const struct tsmr__dlx_view *v, struct import_layout *l) {
+  if (v->ndim < 0 || v->ndim > TSMR_MAX_DIMS) return TSMR_EDLPACK;
+  if (v->ndim > 0 && !v->shape) return TSMR_EDLPACK;
+  int64_t numel = 1;
+  int empty = 0, overflow = 0;
+  for (int i = 0; i < v->ndim; i++) {
+    if (v->shape[i] < 0) return TSMR_EDLPACK;
+    empty |= v->shape[i] == 0;
+    overflow |= __builtin_mul_overflow(numel, v->shape[i], &numel);
+  }
+  if (empty) numel = 0;
+  else if (overflow || numel > (int64_t)(SIZE_MAX / 8)) return TSMR_EDLPACK;
+  if (!v->data && numel > 0) return TSMR_EDLPACK;
+  if (v->strides_refused) return TSMR_EDLPACK;
+  l->numel = numel;
+  l->compact = 1;
+  l->lo = l->hi = 0;
+  if (!v->strides || numel == 0) {
+    l->hi = numel > 0 ? numel - 1 : 0;
+    return 0;
+  }
+  int64_t want = 1;
+  for (int i = v->ndim - 1; i >= 0; i--) {
+    int64_t ext;
+    if (v->shape[i] != 1 && v->strides[i] != want) l->compact = 0;
+    want *= v->shape[i];
+    if (__builtin_mul_overflow(v->strides[i], v->shape[i] - 1, &ext) ||
+        __builtin_add_overflow(ext < 0 ? l->lo : l->hi, ext, ext < 0 ? &l->lo : &l->hi))
+      return TSMR_EDLPACK;
+  }
+  return 0;
+}
+
+/* The device (DLP.IMPORT.7), then the dtype (DLP.IMPORT.6). */
+static int import_device_dtype(const tsmr_ctx *ctx, const struct tsmr__dlx_view *v,
+                               struct import_layout *l) {
+  int host = ctx->be->host_memory;
+  switch (v->device_type) {
+  case TSMR__DLX_CPU:
+    if (!host) return TSMR_EDEVICE;
+    l->src_dev = 0;
+    break;
+  case TSMR__DLX_CUDA:
+    if (host || v->device_id != 0) return TSMR_EDEVICE;
+    l->src_dev = 1;
+    break;
+  case TSMR__DLX_CUDA_HOST:
+  case TSMR__DLX_CUDA_MANAGED:
+    l->src_dev = 0;
+    break;
+  default:
+    return TSMR_EDEVICE;
+  }
+  if (v->lanes != 1 || v->bits != 32) return TSMR_EDTYPE;
+  if (v->code == TSMR__DLX_FLOAT) l->dtype = TSMR_F32;
+  else if (v->code == TSMR__DLX_INT) l->dtype = TSMR_I32;
+  else return TSMR_EDTYPE;
+  return 0;
+}
+
+/* One of this context's own exports, as we made it (rec), at src: RETURN 1 when the
+ * new tensor can share its storage. */
+static int import_is_own(const tsmr_ctx *ctx, const struct tsmr__dlx_rec *rec,
+                         const struct tsmr__dlx_view *v, const struct import_layout *l,
+                         const unsigned char *src) {
+  return rec && ctx->dlx_anchor && rec->anchor == ctx->dlx_anchor && l->compact &&
+         v->byte_offset == 0 && src == rec->st->data &&
+         (rec->st->ext_del || (size_t)l->numel * 4 == rec->st->nbytes);
+}
+
+/* A tensor of m with v's shape over storage st (NULL: a new compact one of its own). */
+static int import_tensor(tsmr_ctx *ctx, struct tsmr__mgr *m, const struct tsmr__dlx_view *v,
+                         const struct import_layout *l, struct tsmr__storage *st,
+                         struct tsmr__tensor **t) {
+  return tsmr__tensor_create(ctx, m, l->dtype, v->ndim, v->shape, l->numel, st, 0, t);
+}
+
 /* *del: OUT, 1 when the caller must run managed's deleter after unlocking (a refusal,
  * or a copy), 0 when managed now belongs to a tensor or was one of our exports. */
 static int dlpack_import_l(tsmr_ctx *ctx, void *managed,
@@ -271,6 +377,7 @@ static int dlpack_import_l(tsmr_ctx *ctx, void *managed,
   struct tsmr__mgr *m;
   struct tsmr__tensor *t;
   struct tsmr__dlx_view v;
+  struct import_layout l;
   int rc;
   *del = 1;
   /* DLP.IMPORT.2: the target manager (MGR.CREATE.2) */
@@ -278,97 +385,32 @@ static int dlpack_import_l(tsmr_ctx *ctx, void *managed,
   if ((rc = tsmr__mgr_get(ctx, mh, &m, NULL))) return rc;
   if (!m) return TSMR_ECLOSED;
   if ((rc = tsmr__mgr_accepts(m))) return rc;
-  /* the version (DLP.IMPORT.1), then the layout (DLP.IMPORT.4-5) */
+  /* the version (DLP.IMPORT.1), the layout, the device, the dtype */
   memset(&v, 0, sizeof v);
   if ((rc = f->parse(managed, &v))) return rc;
-  if (v.ndim < 0 || v.ndim > TSMR_MAX_DIMS) return TSMR_EDLPACK;
-  if (v.ndim > 0 && !v.shape) return TSMR_EDLPACK;
-  int64_t numel = 1;
-  int empty = 0, overflow = 0;
-  for (int i = 0; i < v.ndim; i++) {
-    if (v.shape[i] < 0) return TSMR_EDLPACK;
-    empty |= v.shape[i] == 0;
-    overflow |= __builtin_mul_overflow(numel, v.shape[i], &numel);
-  }
-  if (empty) numel = 0;
-  else if (overflow || numel > (int64_t)(SIZE_MAX / 8)) return TSMR_EDLPACK;
-  if (!v.data && numel > 0) return TSMR_EDLPACK;
-  if (v.strides_refused) return TSMR_EDLPACK;
-  int compact = 1;
-  int64_t lo = 0, hi = 0; /* element offsets spanned, relative to element 0 */
-  if (v.strides && numel > 0) {
-    int64_t want = 1;
-    for (int i = v.ndim - 1; i >= 0; i--) {
-      int64_t ext;
-      if (v.shape[i] != 1 && v.strides[i] != want) compact = 0;
-      want *= v.shape[i];
-      if (__builtin_mul_overflow(v.strides[i], v.shape[i] - 1, &ext) ||
-          __builtin_add_overflow(ext < 0 ? lo : hi, ext, ext < 0 ? &lo : &hi))
-        return TSMR_EDLPACK;
-    }
-  } else {
-    hi = numel > 0 ? numel - 1 : 0;
-  }
-  /* the device (DLP.IMPORT.7) */
-  int host = ctx->be->host_memory, src_dev;
-  switch (v.device_type) {
-  case TSMR__DLX_CPU:
-    if (!host) return TSMR_EDEVICE;
-    src_dev = 0;
-    break;
-  case TSMR__DLX_CUDA:
-    if (host || v.device_id != 0) return TSMR_EDEVICE;
-    src_dev = 1;
-    break;
-  case TSMR__DLX_CUDA_HOST:
-  case TSMR__DLX_CUDA_MANAGED:
-    src_dev = 0;
-    break;
-  default:
-    return TSMR_EDEVICE;
-  }
-  /* the dtype (DLP.IMPORT.6) */
-  int dtype;
-  if (v.lanes != 1 || v.bits != 32) return TSMR_EDTYPE;
-  if (v.code == TSMR__DLX_FLOAT) dtype = TSMR_F32;
-  else if (v.code == TSMR__DLX_INT) dtype = TSMR_I32;
-  else return TSMR_EDTYPE;
+  if ((rc = import_shape(&v, &l)) || (rc = import_device_dtype(ctx, &v, &l))) return rc;
+  int64_t numel = l.numel;
   unsigned char *src = numel > 0 ? (unsigned char *)v.data + v.byte_offset : NULL;
-
-  /* one of this context's own exports, as we made it: share its storage */
   struct tsmr__dlx_rec *rec = f->own(managed);
-  if (rec && ctx->dlx_anchor && rec->anchor == ctx->dlx_anchor && compact &&
-      v.byte_offset == 0 && src == rec->st->data &&
-      (rec->st->ext_del || (size_t)numel * 4 == rec->st->nbytes)) {
-    rc = tsmr__tensor_create(ctx, m, dtype, v.ndim, v.shape, numel, rec->st, 0, &t);
+  if (import_is_own(ctx, rec, &v, &l, src)) { /* share the exported storage */
+    rc = import_tensor(ctx, m, &v, &l, rec->st, &t);
     dlx_drop_own_l(ctx, rec); /* consumed either way */
     *del = 0;
-    if (rc) return rc;
-    tsmr__res_register(ctx, t);
-    *out = t->handle;
-    return 0;
-  }
-
-  if (compact && (host || src_dev)) { /* DLP.MGR.3: alias, deleter at the release */
-    struct tsmr__storage *st;
+  } else if (l.compact && (ctx->be->host_memory || l.src_dev)) {
+    struct tsmr__storage *st; /* DLP.MGR.3: alias, deleter at the release */
     if ((rc = tsmr__storage_wrap(ctx, src, managed, f->call_deleter, &st))) return rc;
     *del = 0; /* the storage owns managed now */
-    rc = tsmr__tensor_create(ctx, m, dtype, v.ndim, v.shape, numel, st, 0, &t);
+    rc = import_tensor(ctx, m, &v, &l, st, &t);
     tsmr__storage_put(ctx, st); /* on failure the last reference: deleter at leave */
-    if (rc) return rc;
-    tsmr__res_register(ctx, t);
-    *out = t->handle;
-    return 0;
+  } else { /* DLP.IMPORT.4, DLP.MGR.3: a compact copy of our own, deleter at once */
+    if ((rc = import_tensor(ctx, m, &v, &l, NULL, &t))) return rc;
+    if (numel > 0 && (rc = dlx_copy_in(ctx, t->st->data, &v, src, numel, l.compact,
+                                       l.src_dev, l.lo, l.hi))) {
+      tsmr__tensor_discard(ctx, t);
+      return rc;
+    }
   }
-
-  /* DLP.IMPORT.4, DLP.MGR.3: a compact copy of our own, deleter at once */
-  rc = tsmr__tensor_create(ctx, m, dtype, v.ndim, v.shape, numel, NULL, 0, &t);
   if (rc) return rc;
-  if (numel > 0 &&
-      (rc = dlx_copy_in(ctx, t->st->data, &v, src, numel, compact, src_dev, lo, hi))) {
-    tsmr__tensor_discard(ctx, t);
-    return rc;
-  }
   tsmr__res_register(ctx, t);
   *out = t->handle;
   return 0;
