@@ -235,18 +235,16 @@ static void liveness(const struct tsmr__plan_input *in, struct plan_ws *w, int64
  * PLAN_NO_BLOCK. */
 static uint32_t inplace_block(const struct tsmr__gnode *n, const struct plan_ws *w,
                               uint32_t x) {
-  const int64_t *tm = w->tm, *end = w->end;
-  const uint32_t *cons = w->cons, *nviews = w->nviews, *blk = w->blk;
   if (n[x].op != TSMR_OP_ADD && n[x].op != TSMR_OP_SUB && n[x].op != TSMR_OP_MUL)
     return PLAN_NO_BLOCK;
   for (int j = 0; j < n[x].n_src; j++) {
     uint32_t s = n[x].src[j];
     const struct tsmr__gnode *sn = &n[s];
     if (!placeable(sn) || (sn->flags & (TSMR_GRAPH_OUTPUT | TSMR_GRAPH_PARAM)) ||
-        cons[s] != 1 || nviews[s] != 0 || !same_layout(sn, &n[x]) ||
-        blk[s] == PLAN_NO_BLOCK || end[s] != tm[x])
+        w->cons[s] != 1 || w->nviews[s] != 0 || !same_layout(sn, &n[x]) ||
+        w->blk[s] == PLAN_NO_BLOCK || w->end[s] != w->tm[x])
       continue;
-    return blk[s];
+    return w->blk[s];
   }
   return PLAN_NO_BLOCK;
 }
