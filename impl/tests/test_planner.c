@@ -246,10 +246,14 @@ static void random_graph(struct tgraph *g) {
                             TSMR_OP_SUM, TSMR_OP_RESHAPE};
   memset(g, 0, sizeof *g);
   uint32_t n_leaves = 1 + rnd(5), total = n_leaves + 1 + rnd(MAX_NODES - 6);
-  for (uint32_t i = 0; i < n_leaves; i++) leaf(g, dims[rnd(4)], dims[rnd(4)]);
+  for (uint32_t i = 0; i < n_leaves; i++) { /* one rnd() per statement: same graphs */
+    int64_t rows = dims[rnd(4)];                /* whatever the compiler's argument order */
+    leaf(g, rows, dims[rnd(4)]);
+  }
   while (g->count < total) {
     int op = ops[rnd(6)];
-    uint32_t a = rnd(g->count), b = rnd(g->count);
+    uint32_t a = rnd(g->count);
+    uint32_t b = rnd(g->count);
     int64_t r = g->n[a].shape[0], c = g->n[a].shape[1];
     if (op == TSMR_OP_MATMUL) c = g->n[b].shape[1];
     if (op == TSMR_OP_SUM) r = c = 1;
