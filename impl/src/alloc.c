@@ -16,7 +16,9 @@ static atomic_uint_fast64_t fail_countdown;
 
 void tsmr_test_alloc_fail_nth(uint64_t k) { atomic_store(&fail_countdown, k); }
 
-uint64_t tsmr_test_alloc_fail_left(void) { return (uint64_t)atomic_load(&fail_countdown); }
+uint64_t tsmr_test_alloc_fail_left(void) {
+  return (uint64_t)atomic_load(&fail_countdown);
+}
 
 static int should_fail(void) {
   uint_fast64_t c = atomic_load_explicit(&fail_countdown, memory_order_relaxed);

@@ -157,7 +157,8 @@ static void pack_work_free(struct pack_work *w) {
 
 /* The order of the sequences (sorted, unsorted), the batch sizes and each step's
  * offset into the data. RETURN 0 or TSMR_ENOMEM. */
-static int pack_layout(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, struct pack_work *w) {
+static int pack_layout(tsmr_ctx *ctx, const tsmr_handle *seqs, int n,
+                       struct pack_work *w) {
   memset(w, 0, sizeof *w);
   w->in = tsmr__alloc((size_t)n * sizeof *w->in);
   w->li = tsmr__alloc((size_t)n * sizeof *w->li);
@@ -189,8 +190,8 @@ static int pack_layout(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, struct pac
 }
 
 /* The components of pack c with their values (the index pair only when unsorted). */
-static int pack_components(tsmr_ctx *ctx, struct tsmr__tensor *c, const struct pack_work *w,
-                           int n, int enforce_sorted) {
+static int pack_components(tsmr_ctx *ctx, struct tsmr__tensor *c,
+                           const struct pack_work *w, int n, int enforce_sorted) {
   int rc;
   if ((rc = new_component(ctx, c, TSMR_COMPONENT_DATA, TSMR_F32, w->total)) ||
       (rc = new_component(ctx, c, TSMR_COMPONENT_BATCH_SIZES, TSMR_I32, w->maxlen)))

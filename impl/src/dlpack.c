@@ -363,9 +363,9 @@ static int import_is_own(const tsmr_ctx *ctx, const struct tsmr__dlx_rec *rec,
 }
 
 /* A tensor of m with v's shape over storage st (NULL: a new compact one of its own). */
-static int import_tensor(tsmr_ctx *ctx, struct tsmr__mgr *m, const struct tsmr__dlx_view *v,
-                         const struct import_layout *l, struct tsmr__storage *st,
-                         struct tsmr__tensor **t) {
+static int import_tensor(tsmr_ctx *ctx, struct tsmr__mgr *m,
+                         const struct tsmr__dlx_view *v, const struct import_layout *l,
+                         struct tsmr__storage *st, struct tsmr__tensor **t) {
   return tsmr__tensor_create(ctx, m, l->dtype, v->ndim, v->shape, l->numel, st, 0, t);
 }
 

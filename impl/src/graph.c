@@ -351,22 +351,11 @@ static int graph_op_args(tsmr_ctx *ctx, tsmr_handle gh, int op, const tsmr_handl
   return (*g)->released ? TSMR_ERELEASED : 0;
 }
 
-static struct tsmr__operand operand_of(const struct tsmr__gnode *x) {
-  struct tsmr__operand o = {0, 0, NULL, 0};
-  if (x) {
-    o.dtype = x->dtype;
-    o.ndim = x->ndim;
-    o.shape = x->shape;
-    o.numel = x->numel;
-  }
-  return o;
-}
-
 /* Step 3: the operation's checks and the results' shapes (GRAPH.OP.1); the ops both
  * managers and graphs run follow tsmr__op_shape. */
-static int graph_op_shapes(int op, const struct tsmr__gnode *a, const struct tsmr__gnode *b,
-                           const int64_t *params, int n_params, int *ndim,
-                           int64_t (*shape)[TSMR_MAX_DIMS]) {
+static int graph_op_shapes(int op, const struct tsmr__gnode *a,
+                           const struct tsmr__gnode *b, const int64_t *params,
+                           int n_params, int *ndim, int64_t (*shape)[TSMR_MAX_DIMS]) {
   switch (op) {
   case TSMR_OP_TRANSPOSE:
     if (a->ndim != 2) return TSMR_ESHAPE;
@@ -394,7 +383,9 @@ static int graph_op_shapes(int op, const struct tsmr__gnode *a, const struct tsm
     return 0;
   }
   default: {
-    struct tsmr__operand oa = operand_of(a), ob = operand_of(b);
+    struct tsmr__operand oa = {a->dtype, a->ndim, a->shape, a->numel};
+    struct tsmr__operand ob = {0, 0, NULL, 0};
+    if (b) ob = (struct tsmr__operand){b->dtype, b->ndim, b->shape, b->numel};
     return tsmr__op_shape(op, &oa, &ob, params, n_params, &ndim[0], shape[0]);
   }
   }

@@ -57,17 +57,6 @@ int tsmr__op_shape(int op, const struct tsmr__operand *a, const struct tsmr__ope
 
 /* ---- manager ops ---------------------------------------------------------------- */
 
-static struct tsmr__operand operand_of(const struct tsmr__tensor *t) {
-  struct tsmr__operand o = {0, 0, NULL, 0};
-  if (t) {
-    o.dtype = t->dtype;
-    o.ndim = t->ndim;
-    o.shape = t->shape;
-    o.numel = t->numel;
-  }
-  return o;
-}
-
 /* Checks gather indices against the table's rows (ERANGE). */
 static int gather_range(tsmr_ctx *ctx, const struct tsmr__tensor *idx,
                         int64_t rows) {
@@ -126,7 +115,8 @@ static int op_args(tsmr_ctx *ctx, int op, const tsmr_handle *inputs, int n,
 static int op_result(tsmr_ctx *ctx, int op, const struct tsmr__tensor *a,
                      const struct tsmr__tensor *b, const int64_t *params, int n_params,
                      int *ndim, int64_t *shape, int *zero) {
-  struct tsmr__operand oa = operand_of(a), ob = operand_of(b);
+  struct tsmr__operand oa = {a->dtype, a->ndim, a->shape, a->numel}, ob = {0, 0, NULL, 0};
+  if (b) ob = (struct tsmr__operand){b->dtype, b->ndim, b->shape, b->numel};
   if (op != TSMR_OP_GATHER) {
     int rc = tsmr__op_shape(op, &oa, &ob, params, n_params, ndim, shape);
     *zero = !rc && ((op == TSMR_OP_SUM && a->numel == 0) ||
@@ -171,7 +161,8 @@ static int op_run(const struct tsmr__backend *be, int op, int dtype, void *o,
 }
 
 static int op_l(tsmr_ctx *ctx, int op, const tsmr_handle *inputs, int n,
-                const int64_t *params, int n_params, tsmr_handle out_mgr, tsmr_handle *out) {
+                const int64_t *params, int n_params, tsmr_handle out_mgr,
+                tsmr_handle *out) {
   struct tsmr__tensor *in[2] = {NULL, NULL}, *r;
   struct tsmr__mgr *rm = NULL;
   int64_t shape[TSMR_MAX_DIMS];
