@@ -154,6 +154,7 @@ lane build-$(basename "$CC") build "$primary" "$CC"
 lane build-$other_cc build "$other" "$other_cc"
 lane versions bash harness/tests/check_versions.sh "$primary"
 lane model-tests "$primary/bin/test-model"
+lane planner-tests "$primary/bin/test-planner"
 lane lint cts lint cases
 lane coverage cts coverage
 lane reference reference "$primary"

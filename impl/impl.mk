@@ -7,7 +7,9 @@
 #   $(TSMREF_STATIC)   $(B)/lib/libtsmref.a    static library
 #   $(TSMREF_ADAPTER)  $(B)/lib/tsmref_adapter.so  adapter, libtsmref linked in
 #   $(TSMREF_CUDA)     $(B)/lib/libtsmref_cuda.so  CUDA backend (only with NVCC)
-#   install-impl       libraries, tsmref.h and tsmref.pc under $(PREFIX)
+#   $(TSMREF_TEST_PLANNER)  $(B)/bin/test-planner  unit tests of the graph planner
+#   install-impl       libraries, tsmref.h, tsmref_test.h (test hooks) and tsmref.pc
+#                      under $(PREFIX)
 
 TSMREF_SRCS := $(wildcard impl/src/*.c) $(wildcard impl/cpu/*.c)
 TSMREF_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(TSMREF_SRCS))
@@ -48,9 +50,12 @@ else
 TSMREF_CUDA :=
 endif
 
+TSMREF_TEST_PLANNER := $(B)/bin/test-planner
+TSMREF_TEST_PLANNER_OBJ := $(B)/obj/impl/tests/test_planner.o
+
 ALL_TARGETS += $(TSMREF_LIB) $(TSMREF_STATIC) $(TSMREF_ADAPTER) $(TSMREF_CUDA) \
-  $(TSMREF_PC)
-DEPS += $(TSMREF_OBJS:.o=.d) $(TSMREF_ADAPTER_OBJ:.o=.d)
+  $(TSMREF_PC) $(TSMREF_TEST_PLANNER)
+DEPS += $(TSMREF_OBJS:.o=.d) $(TSMREF_ADAPTER_OBJ:.o=.d) $(TSMREF_TEST_PLANNER_OBJ:.o=.d)
 
 $(B)/obj/impl/%.o: impl/%.c
 	@mkdir -p $(@D)
@@ -87,6 +92,12 @@ $(TSMREF_ADAPTER): $(TSMREF_ADAPTER_OBJ) $(TSMREF_STATIC)
 	$(CC) -shared -o $@ $(TSMREF_ADAPTER_OBJ) $(TSMREF_STATIC) $(LDFLAGS_ALL) \
 	  $(TSMREF_LDLIBS)
 
+# The planner's unit tests reach its internal interface (impl/src/planner.h) and the
+# fault-injection hook (tsmref_test.h) through the static library.
+$(TSMREF_TEST_PLANNER): $(TSMREF_TEST_PLANNER_OBJ) $(TSMREF_STATIC)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(TSMREF_LDLIBS)
+
 $(B)/obj/impl/cuda/%.o: impl/cuda/%.cu impl/cuda/tsmr_cuda.cuh impl/src/backend.h \
   impl/include/tsmref.h
 	@mkdir -p $(@D)
@@ -117,5 +128,6 @@ install-impl: $(TSMREF_LIB) $(TSMREF_STATIC) $(TSMREF_ADAPTER) $(TSMREF_CUDA)
 	  $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 0755 $(TSMREF_LIB) $(TSMREF_ADAPTER) $(TSMREF_CUDA) $(DESTDIR)$(PREFIX)/lib/
 	install -m 0644 $(TSMREF_STATIC) $(DESTDIR)$(PREFIX)/lib/
-	install -m 0644 impl/include/tsmref.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 impl/include/tsmref.h impl/include/tsmref_test.h \
+	  $(DESTDIR)$(PREFIX)/include/
 	$(call tsmref_pc,$(PREFIX),$(DESTDIR)$(PREFIX)/lib/pkgconfig/tsmref.pc)

@@ -9,10 +9,12 @@
  * Every slot may be called from several threads (TSM_CAP_THREADS): libtsmref locks
  * per context.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "tsm/adapter.h"
 #include "tsmref.h"
+#include "tsmref_test.h"
 
 #define TSMA_SAME(a, b) _Static_assert((int)(a) == (int)(b), #a " != " #b)
 #define TSMA_SAME_ERR(name, value, text) TSMA_SAME(TSM_##name, TSMR_##name);
@@ -50,22 +52,34 @@ TSMA_SAME(TSM_PLAN_REUSE, TSMR_PLAN_REUSE);
 TSMA_SAME(TSM_PLAN_NONE, TSMR_PLAN_NONE);
 _Static_assert(sizeof(tsm_handle) == sizeof(tsmr_handle), "handle width");
 
+/* The device list, built once: libtsmref probes its devices once per process, so the
+ * names, availability and reasons never change after the first call. */
 #define TSMA_MAX_DEVICES 8
 static struct tsm_device tsma_devices[TSMA_MAX_DEVICES];
+static int tsma_device_n; /* entries in tsma_devices, or TSM_EINVAL */
+static pthread_once_t tsma_devices_once = PTHREAD_ONCE_INIT;
 
-static int tsma_device_list(const struct tsm_device **out) {
+static void tsma_devices_build(void) {
   int n = tsmr_device_count();
   if (n > TSMA_MAX_DEVICES) n = TSMA_MAX_DEVICES;
   for (int i = 0; i < n; i++) {
     const char *name = "", *reason = "";
     int available = 0;
-    if (tsmr_device_get(i, &name, &available, &reason) != 0) return TSM_EINVAL;
+    if (tsmr_device_get(i, &name, &available, &reason) != 0) {
+      tsma_device_n = TSM_EINVAL;
+      return;
+    }
     tsma_devices[i].name = name;
     tsma_devices[i].available = available;
     tsma_devices[i].unavailable_reason = available ? NULL : reason;
   }
-  *out = tsma_devices;
-  return n;
+  tsma_device_n = n;
+}
+
+static int tsma_device_list(const struct tsm_device **out) {
+  pthread_once(&tsma_devices_once, tsma_devices_build);
+  if (tsma_device_n >= 0) *out = tsma_devices;
+  return tsma_device_n;
 }
 
 static int tsma_session_open(int device_index, void **s_out) {
@@ -352,16 +366,12 @@ static int tsma_graph_info(void *s, tsm_handle g, struct tsm_graph_info *out) {
 
 static int tsma_graph_release(void *s, tsm_handle g) { return tsmr_graph_release(s, g); }
 
-/* The library's allocation hook (impl/src/alloc.c), reachable because the adapter links
- * libtsmref.a: the test surface of ERR.NOMEM.1, not part of the public API. */
-void tsmr__alloc_fail_nth(uint64_t k);
-uint64_t tsmr__alloc_fail_left(void);
-
+/* The ABI's fault-injection slot (ERR.NOMEM.1) is the library's test hook. */
 static int tsma_debug_alloc_fail(void *s, uint64_t arm, uint64_t *left) {
   (void)s;
   if (!left) return TSM_EINVAL;
-  if (arm != TSM_ALLOC_QUERY) tsmr__alloc_fail_nth(arm);
-  *left = tsmr__alloc_fail_left();
+  if (arm != TSM_ALLOC_QUERY) tsmr_test_alloc_fail_nth(arm);
+  *left = tsmr_test_alloc_fail_left();
   return 0;
 }
 

@@ -12,21 +12,21 @@
 
 #include "internal.h"
 
-static int tsmr_cpu_alloc(size_t n, void **out) {
+static int cpu_alloc(size_t n, void **out) {
   void *p = tsmr__alloc(n);
   if (!p) return TSMR_ENOMEM;
   *out = p;
   return 0;
 }
 
-static void tsmr_cpu_free(void *p) { tsmr__free(p); }
+static void cpu_free(void *p) { tsmr__free(p); }
 
-static int tsmr_cpu_copy(void *dst, const void *src, size_t n) {
+static int cpu_copy(void *dst, const void *src, size_t n) {
   memcpy(dst, src, n);
   return 0;
 }
 
-static int tsmr_cpu_fill32(void *dst, int64_t count, uint32_t value) {
+static int cpu_fill32(void *dst, int64_t count, uint32_t value) {
   uint32_t *d = dst;
   for (int64_t i = 0; i < count; i++) d[i] = value;
   return 0;
@@ -53,7 +53,7 @@ TSMR_CPU_BINARY(add, x[i] + y[i], (uint32_t)x[i] + (uint32_t)y[i])
 TSMR_CPU_BINARY(sub, x[i] - y[i], (uint32_t)x[i] - (uint32_t)y[i])
 TSMR_CPU_BINARY(mul, x[i] * y[i], (uint32_t)x[i] * (uint32_t)y[i])
 
-static int tsmr_cpu_sum(int dtype, void *out, const void *a, int64_t n) {
+static int cpu_sum(int dtype, void *out, const void *a, int64_t n) {
   if (dtype == TSMR_F32) {
     const float *x = a;
     double acc = 0.0;
@@ -68,8 +68,8 @@ static int tsmr_cpu_sum(int dtype, void *out, const void *a, int64_t n) {
   return 0;
 }
 
-static int tsmr_cpu_gather(void *out, const void *table, const int32_t *idx,
-                           int64_t n_idx, size_t row_bytes) {
+static int cpu_gather(void *out, const void *table, const int32_t *idx,
+                      int64_t n_idx, size_t row_bytes) {
   unsigned char *o = out;
   const unsigned char *t = table;
   for (int64_t r = 0; r < n_idx; r++)
@@ -77,8 +77,8 @@ static int tsmr_cpu_gather(void *out, const void *table, const int32_t *idx,
   return 0;
 }
 
-static int tsmr_cpu_matmul(float *out, const float *a, const float *b, int64_t m,
-                           int64_t k, int64_t n) {
+static int cpu_matmul(float *out, const float *a, const float *b, int64_t m,
+                      int64_t k, int64_t n) {
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {
       double acc = 0.0;
@@ -88,8 +88,8 @@ static int tsmr_cpu_matmul(float *out, const float *a, const float *b, int64_t m
   return 0;
 }
 
-static int tsmr_cpu_sgemm(float *out, const float *a, const float *b, int64_t m,
-                          int64_t k, int64_t n) {
+static int cpu_sgemm(float *out, const float *a, const float *b, int64_t m,
+                     int64_t k, int64_t n) {
   if (m > INT32_MAX || k > INT32_MAX || n > INT32_MAX) return TSMR_ENOMEM;
   if (k == 0) {
     memset(out, 0, (size_t)m * (size_t)n * sizeof(float));
@@ -100,7 +100,7 @@ static int tsmr_cpu_sgemm(float *out, const float *a, const float *b, int64_t m,
   return 0;
 }
 
-static int tsmr_cpu_transpose32(void *out, const void *a, int64_t m, int64_t n) {
+static int cpu_transpose32(void *out, const void *a, int64_t m, int64_t n) {
   uint32_t *o = out;
   const uint32_t *x = a;
   for (int64_t i = 0; i < m; i++)
@@ -108,7 +108,7 @@ static int tsmr_cpu_transpose32(void *out, const void *a, int64_t m, int64_t n) 
   return 0;
 }
 
-static int tsmr_cpu_diag32(void *out, const void *a, int64_t k) {
+static int cpu_diag32(void *out, const void *a, int64_t k) {
   uint32_t *o = out;
   const uint32_t *x = a;
   memset(o, 0, (size_t)k * (size_t)k * sizeof(uint32_t));
@@ -116,8 +116,8 @@ static int tsmr_cpu_diag32(void *out, const void *a, int64_t k) {
   return 0;
 }
 
-static int tsmr_cpu_sgesvd(float *u, float *s, float *vt, const float *a, int64_t m,
-                           int64_t n) {
+static int cpu_sgesvd(float *u, float *s, float *vt, const float *a, int64_t m,
+                      int64_t n) {
   if (m > INT32_MAX || n > INT32_MAX) return TSMR_ENOMEM;
   int64_t k = m < n ? m : n;
   float *w = tsmr__alloc((size_t)m * (size_t)n * sizeof(float)); /* sgesvd destroys a */
@@ -143,21 +143,21 @@ const struct tsmr__backend tsmr__cpu_backend = {
     /* .name        = */ "cpu",
     /* .host_memory = */ 1,
     /* .probe       = */ NULL, /* always usable */
-    /* .alloc       = */ tsmr_cpu_alloc,
-    /* .free_mem    = */ tsmr_cpu_free,
-    /* .copy_h2d    = */ tsmr_cpu_copy,
-    /* .copy_d2h    = */ tsmr_cpu_copy,
-    /* .copy_d2d    = */ tsmr_cpu_copy,
-    /* .fill32      = */ tsmr_cpu_fill32,
+    /* .alloc       = */ cpu_alloc,
+    /* .free_mem    = */ cpu_free,
+    /* .copy_h2d    = */ cpu_copy,
+    /* .copy_d2h    = */ cpu_copy,
+    /* .copy_d2d    = */ cpu_copy,
+    /* .fill32      = */ cpu_fill32,
     /* .add         = */ tsmr_cpu_add,
     /* .sub         = */ tsmr_cpu_sub,
     /* .mul         = */ tsmr_cpu_mul,
-    /* .sum         = */ tsmr_cpu_sum,
-    /* .gather      = */ tsmr_cpu_gather,
-    /* .matmul      = */ tsmr_cpu_matmul,
+    /* .sum         = */ cpu_sum,
+    /* .gather      = */ cpu_gather,
+    /* .matmul      = */ cpu_matmul,
     /* .graph_align = */ 4, /* exact sizes: f32 and i32 are 4 bytes */
-    /* .sgemm       = */ tsmr_cpu_sgemm,
-    /* .transpose32 = */ tsmr_cpu_transpose32,
-    /* .diag32      = */ tsmr_cpu_diag32,
-    /* .sgesvd      = */ tsmr_cpu_sgesvd,
+    /* .sgemm       = */ cpu_sgemm,
+    /* .transpose32 = */ cpu_transpose32,
+    /* .diag32      = */ cpu_diag32,
+    /* .sgesvd      = */ cpu_sgesvd,
 };

@@ -6,7 +6,7 @@
  */
 #include "tsmr_cuda.cuh"
 
-static int tsmr_cuda_probe(char *reason, size_t cap) {
+static int cuda_probe(char *reason, size_t cap) {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
@@ -25,44 +25,44 @@ static int tsmr_cuda_probe(char *reason, size_t cap) {
   return 0;
 }
 
-static int tsmr_cuda_alloc(size_t n, void **out) {
+static int cuda_alloc(size_t n, void **out) {
   void *p = NULL;
   CUDA_CHECK(cudaMalloc(&p, n));
   *out = p;
   return 0;
 }
 
-static void tsmr_cuda_free(void *p) {
+static void cuda_free(void *p) {
   cudaError_t e = cudaFree(p);
   if (e != cudaSuccess)
     fprintf(stderr, "%s:%d: cudaFree: %s\n", __FILE__, __LINE__, cudaGetErrorString(e));
 }
 
-static int tsmr_cuda_h2d(void *dst, const void *src, size_t n) {
+static int cuda_h2d(void *dst, const void *src, size_t n) {
   CUDA_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice));
   return 0;
 }
 
-static int tsmr_cuda_d2h(void *dst, const void *src, size_t n) {
+static int cuda_d2h(void *dst, const void *src, size_t n) {
   CUDA_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost));
   return 0;
 }
 
-static int tsmr_cuda_d2d(void *dst, const void *src, size_t n) {
+static int cuda_d2d(void *dst, const void *src, size_t n) {
   CUDA_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToDevice));
   return 0;
 }
 
-static const struct tsmr__backend tsmr_cuda_backend = {
+static const struct tsmr__backend cuda_backend_vtable = {
     /* .api_version = */ TSMR__BACKEND_API_VERSION,
     /* .name        = */ "cuda",
     /* .host_memory = */ 0,
-    /* .probe       = */ tsmr_cuda_probe,
-    /* .alloc       = */ tsmr_cuda_alloc,
-    /* .free_mem    = */ tsmr_cuda_free,
-    /* .copy_h2d    = */ tsmr_cuda_h2d,
-    /* .copy_d2h    = */ tsmr_cuda_d2h,
-    /* .copy_d2d    = */ tsmr_cuda_d2d,
+    /* .probe       = */ cuda_probe,
+    /* .alloc       = */ cuda_alloc,
+    /* .free_mem    = */ cuda_free,
+    /* .copy_h2d    = */ cuda_h2d,
+    /* .copy_d2h    = */ cuda_d2h,
+    /* .copy_d2d    = */ cuda_d2d,
     /* .fill32      = */ tsmr_cuda_fill32,
     /* .add         = */ tsmr_cuda_add,
     /* .sub         = */ tsmr_cuda_sub,
@@ -80,5 +80,5 @@ static const struct tsmr__backend tsmr_cuda_backend = {
 
 extern "C" __attribute__((visibility("default"))) const struct tsmr__backend *
 tsmr_cuda_backend_entry(void) {
-  return &tsmr_cuda_backend;
+  return &cuda_backend_vtable;
 }

@@ -1,6 +1,7 @@
 /*
  * impl/cuda/tsmr_cuda.cuh: shared declarations of the CUDA backend: CUDA_CHECK, the
- * launch geometry, and one entry per kernel file. Clauses: DEV.RUN.1, DEV.VAL.1.
+ * launch geometry, and the entries of the kernel files (one file per op family).
+ * Clauses: DEV.RUN.1, DEV.VAL.1.
  */
 #ifndef TSMR_CUDA_CUH
 #define TSMR_CUDA_CUH
@@ -27,50 +28,33 @@
 
 #define TSMR_CUDA_THREADS 256
 
-static inline unsigned tsmr_cuda_blocks(int64_t n) {
+static inline unsigned tsmr__cuda_blocks(int64_t n) {
   int64_t b = (n + TSMR_CUDA_THREADS - 1) / TSMR_CUDA_THREADS;
   return (unsigned)(b < 1 ? 1 : (b > 65535 ? 65535 : b));
 }
 
-/* Grid-stride elementwise kernel; Op is a functor. */
-template <typename T, typename Op>
-__global__ void tsmr_cuda_binary_kernel(T *o, const T *a, const T *b, int64_t n, Op op) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)blockDim.x * gridDim.x)
-    o[i] = op(a[i], b[i]);
-}
 
-template <typename OpF, typename OpI>
-static int tsmr_cuda_binary(int dtype, void *out, const void *a, const void *b,
-                            int64_t n) {
-  if (dtype == TSMR_F32)
-    tsmr_cuda_binary_kernel<<<tsmr_cuda_blocks(n), TSMR_CUDA_THREADS>>>(
-        (float *)out, (const float *)a, (const float *)b, n, OpF());
-  else
-    tsmr_cuda_binary_kernel<<<tsmr_cuda_blocks(n), TSMR_CUDA_THREADS>>>(
-        (uint32_t *)out, (const uint32_t *)a, (const uint32_t *)b, n, OpI());
-  CUDA_CHECK(cudaGetLastError());
-  return 0;
-}
-
-/* One per .cu file; the vtable lives in cuda_backend.cu. */
-int tsmr_cuda_fill32(void *dst, int64_t count, uint32_t value);
+/* The kernels, one file per family; the vtable lives in cuda_backend.cu. */
+/* binary.cu: elementwise (MGR.OP.7) */
 int tsmr_cuda_add(int dtype, void *out, const void *a, const void *b, int64_t n);
 int tsmr_cuda_sub(int dtype, void *out, const void *a, const void *b, int64_t n);
 int tsmr_cuda_mul(int dtype, void *out, const void *a, const void *b, int64_t n);
+/* reduce.cu (MGR.OP.7) */
 int tsmr_cuda_sum(int dtype, void *out, const void *a, int64_t n);
+/* movement.cu: 32-bit word moves (MGR.CREATE.1, MGR.OP.7, GRAPH.OP.1) */
+int tsmr_cuda_fill32(void *dst, int64_t count, uint32_t value);
 int tsmr_cuda_gather(void *out, const void *table, const int32_t *idx, int64_t n_idx,
                      size_t row_bytes);
-int tsmr_cuda_matmul(float *out, const float *a, const float *b, int64_t m, int64_t k,
-                     int64_t n);
-/* graph_ops.cu (GRAPH.OP.1) */
-int tsmr_cuda_sgemm(float *out, const float *a, const float *b, int64_t m, int64_t k,
-                    int64_t n);
 int tsmr_cuda_transpose32(void *out, const void *a, int64_t m, int64_t n);
 int tsmr_cuda_diag32(void *out, const void *a, int64_t k);
+/* linalg.cu (MGR.OP.7, GRAPH.OP.1) */
+int tsmr_cuda_matmul(float *out, const float *a, const float *b, int64_t m, int64_t k,
+                     int64_t n);
+int tsmr_cuda_sgemm(float *out, const float *a, const float *b, int64_t m, int64_t k,
+                    int64_t n);
 int tsmr_cuda_sgesvd(float *u, float *s, float *vt, const float *a, int64_t m, int64_t n);
 
-static inline int tsmr_cuda_d2d_raw(void *dst, const void *src, size_t n) {
+static inline int tsmr__cuda_d2d_raw(void *dst, const void *src, size_t n) {
   CUDA_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToDevice));
   return 0;
 }

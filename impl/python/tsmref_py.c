@@ -227,16 +227,48 @@ static void run_deleter(void *p, int form) {
   }
 }
 
-/* (major, minor) -> *major; -1 with TypeError when not a pair of ints. */
-static int parse_version(PyObject *o, long *major, long *minor) {
+/* A pair of ints (major, minor) or (device_type, device_id) -> *a, *b; -1 with
+ * TypeError (the message what) when o is not a 2-tuple, or with the int's error. */
+static int parse_pair(PyObject *o, const char *what, long *a, long *b) {
   if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 2) {
-    PyErr_SetString(PyExc_TypeError, "max_version must be a tuple (major, minor)");
+    PyErr_SetString(PyExc_TypeError, what);
     return -1;
   }
-  *major = PyLong_AsLong(PyTuple_GET_ITEM(o, 0));
-  if (*major == -1 && PyErr_Occurred()) return -1;
-  *minor = PyLong_AsLong(PyTuple_GET_ITEM(o, 1));
-  if (*minor == -1 && PyErr_Occurred()) return -1;
+  *a = PyLong_AsLong(PyTuple_GET_ITEM(o, 0));
+  if (*a == -1 && PyErr_Occurred()) return -1;
+  *b = PyLong_AsLong(PyTuple_GET_ITEM(o, 1));
+  if (*b == -1 && PyErr_Occurred()) return -1;
+  return 0;
+}
+
+/* dl_device: None or the CPU, (kDLCPU, 0); else -1 with the error set. */
+static int check_dl_device(PyObject *dl_device) {
+  long dt, id;
+  if (dl_device == Py_None) return 0;
+  if (parse_pair(dl_device, "dl_device must be a tuple (device_type, device_id)", &dt, &id))
+    return -1;
+  if (dt != kDLCPU || id != 0) {
+    PyErr_Format(PyExc_BufferError, "tsmref cannot export to device (%ld, %ld): only (1, 0)",
+                 dt, id);
+    return -1;
+  }
+  return 0;
+}
+
+/* copy: None, false or true -> *request; -1 with the error set. */
+static int parse_copy(PyObject *copy, int form, uint32_t *request) {
+  *request = 0;
+  if (copy == Py_None) return 0;
+  int c = PyObject_IsTrue(copy);
+  if (c < 0) return -1;
+  if (!c) return 0; /* copy=False: a CPU export never needs a copy. */
+  /* A legacy capsule has no flags to say IS_COPIED (DLP.EXPORT.5). */
+  if (form == FORM_LEGACY) {
+    PyErr_SetString(PyExc_BufferError,
+                    "copy=True needs a versioned capsule: pass max_version >= (1, 0)");
+    return -1;
+  }
+  *request |= REQ_COPY;
   return 0;
 }
 
@@ -257,40 +289,12 @@ static PyObject *Tensor_dlpack(TensorObject *self, PyObject *args, PyObject *kwd
   int form = FORM_LEGACY;
   if (max_version != Py_None) {
     long major, minor;
-    if (parse_version(max_version, &major, &minor)) return NULL;
-    (void)minor;
+    if (parse_pair(max_version, "max_version must be a tuple (major, minor)", &major, &minor))
+      return NULL;
     form = major >= 1 ? FORM_VERSIONED : FORM_LEGACY;
   }
-  if (dl_device != Py_None) {
-    if (!PyTuple_Check(dl_device) || PyTuple_GET_SIZE(dl_device) != 2) {
-      PyErr_SetString(PyExc_TypeError, "dl_device must be a tuple (device_type, device_id)");
-      return NULL;
-    }
-    long dt = PyLong_AsLong(PyTuple_GET_ITEM(dl_device, 0));
-    if (dt == -1 && PyErr_Occurred()) return NULL;
-    long id = PyLong_AsLong(PyTuple_GET_ITEM(dl_device, 1));
-    if (id == -1 && PyErr_Occurred()) return NULL;
-    if (dt != kDLCPU || id != 0) {
-      PyErr_Format(PyExc_BufferError, "tsmref cannot export to device (%ld, %ld): only (1, 0)",
-                   dt, id);
-      return NULL;
-    }
-  }
-  uint32_t request = 0;
-  if (copy != Py_None) {
-    int c = PyObject_IsTrue(copy);
-    if (c < 0) return NULL;
-    if (c) {
-      /* A legacy capsule has no flags to say IS_COPIED (DLP.EXPORT.5). */
-      if (form == FORM_LEGACY) {
-        PyErr_SetString(PyExc_BufferError,
-                        "copy=True needs a versioned capsule: pass max_version >= (1, 0)");
-        return NULL;
-      }
-      request |= REQ_COPY;
-    }
-    /* copy=False: a CPU export never needs a copy. */
-  }
+  uint32_t request;
+  if (check_dl_device(dl_device) || parse_copy(copy, form, &request)) return NULL;
   void *managed = NULL;
   int rc = tsmr_dlpack_export(g_ctx, self->h, form, request, &managed);
   if (rc) return raise_tsmr(PyExc_BufferError, "tsmr_dlpack_export", rc);
@@ -331,6 +335,82 @@ static int flatten(PyObject *o, int depth, int64_t *dims, int *ndim, PyObject *a
   return PyList_Append(acc, o);
 }
 
+/* A dtype name -> *dtype; -1 with ValueError for an unknown one. */
+static int parse_dtype(const char *name, int *dtype) {
+  if (!strcmp(name, "float32") || !strcmp(name, "f32")) *dtype = TSMR_F32;
+  else if (!strcmp(name, "int32") || !strcmp(name, "i32")) *dtype = TSMR_I32;
+  else {
+    PyErr_Format(PyExc_ValueError, "unsupported dtype '%s' (float32 or int32)", name);
+    return -1;
+  }
+  return 0;
+}
+
+/* An explicit shape (a sequence of ints) -> d's ndim and shape; -1 with the error. */
+static int parse_shape(PyObject *shape, struct tsmr_tensor_desc *d) {
+  PyObject *s = PySequence_Fast(shape, "shape must be a sequence of ints");
+  if (!s) return -1;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(s);
+  if (n > TSMR_MAX_DIMS) {
+    Py_DECREF(s);
+    PyErr_SetString(PyExc_ValueError, "too many dimensions");
+    return -1;
+  }
+  d->ndim = (int)n;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    long long v = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(s, i));
+    if (v == -1 && PyErr_Occurred()) {
+      Py_DECREF(s);
+      return -1;
+    }
+    d->shape[i] = v;
+  }
+  Py_DECREF(s);
+  return 0;
+}
+
+/* The count values of flat as dtype into buf (4 bytes each); -1 with the error. */
+static int pack_values(PyObject *flat, int64_t count, int dtype, void *buf) {
+  for (int64_t i = 0; i < count; i++) {
+    PyObject *v = PyList_GET_ITEM(flat, (Py_ssize_t)i);
+    if (dtype == TSMR_F32) {
+      double x = PyFloat_AsDouble(v);
+      if (x == -1.0 && PyErr_Occurred()) return -1;
+      ((float *)buf)[i] = (float)x;
+    } else {
+      long x = PyLong_AsLong(v);
+      if (x == -1 && PyErr_Occurred()) return -1;
+      if (x < INT32_MIN || x > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "value out of int32 range");
+        return -1;
+      }
+      ((int32_t *)buf)[i] = (int32_t)x;
+    }
+  }
+  return 0;
+}
+
+/* A new tensor of d from the flat values; NULL with the error set. */
+static PyObject *tensor_from_values(struct tsmr_tensor_desc *d, PyObject *flat) {
+  int64_t count = desc_count(d);
+  if (count < 0 || count != (int64_t)PyList_GET_SIZE(flat)) {
+    PyErr_Format(PyExc_ValueError, "%zd values do not fill the shape (%lld elements)",
+                 PyList_GET_SIZE(flat), (long long)count);
+    return NULL;
+  }
+  void *buf = PyMem_Malloc(count ? (size_t)count * 4 : 1);
+  if (!buf) return PyErr_NoMemory();
+  if (pack_values(flat, count, d->dtype, buf)) {
+    PyMem_Free(buf);
+    return NULL;
+  }
+  tsmr_handle h;
+  int rc = tsmr_tensor_new(g_ctx, g_root, d, buf, &h);
+  PyMem_Free(buf);
+  if (rc) return raise_tsmr(PyExc_ValueError, "tsmr_tensor_new", rc);
+  return tensor_wrap(h);
+}
+
 static PyObject *mod_tensor(PyObject *mod, PyObject *args, PyObject *kwds) {
   (void)mod;
   static char *kwlist[] = {"data", "shape", "dtype", NULL};
@@ -340,78 +420,21 @@ static PyObject *mod_tensor(PyObject *mod, PyObject *args, PyObject *kwds) {
     return NULL;
   struct tsmr_tensor_desc d;
   memset(&d, 0, sizeof d);
-  if (!strcmp(dtype, "float32") || !strcmp(dtype, "f32")) d.dtype = TSMR_F32;
-  else if (!strcmp(dtype, "int32") || !strcmp(dtype, "i32")) d.dtype = TSMR_I32;
-  else {
-    PyErr_Format(PyExc_ValueError, "unsupported dtype '%s' (float32 or int32)", dtype);
-    return NULL;
-  }
+  if (parse_dtype(dtype, &d.dtype)) return NULL;
   PyObject *flat = PyList_New(0);
   if (!flat) return NULL;
   int64_t dims[TSMR_MAX_DIMS] = {0};
   int ndim = 0;
-  if (flatten(data, 0, dims, &ndim, flat)) goto fail;
-  if (shape != Py_None) {
-    PyObject *s = PySequence_Fast(shape, "shape must be a sequence of ints");
-    if (!s) goto fail;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(s);
-    if (n > TSMR_MAX_DIMS) {
-      Py_DECREF(s);
-      PyErr_SetString(PyExc_ValueError, "too many dimensions");
-      goto fail;
+  PyObject *result = NULL;
+  if (flatten(data, 0, dims, &ndim, flat) == 0) {
+    if (shape == Py_None) {
+      d.ndim = ndim;
+      memcpy(d.shape, dims, sizeof dims);
     }
-    d.ndim = (int)n;
-    for (Py_ssize_t i = 0; i < n; i++) {
-      long long v = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(s, i));
-      if (v == -1 && PyErr_Occurred()) {
-        Py_DECREF(s);
-        goto fail;
-      }
-      d.shape[i] = v;
-    }
-    Py_DECREF(s);
-  } else {
-    d.ndim = ndim;
-    memcpy(d.shape, dims, sizeof dims);
+    if (shape == Py_None || parse_shape(shape, &d) == 0) result = tensor_from_values(&d, flat);
   }
-  int64_t count = desc_count(&d);
-  if (count < 0 || count != (int64_t)PyList_GET_SIZE(flat)) {
-    PyErr_Format(PyExc_ValueError, "%zd values do not fill the shape (%lld elements)",
-                 PyList_GET_SIZE(flat), (long long)count);
-    goto fail;
-  }
-  void *buf = PyMem_Malloc(count ? (size_t)count * 4 : 1);
-  if (!buf) {
-    PyErr_NoMemory();
-    goto fail;
-  }
-  for (int64_t i = 0; i < count; i++) {
-    PyObject *v = PyList_GET_ITEM(flat, (Py_ssize_t)i);
-    if (d.dtype == TSMR_F32) {
-      double x = PyFloat_AsDouble(v);
-      if (x == -1.0 && PyErr_Occurred()) goto fail_buf;
-      ((float *)buf)[i] = (float)x;
-    } else {
-      long x = PyLong_AsLong(v);
-      if (x == -1 && PyErr_Occurred()) goto fail_buf;
-      if (x < INT32_MIN || x > INT32_MAX) {
-        PyErr_SetString(PyExc_OverflowError, "value out of int32 range");
-        goto fail_buf;
-      }
-      ((int32_t *)buf)[i] = (int32_t)x;
-    }
-  }
-  tsmr_handle h;
-  int rc = tsmr_tensor_new(g_ctx, g_root, &d, buf, &h);
-  PyMem_Free(buf);
   Py_DECREF(flat);
-  if (rc) return raise_tsmr(PyExc_ValueError, "tsmr_tensor_new", rc);
-  return tensor_wrap(h);
-fail_buf:
-  PyMem_Free(buf);
-fail:
-  Py_DECREF(flat);
-  return NULL;
+  return result;
 }
 
 /* ---- Consumer: from_dlpack ------------------------------------------------------ */

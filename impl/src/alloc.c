@@ -2,35 +2,39 @@
  * impl/src/alloc.c: the one allocation hook of libtsmref. Every host allocation of the
  * library (structs, slot tables, host tensor data) goes through tsmr__alloc, so a test
  * can make the k-th allocation fail and check that nothing is left behind
- * (ERR.ATOMIC.1, MGR.CREATE.3: ENOMEM leaves no trace).
+ * (ERR.ATOMIC.1, MGR.CREATE.3: ENOMEM leaves no trace). The arming functions are the
+ * test hooks of tsmref_test.h.
  */
 #include <stdatomic.h>
 
 #include "internal.h"
+#include "tsmref_test.h"
 
 /* 0 = off; else the allocation that fails. Atomic: contexts on different threads
  * allocate concurrently (a relaxed load is all the fast path costs). */
-static atomic_uint_fast64_t tsmr_fail_countdown;
+static atomic_uint_fast64_t fail_countdown;
 
-void tsmr__alloc_fail_nth(uint64_t k) { atomic_store(&tsmr_fail_countdown, k); }
+void tsmr_test_alloc_fail_nth(uint64_t k) { atomic_store(&fail_countdown, k); }
 
-uint64_t tsmr__alloc_fail_left(void) { return (uint64_t)atomic_load(&tsmr_fail_countdown); }
+uint64_t tsmr_test_alloc_fail_left(void) {
+  return (uint64_t)atomic_load(&fail_countdown);
+}
 
-static int tsmr_should_fail(void) {
-  uint_fast64_t c = atomic_load_explicit(&tsmr_fail_countdown, memory_order_relaxed);
+static int should_fail(void) {
+  uint_fast64_t c = atomic_load_explicit(&fail_countdown, memory_order_relaxed);
   while (c != 0) {
-    if (atomic_compare_exchange_weak(&tsmr_fail_countdown, &c, c - 1)) return c == 1;
+    if (atomic_compare_exchange_weak(&fail_countdown, &c, c - 1)) return c == 1;
   }
   return 0;
 }
 
 void *tsmr__alloc(size_t n) {
-  if (tsmr_should_fail()) return NULL;
+  if (should_fail()) return NULL;
   return malloc(n ? n : 1);
 }
 
 void *tsmr__realloc(void *p, size_t n) {
-  if (tsmr_should_fail()) return NULL;
+  if (should_fail()) return NULL;
   return realloc(p, n ? n : 1);
 }
 

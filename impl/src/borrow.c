@@ -12,7 +12,7 @@
  */
 #include "internal.h"
 
-static void tsmr_borrow_put(tsmr_ctx *ctx, struct tsmr__borrow *b) {
+static void borrow_put(tsmr_ctx *ctx, struct tsmr__borrow *b) {
   b->below = ctx->free_borrows;
   ctx->free_borrows = b;
 }
@@ -22,7 +22,7 @@ void tsmr__borrow_clear(tsmr_ctx *ctx, struct tsmr__tensor *t) {
   while (t->borrows) {
     struct tsmr__borrow *b = t->borrows;
     t->borrows = b->below;
-    tsmr_borrow_put(ctx, b);
+    borrow_put(ctx, b);
   }
 }
 
@@ -48,14 +48,14 @@ void tsmr__borrow_return(tsmr_ctx *ctx, struct tsmr__tensor *t) {
   }
   tsmr__tensor_unlink(ctx, t);
   t->borrows = b->below;
-  tsmr_borrow_put(ctx, b);
+  borrow_put(ctx, b);
   /* An open or closing lender takes it back without a cap check (MGR.TEMP.4,
    * MGR.CLOSE.4); a lender of none means it was detached. */
   tsmr__tensor_link(ctx, t, lender);
 }
 
 /* Moves t to m (NULL = detached), ending any borrow. */
-static void tsmr_move(tsmr_ctx *ctx, struct tsmr__tensor *t, struct tsmr__mgr *m) {
+static void move_tensor(tsmr_ctx *ctx, struct tsmr__tensor *t, struct tsmr__mgr *m) {
   tsmr__tensor_unlink(ctx, t);
   tsmr__borrow_clear(ctx, t);
   tsmr__tensor_link(ctx, t, m);
@@ -63,8 +63,8 @@ static void tsmr_move(tsmr_ctx *ctx, struct tsmr__tensor *t, struct tsmr__mgr *m
 
 /* Common argument decoding: EINVAL for bad handles and for a component (which moves
  * only with its composite, COMP.UNIT.3), then ERELEASED. */
-static int tsmr_args(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle mh,
-                     struct tsmr__tensor **t, struct tsmr__mgr **m) {
+static int decode_args(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle mh,
+                       struct tsmr__tensor **t, struct tsmr__mgr **m) {
   int rc;
   if (!ctx) return TSMR_EINVAL;
   if ((rc = tsmr__tensor_get(ctx, rh, t))) return rc;
@@ -74,32 +74,32 @@ static int tsmr_args(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle mh,
   return 0;
 }
 
-static int tsmr_res_attach_l(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle mh) {
+static int res_attach_l(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle mh) {
   struct tsmr__tensor *t;
   struct tsmr__mgr *m;
   int rc;
-  if ((rc = tsmr_args(ctx, rh, mh, &t, &m))) return rc;
+  if ((rc = decode_args(ctx, rh, mh, &t, &m))) return rc;
   if (m && t->holder == m) return 0; /* MGR.ATTACH.3, even when capped */
   if (!m) return TSMR_ECLOSED;
   if ((rc = tsmr__mgr_accepts(m))) return rc; /* MGR.ATTACH.2 */
-  tsmr_move(ctx, t, m);
+  move_tensor(ctx, t, m);
   return 0;
 }
 
-static int tsmr_res_detach_l(tsmr_ctx *ctx, tsmr_handle rh) {
+static int res_detach_l(tsmr_ctx *ctx, tsmr_handle rh) {
   struct tsmr__tensor *t;
   int rc;
-  if ((rc = tsmr_args(ctx, rh, TSMR_NONE, &t, NULL))) return rc;
+  if ((rc = decode_args(ctx, rh, TSMR_NONE, &t, NULL))) return rc;
   if (!t->holder) return 0; /* MGR.DETACH.1: already detached */
-  tsmr_move(ctx, t, NULL);
+  move_tensor(ctx, t, NULL);
   return 0;
 }
 
-static int tsmr_res_temp_attach_l(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle mh) {
+static int res_temp_attach_l(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle mh) {
   struct tsmr__tensor *t;
   struct tsmr__mgr *m;
   int rc;
-  if ((rc = tsmr_args(ctx, rh, mh, &t, &m))) return rc;
+  if ((rc = decode_args(ctx, rh, mh, &t, &m))) return rc;
   if (m && m->is_root) return TSMR_EROOT;                 /* MGR.ROOT.4 */
   if (!m || m->state != TSMR__OPEN) return TSMR_ECLOSED;  /* MGR.TEMP.3 */
   if (t->holder == m) return 0;                           /* MGR.TEMP.8 */
@@ -114,31 +114,31 @@ static int tsmr_res_temp_attach_l(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle mh)
   return 0;
 }
 
-static int tsmr_res_ret_l(tsmr_ctx *ctx, tsmr_handle mh, tsmr_handle rh) {
+static int res_ret_l(tsmr_ctx *ctx, tsmr_handle mh, tsmr_handle rh) {
   struct tsmr__tensor *t;
   struct tsmr__mgr *m;
   int rc;
-  if ((rc = tsmr_args(ctx, rh, mh, &t, &m))) return rc;
+  if ((rc = decode_args(ctx, rh, mh, &t, &m))) return rc;
   if (m && m->is_root) return TSMR_EROOT;                /* MGR.ROOT.5 */
   if (!m || m->state != TSMR__OPEN) return TSMR_ECLOSED; /* MGR.RET.2 */
   if (t->holder != m) return TSMR_EINVAL;                /* MGR.RET.2 */
   if ((rc = tsmr__mgr_accepts(m->parent))) return rc;    /* MGR.RET.1 */
-  tsmr_move(ctx, t, m->parent);
+  move_tensor(ctx, t, m->parent);
   return 0;
 }
 
 /* ---- locked entry points (SCOPE.THREAD.3) --------------------------------------- */
 
 int tsmr_res_attach(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle mh) {
-  TSMR__LOCKED(tsmr_res_attach_l(ctx, rh, mh));
+  TSMR__LOCKED(res_attach_l(ctx, rh, mh));
 }
 
-int tsmr_res_detach(tsmr_ctx *ctx, tsmr_handle rh) { TSMR__LOCKED(tsmr_res_detach_l(ctx, rh)); }
+int tsmr_res_detach(tsmr_ctx *ctx, tsmr_handle rh) { TSMR__LOCKED(res_detach_l(ctx, rh)); }
 
 int tsmr_res_temp_attach(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle mh) {
-  TSMR__LOCKED(tsmr_res_temp_attach_l(ctx, rh, mh));
+  TSMR__LOCKED(res_temp_attach_l(ctx, rh, mh));
 }
 
 int tsmr_res_ret(tsmr_ctx *ctx, tsmr_handle mh, tsmr_handle rh) {
-  TSMR__LOCKED(tsmr_res_ret_l(ctx, mh, rh));
+  TSMR__LOCKED(res_ret_l(ctx, mh, rh));
 }

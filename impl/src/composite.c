@@ -19,15 +19,15 @@ struct tsmr_len_idx {
 };
 
 /* Decreasing length, ties by increasing index: a total order, so qsort is stable. */
-static int tsmr_len_idx_cmp(const void *pa, const void *pb) {
+static int len_idx_cmp(const void *pa, const void *pb) {
   const struct tsmr_len_idx *a = pa, *b = pb;
   if (a->len != b->len) return a->len > b->len ? -1 : 1;
   return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
 /* Copies n host bytes into a component's storage. */
-static int tsmr_put_host(tsmr_ctx *ctx, struct tsmr__tensor *t, const void *src,
-                         size_t n) {
+static int put_host(tsmr_ctx *ctx, struct tsmr__tensor *t, const void *src,
+                    size_t n) {
   if (ctx->be->host_memory) {
     memcpy(t->st->data, src, n);
     return 0;
@@ -37,9 +37,9 @@ static int tsmr_put_host(tsmr_ctx *ctx, struct tsmr__tensor *t, const void *src,
 
 /* data[off[t] + j] = seqs[sorted[j]][t]: on the host directly; on a device by one
  * gather over the concatenated sequences (all copies stay on the device). */
-static int tsmr_pack_data(tsmr_ctx *ctx, struct tsmr__tensor *data,
-                          struct tsmr__tensor **in, int n, const int32_t *sorted,
-                          const int64_t *off, int64_t total) {
+static int pack_data(tsmr_ctx *ctx, struct tsmr__tensor *data,
+                     struct tsmr__tensor **in, int n, const int32_t *sorted,
+                     const int64_t *off, int64_t total) {
   const struct tsmr__backend *be = ctx->be;
   if (be->host_memory) {
     float *dst = data->st->data;
@@ -87,8 +87,8 @@ static int tsmr_pack_data(tsmr_ctx *ctx, struct tsmr__tensor *data,
 }
 
 /* Makes component k of c: a fresh tensor of dtype and one extent. */
-static int tsmr_new_component(tsmr_ctx *ctx, struct tsmr__tensor *c, int k, int dtype,
-                              int64_t extent) {
+static int new_component(tsmr_ctx *ctx, struct tsmr__tensor *c, int k, int dtype,
+                         int64_t extent) {
   struct tsmr__tensor *t;
   int rc = tsmr__tensor_alloc(ctx, dtype, 1, &extent, extent, NULL, 0, &t);
   if (rc) return rc;
@@ -98,28 +98,28 @@ static int tsmr_new_component(tsmr_ctx *ctx, struct tsmr__tensor *c, int k, int 
   return 0;
 }
 
-static int tsmr_pack_l(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, int enforce_sorted,
-                       tsmr_handle *out) {
+/* Steps 1-4 of ERR.ORDER.1 for pack: the call and the handles (a composite has no
+ * data; EINVAL), released sequences (ERELEASED), the first sequence's holder
+ * (ECLOSED, ECAPPED; COMP.PACK.2, MGR.OP.1/4), then the operation's own checks
+ * (COMP.PACK.1): one-dimensional (ESHAPE), f32 (EDTYPE), then lengths >= 1,
+ * non-increasing with enforce_sorted (EINVAL). holder: OUT. */
+static int pack_args(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, int enforce_sorted,
+                     struct tsmr__mgr **out_holder) {
   struct tsmr__tensor *t, *prev = NULL;
   int rc;
-  /* 1. EINVAL: the call, the handles (a composite has no data). */
-  if (!out || !seqs || n < 1) return TSMR_EINVAL;
+  if (!seqs || n < 1) return TSMR_EINVAL;
   for (int i = 0; i < n; i++) {
     if ((rc = tsmr__tensor_get(ctx, seqs[i], &t))) return rc;
     if (t && t->rkind == TSMR__RES_COMPOSITE) return TSMR_EINVAL;
   }
-  /* 2. ERELEASED. */
   for (int i = 0; i < n; i++) {
     (void)tsmr__tensor_get(ctx, seqs[i], &t);
     if (!t) return TSMR_ERELEASED;
   }
-  /* 3. ECLOSED / ECAPPED on the first sequence's holder (COMP.PACK.2, MGR.OP.1/4). */
   (void)tsmr__tensor_get(ctx, seqs[0], &t);
   struct tsmr__mgr *holder = tsmr__holder_res(t)->holder;
   if (!holder) holder = ctx->root;
   if ((rc = tsmr__mgr_accepts(holder))) return rc;
-  /* 4. The operation's own checks (COMP.PACK.1): one-dimensional (ESHAPE), f32
-   *    (EDTYPE), then lengths >= 1, non-increasing with enforce_sorted (EINVAL). */
   for (int i = 0; i < n; i++) {
     (void)tsmr__tensor_get(ctx, seqs[i], &t);
     if (t->ndim != 1) return TSMR_ESHAPE;
@@ -133,62 +133,101 @@ static int tsmr_pack_l(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, int enforc
     if (t->shape[0] < 1) return TSMR_EINVAL;
     if (enforce_sorted && prev && t->shape[0] > prev->shape[0]) return TSMR_EINVAL;
   }
+  *out_holder = holder;
+  return 0;
+}
 
-  /* 5. Build aside (COMP.PACK.1). */
-  struct tsmr__tensor **in = tsmr__alloc((size_t)n * sizeof *in);
-  struct tsmr_len_idx *li = tsmr__alloc((size_t)n * sizeof *li);
-  int32_t *sorted = tsmr__alloc((size_t)n * sizeof *sorted);
-  int32_t *unsorted = tsmr__alloc((size_t)n * sizeof *unsorted);
-  int32_t *bs = NULL;
-  int64_t *off = NULL, total = 0, maxlen;
-  struct tsmr__tensor *c = NULL;
-  rc = (in && li && sorted && unsorted) ? 0 : TSMR_ENOMEM;
-  if (rc) goto out;
+/* A pack's layout, built aside (COMP.PACK.1); the arrays are owned by it and freed
+ * with pack_work_free. */
+struct pack_work {
+  struct tsmr__tensor **in; /* the sequences, in argument order */
+  struct tsmr_len_idx *li;  /* lengths, longest first */
+  int32_t *sorted, *unsorted, *bs;
+  int64_t *off, total, maxlen;
+};
+
+static void pack_work_free(struct pack_work *w) {
+  tsmr__free(w->in);
+  tsmr__free(w->li);
+  tsmr__free(w->sorted);
+  tsmr__free(w->unsorted);
+  tsmr__free(w->bs);
+  tsmr__free(w->off);
+}
+
+/* The order of the sequences (sorted, unsorted), the batch sizes and each step's
+ * offset into the data. RETURN 0 or TSMR_ENOMEM. */
+static int pack_layout(tsmr_ctx *ctx, const tsmr_handle *seqs, int n,
+                       struct pack_work *w) {
+  memset(w, 0, sizeof *w);
+  w->in = tsmr__alloc((size_t)n * sizeof *w->in);
+  w->li = tsmr__alloc((size_t)n * sizeof *w->li);
+  w->sorted = tsmr__alloc((size_t)n * sizeof *w->sorted);
+  w->unsorted = tsmr__alloc((size_t)n * sizeof *w->unsorted);
+  if (!w->in || !w->li || !w->sorted || !w->unsorted) return TSMR_ENOMEM;
   for (int i = 0; i < n; i++) {
-    (void)tsmr__tensor_get(ctx, seqs[i], &in[i]);
-    li[i].len = in[i]->shape[0];
-    li[i].idx = i;
-    total += li[i].len;
+    (void)tsmr__tensor_get(ctx, seqs[i], &w->in[i]);
+    w->li[i].len = w->in[i]->shape[0];
+    w->li[i].idx = i;
+    w->total += w->li[i].len;
   }
-  qsort(li, (size_t)n, sizeof *li, tsmr_len_idx_cmp);
+  qsort(w->li, (size_t)n, sizeof *w->li, len_idx_cmp);
   for (int j = 0; j < n; j++) {
-    sorted[j] = li[j].idx;
-    unsorted[li[j].idx] = j;
+    w->sorted[j] = w->li[j].idx;
+    w->unsorted[w->li[j].idx] = j;
   }
-  maxlen = li[0].len;
-  bs = tsmr__alloc((size_t)maxlen * sizeof *bs);
-  off = tsmr__alloc((size_t)maxlen * sizeof *off);
-  if (!bs || !off) {
-    rc = TSMR_ENOMEM;
-    goto out;
-  }
-  for (int64_t t = 0, b = n, o = 0; t < maxlen; t++) { /* sequences longer than t */
-    while (b > 0 && li[b - 1].len <= t) b--;
-    bs[t] = (int32_t)b;
-    off[t] = o;
+  w->maxlen = w->li[0].len;
+  w->bs = tsmr__alloc((size_t)w->maxlen * sizeof *w->bs);
+  w->off = tsmr__alloc((size_t)w->maxlen * sizeof *w->off);
+  if (!w->bs || !w->off) return TSMR_ENOMEM;
+  for (int64_t t = 0, b = n, o = 0; t < w->maxlen; t++) { /* sequences longer than t */
+    while (b > 0 && w->li[b - 1].len <= t) b--;
+    w->bs[t] = (int32_t)b;
+    w->off[t] = o;
     o += b;
   }
+  return 0;
+}
+
+/* The components of pack c with their values (the index pair only when unsorted). */
+static int pack_components(tsmr_ctx *ctx, struct tsmr__tensor *c,
+                           const struct pack_work *w, int n, int enforce_sorted) {
+  int rc;
+  if ((rc = new_component(ctx, c, TSMR_COMPONENT_DATA, TSMR_F32, w->total)) ||
+      (rc = new_component(ctx, c, TSMR_COMPONENT_BATCH_SIZES, TSMR_I32, w->maxlen)))
+    return rc;
+  if (!enforce_sorted &&
+      ((rc = new_component(ctx, c, TSMR_COMPONENT_SORTED_INDICES, TSMR_I32, n)) ||
+       (rc = new_component(ctx, c, TSMR_COMPONENT_UNSORTED_INDICES, TSMR_I32, n))))
+    return rc;
+  if ((rc = pack_data(ctx, c->comps[TSMR_COMPONENT_DATA], w->in, n, w->sorted, w->off,
+                      w->total)) ||
+      (rc = put_host(ctx, c->comps[TSMR_COMPONENT_BATCH_SIZES], w->bs,
+                     (size_t)w->maxlen * sizeof *w->bs)))
+    return rc;
+  if (!enforce_sorted &&
+      ((rc = put_host(ctx, c->comps[TSMR_COMPONENT_SORTED_INDICES], w->sorted,
+                      (size_t)n * sizeof *w->sorted)) ||
+       (rc = put_host(ctx, c->comps[TSMR_COMPONENT_UNSORTED_INDICES], w->unsorted,
+                      (size_t)n * sizeof *w->unsorted))))
+    return rc;
+  return 0;
+}
+
+static int pack_l(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, int enforce_sorted,
+                  tsmr_handle *out) {
+  struct tsmr__mgr *holder;
+  struct pack_work w;
+  struct tsmr__tensor *c = NULL;
+  int rc;
+  if (!out) return TSMR_EINVAL;
+  if ((rc = pack_args(ctx, seqs, n, enforce_sorted, &holder))) return rc;
+  /* Build aside (COMP.PACK.1), then publish: nothing fails from there on. */
   int ncomp = enforce_sorted ? 2 : 4;
-  if ((rc = tsmr__composite_alloc(ctx, TSMR__COMP_PACKED, 4, &c))) goto out;
-  if ((rc = tsmr_new_component(ctx, c, TSMR_COMPONENT_DATA, TSMR_F32, total)) ||
-      (rc = tsmr_new_component(ctx, c, TSMR_COMPONENT_BATCH_SIZES, TSMR_I32, maxlen)))
+  if ((rc = pack_layout(ctx, seqs, n, &w)) ||
+      (rc = tsmr__composite_alloc(ctx, TSMR__COMP_PACKED, 4, &c)) ||
+      (rc = pack_components(ctx, c, &w, n, enforce_sorted)))
     goto out;
-  if (!enforce_sorted &&
-      ((rc = tsmr_new_component(ctx, c, TSMR_COMPONENT_SORTED_INDICES, TSMR_I32, n)) ||
-       (rc = tsmr_new_component(ctx, c, TSMR_COMPONENT_UNSORTED_INDICES, TSMR_I32, n))))
-    goto out;
-  if ((rc = tsmr_pack_data(ctx, c->comps[TSMR_COMPONENT_DATA], in, n, sorted, off,
-                           total)) ||
-      (rc = tsmr_put_host(ctx, c->comps[TSMR_COMPONENT_BATCH_SIZES], bs,
-                          (size_t)maxlen * sizeof *bs)))
-    goto out;
-  if (!enforce_sorted &&
-      ((rc = tsmr_put_host(ctx, c->comps[TSMR_COMPONENT_SORTED_INDICES], sorted,
-                           (size_t)n * sizeof *sorted)) ||
-       (rc = tsmr_put_host(ctx, c->comps[TSMR_COMPONENT_UNSORTED_INDICES], unsorted,
-                           (size_t)n * sizeof *unsorted))))
-    goto out;
-  /* 6. Publish: nothing fails from here on. */
   tsmr__tensor_link(ctx, c, holder);
   ctx->cur->st[TSMR_KIND_TENSOR].c_out += (uint64_t)ncomp; /* SCOPE.STAT.3 */
   tsmr__res_register(ctx, c);
@@ -196,16 +235,35 @@ static int tsmr_pack_l(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, int enforc
   c = NULL;
 out:
   if (c) tsmr__tensor_discard(ctx, c);
-  tsmr__free(in);
-  tsmr__free(li);
-  tsmr__free(sorted);
-  tsmr__free(unsorted);
-  tsmr__free(bs);
-  tsmr__free(off);
+  pack_work_free(&w);
   return rc;
 }
 
-static int tsmr_list_l(tsmr_ctx *ctx, const tsmr_handle *items, int n, tsmr_handle *out) {
+/* Among the live items: distinct, one holder (or all detached), none borrowed
+ * (COMP.LIST.1; EINVAL). first: OUT, the first live item. */
+static int list_items_check(tsmr_ctx *ctx, const tsmr_handle *items, int n,
+                            struct tsmr__tensor **first) {
+  struct tsmr__tensor *t = NULL;
+  int rc = 0;
+  int marked = 0; /* ckind (unused by plain tensors) marks items seen */
+  for (; marked < n; marked++) {
+    (void)tsmr__tensor_get(ctx, items[marked], &t);
+    if (!t) continue;
+    if (t->ckind || t->borrows || (*first && t->holder != (*first)->holder)) {
+      rc = TSMR_EINVAL;
+      break;
+    }
+    if (!*first) *first = t;
+    t->ckind = 1;
+  }
+  for (int i = 0; i < marked; i++) { /* unmark (a duplicate stopped the loop) */
+    (void)tsmr__tensor_get(ctx, items[i], &t);
+    if (t) t->ckind = 0;
+  }
+  return rc;
+}
+
+static int list_l(tsmr_ctx *ctx, const tsmr_handle *items, int n, tsmr_handle *out) {
   struct tsmr__tensor *t, *first = NULL;
   int rc;
   /* 1. EINVAL: the call, the handles, plain tensors only, then among the live items:
@@ -215,23 +273,7 @@ static int tsmr_list_l(tsmr_ctx *ctx, const tsmr_handle *items, int n, tsmr_hand
     if ((rc = tsmr__tensor_get(ctx, items[i], &t))) return rc;
     if (t && t->rkind != TSMR__RES_PLAIN) return TSMR_EINVAL;
   }
-  rc = 0;
-  int marked = 0; /* ckind (unused by plain tensors) marks items seen */
-  for (; marked < n; marked++) {
-    (void)tsmr__tensor_get(ctx, items[marked], &t);
-    if (!t) continue;
-    if (t->ckind || t->borrows || (first && t->holder != first->holder)) {
-      rc = TSMR_EINVAL;
-      break;
-    }
-    if (!first) first = t;
-    t->ckind = 1;
-  }
-  for (int i = 0; i < marked; i++) { /* unmark (a duplicate stopped the loop) */
-    (void)tsmr__tensor_get(ctx, items[i], &t);
-    if (t) t->ckind = 0;
-  }
-  if (rc) return rc;
+  if ((rc = list_items_check(ctx, items, n, &first))) return rc;
   /* 2. ERELEASED. */
   for (int i = 0; i < n; i++) {
     (void)tsmr__tensor_get(ctx, items[i], &t);
@@ -260,7 +302,7 @@ static int tsmr_list_l(tsmr_ctx *ctx, const tsmr_handle *items, int n, tsmr_hand
   return 0;
 }
 
-static int tsmr_component_l(tsmr_ctx *ctx, tsmr_handle ch, int index, tsmr_handle *out) {
+static int component_l(tsmr_ctx *ctx, tsmr_handle ch, int index, tsmr_handle *out) {
   struct tsmr__tensor *c;
   int rc;
   if (!out) return TSMR_EINVAL;
@@ -276,13 +318,13 @@ static int tsmr_component_l(tsmr_ctx *ctx, tsmr_handle ch, int index, tsmr_handl
 
 int tsmr_pack(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, int enforce_sorted,
               tsmr_handle *out) {
-  TSMR__LOCKED(tsmr_pack_l(ctx, seqs, n, enforce_sorted, out));
+  TSMR__LOCKED(pack_l(ctx, seqs, n, enforce_sorted, out));
 }
 
 int tsmr_list(tsmr_ctx *ctx, const tsmr_handle *items, int n, tsmr_handle *out) {
-  TSMR__LOCKED(tsmr_list_l(ctx, items, n, out));
+  TSMR__LOCKED(list_l(ctx, items, n, out));
 }
 
 int tsmr_component(tsmr_ctx *ctx, tsmr_handle c, int index, tsmr_handle *out) {
-  TSMR__LOCKED(tsmr_component_l(ctx, c, index, out));
+  TSMR__LOCKED(component_l(ctx, c, index, out));
 }

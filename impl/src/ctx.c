@@ -8,7 +8,7 @@
 
 #include "dlx.h"
 
-static atomic_uint_fast64_t tsmr_ctx_serials;
+static atomic_uint_fast64_t ctx_serials;
 
 int tsmr_ctx_open(const char *device, tsmr_ctx **out) {
   const struct tsmr__backend *be;
@@ -23,7 +23,7 @@ int tsmr_ctx_open(const char *device, tsmr_ctx **out) {
     tsmr__free(ctx);
     return TSMR_ENOMEM;
   }
-  ctx->serial = atomic_fetch_add(&tsmr_ctx_serials, 1) + 1; /* 0 = no context */
+  ctx->serial = atomic_fetch_add(&ctx_serials, 1) + 1; /* 0 = no context */
   ctx->be = be;
   ctx->device_name = name;
   tsmr__list_init(&ctx->detached);
@@ -86,12 +86,12 @@ void tsmr_ctx_close(tsmr_ctx *ctx) {
 
 const char *tsmr_ctx_device(const tsmr_ctx *ctx) { return ctx ? ctx->device_name : ""; }
 
-static int tsmr_live_bytes_l(tsmr_ctx *ctx, uint64_t *out) {
+static int live_bytes_l(tsmr_ctx *ctx, uint64_t *out) {
   if (!out) return TSMR_EINVAL;
   *out = ctx->live_bytes;
   return 0;
 }
 
 int tsmr_live_bytes(tsmr_ctx *ctx, uint64_t *out) {
-  TSMR__LOCKED(tsmr_live_bytes_l(ctx, out));
+  TSMR__LOCKED(live_bytes_l(ctx, out));
 }

@@ -29,17 +29,17 @@ struct tsmr_device_entry {
 #define TSMR_NDEV 1
 #endif
 
-static struct tsmr_device_entry tsmr_devices[TSMR_NDEV];
+static struct tsmr_device_entry devices[TSMR_NDEV];
 #ifdef TSMREF_HAVE_CUDA
-static const char tsmr_anchor = 0; /* an address inside libtsmref, for dladdr */
+static const char lib_anchor = 0; /* an address inside libtsmref, for dladdr */
 
-static void tsmr_load_cuda(struct tsmr_device_entry *d) {
+static void load_cuda(struct tsmr_device_entry *d) {
   char path[4096];
   const char *env = getenv("TSMREF_CUDA_LIB");
   Dl_info info;
   if (env && *env) {
     snprintf(path, sizeof path, "%s", env);
-  } else if (dladdr(&tsmr_anchor, &info) && info.dli_fname) {
+  } else if (dladdr(&lib_anchor, &info) && info.dli_fname) {
     const char *slash = strrchr(info.dli_fname, '/');
     int dirlen = slash ? (int)(slash - info.dli_fname) : 1;
     snprintf(path, sizeof path, "%.*s/libtsmref_cuda.so", dirlen,
@@ -81,42 +81,42 @@ static void tsmr_load_cuda(struct tsmr_device_entry *d) {
 }
 #endif
 
-static void tsmr_devices_build(void) {
-  tsmr_devices[0].name = "cpu";
-  tsmr_devices[0].available = 1;
-  tsmr_devices[0].be = &tsmr__cpu_backend;
+static void devices_build(void) {
+  devices[0].name = "cpu";
+  devices[0].available = 1;
+  devices[0].be = &tsmr__cpu_backend;
 #ifdef TSMREF_HAVE_CUDA
-  tsmr_devices[1].name = "cuda:0";
-  tsmr_load_cuda(&tsmr_devices[1]);
+  devices[1].name = "cuda:0";
+  load_cuda(&devices[1]);
 #endif
 }
 
-static pthread_once_t tsmr_devices_once = PTHREAD_ONCE_INIT;
+static pthread_once_t devices_once = PTHREAD_ONCE_INIT;
 
-static void tsmr_devices_init(void) { pthread_once(&tsmr_devices_once, tsmr_devices_build); }
+static void devices_init(void) { pthread_once(&devices_once, devices_build); }
 
 int tsmr_device_count(void) {
-  tsmr_devices_init();
+  devices_init();
   return TSMR_NDEV;
 }
 
 int tsmr_device_get(int i, const char **name, int *available, const char **reason) {
-  tsmr_devices_init();
+  devices_init();
   if (i < 0 || i >= TSMR_NDEV) return TSMR_EINVAL;
-  if (name) *name = tsmr_devices[i].name;
-  if (available) *available = tsmr_devices[i].available;
-  if (reason) *reason = tsmr_devices[i].reason;
+  if (name) *name = devices[i].name;
+  if (available) *available = devices[i].available;
+  if (reason) *reason = devices[i].reason;
   return 0;
 }
 
 int tsmr__device_backend(const char *name, const struct tsmr__backend **be,
                          const char **device_name) {
-  tsmr_devices_init();
+  devices_init();
   for (int i = 0; i < TSMR_NDEV; i++) {
-    if (strcmp(name, tsmr_devices[i].name) != 0) continue;
-    if (!tsmr_devices[i].available) return TSMR_EDEVICE;
-    *be = tsmr_devices[i].be;
-    *device_name = tsmr_devices[i].name;
+    if (strcmp(name, devices[i].name) != 0) continue;
+    if (!devices[i].available) return TSMR_EDEVICE;
+    *be = devices[i].be;
+    *device_name = devices[i].name;
     return 0;
   }
   return TSMR_EINVAL;

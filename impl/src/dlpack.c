@@ -2,7 +2,8 @@
  * impl/src/dlpack.c: DLPack exchange, the form-independent core: export and import
  * through the DLPack C ABI (tsmr_dlpack_export / tsmr_dlpack_import), the export
  * records and their anchor, aliasing vs copying. The managed structs themselves are
- * built and read by dlpack_legacy.c and dlpack_versioned.c through dlx.h.
+ * built and read by the form source dlx_form.inc (compiled once per form, as
+ * dlpack_legacy.c and dlpack_versioned.c) through dlx.h.
  * Clauses: DLP.DEL.1-3, DLP.EXPORT.1-5, DLP.IMPORT.1-8, DLP.MGR.1-3.
  *
  * Ownership. An export holds one reference on the source's refcounted storage (or on
@@ -26,7 +27,7 @@
 
 int tsmr_dlpack_versioned_minor(void) { return tsmr__dlx_versioned_minor; }
 
-static const struct tsmr__dlx_form *tsmr_dlx_form_of(int form) {
+static const struct tsmr__dlx_form *dlx_form_of(int form) {
   if (form == TSMR_DLPACK_LEGACY) return &tsmr__dlx_legacy;
   if (form == TSMR_DLPACK_VERSIONED) return &tsmr__dlx_versioned;
   return NULL;
@@ -44,7 +45,7 @@ void tsmr__dlx_run_pending(struct tsmr__storage *p) {
   }
 }
 
-static void tsmr_dlx_anchor_unref(struct tsmr__dlx_anchor *a) {
+static void dlx_anchor_unref(struct tsmr__dlx_anchor *a) {
   if (atomic_fetch_sub(&a->refs, 1) != 1) return;
   TSMR_ASSERT(!a->ctx && tsmr__list_empty(&a->exports));
   pthread_mutex_destroy(&a->lock);
@@ -52,8 +53,8 @@ static void tsmr_dlx_anchor_unref(struct tsmr__dlx_anchor *a) {
 }
 
 /* Drops a reference on an orphaned storage (anchor lock held). */
-static void tsmr_dlx_orphan_put(struct tsmr__dlx_anchor *a, struct tsmr__storage *s,
-                                struct tsmr__storage **pending) {
+static void dlx_orphan_put(struct tsmr__dlx_anchor *a, struct tsmr__storage *s,
+                           struct tsmr__storage **pending) {
   TSMR_ASSERT(s->orphaned && s->refs > 0);
   if (--s->refs) return;
   if (s->ext_del) { /* an aliased import exported again: the producer's deleter */
@@ -80,18 +81,18 @@ void tsmr__dlx_rec_drop(struct tsmr__dlx_rec *rec) {
     pthread_mutex_unlock(&ctx->lock);
   } else {
     tsmr__list_del(&rec->node);
-    tsmr_dlx_orphan_put(a, rec->st, &pending);
+    dlx_orphan_put(a, rec->st, &pending);
   }
   pthread_mutex_unlock(&a->lock);
   rec->st = NULL;
   rec->anchor = NULL;
-  tsmr_dlx_anchor_unref(a);
+  dlx_anchor_unref(a);
   if (pending) tsmr__dlx_run_pending(pending);
 }
 
 /* An own export imported into its context: the record goes, the storage stays with
  * the new tensor (context lock held; the anchor keeps the context's reference). */
-static void tsmr_dlx_drop_own_l(tsmr_ctx *ctx, struct tsmr__dlx_rec *rec) {
+static void dlx_drop_own_l(tsmr_ctx *ctx, struct tsmr__dlx_rec *rec) {
   tsmr__list_del(&rec->node);
   tsmr__storage_put(ctx, rec->st);
   uint_fast64_t was = atomic_fetch_sub(&rec->anchor->refs, 1);
@@ -121,10 +122,10 @@ void tsmr__dlx_close_orphan(tsmr_ctx *ctx) {
 void tsmr__dlx_close_end(struct tsmr__dlx_anchor *a) {
   if (!a) return;
   pthread_mutex_unlock(&a->lock);
-  tsmr_dlx_anchor_unref(a);
+  dlx_anchor_unref(a);
 }
 
-static int tsmr_dlx_anchor_get(tsmr_ctx *ctx, struct tsmr__dlx_anchor **out) {
+static int dlx_anchor_get(tsmr_ctx *ctx, struct tsmr__dlx_anchor **out) {
   struct tsmr__dlx_anchor *a = ctx->dlx_anchor;
   if (!a) {
     if (!(a = tsmr__alloc(sizeof *a))) return TSMR_ENOMEM;
@@ -144,20 +145,12 @@ static int tsmr_dlx_anchor_get(tsmr_ctx *ctx, struct tsmr__dlx_anchor **out) {
 
 /* ---- export ---------------------------------------------------------------------- */
 
-static int tsmr_dlpack_export_l(tsmr_ctx *ctx, tsmr_handle th, int form, uint32_t request,
-                                void **out) {
-  const struct tsmr__dlx_form *f = tsmr_dlx_form_of(form);
-  const uint32_t known = TSMR_DLPACK_COPY | TSMR_DLPACK_READ_ONLY;
-  struct tsmr__tensor *t;
-  struct tsmr__dlx_anchor *a;
+/* The storage an export holds a reference on (st: OUT): the tensor's own, shared
+ * (DLP.EXPORT.4), or with TSMR_DLPACK_COPY a counted copy of its own (DLP.EXPORT.5). */
+static int export_storage(tsmr_ctx *ctx, const struct tsmr__tensor *t, uint32_t request,
+                          struct tsmr__storage **out) {
   struct tsmr__storage *st;
   int rc;
-  if (!f || !out || (request & ~known)) return TSMR_EINVAL;
-  if (form == TSMR_DLPACK_LEGACY && request) return TSMR_EINVAL; /* DLP.EXPORT.5 */
-  if ((rc = tsmr__tensor_get(ctx, th, &t))) return rc;
-  if (t && t->rkind == TSMR__RES_COMPOSITE) return TSMR_EINVAL;
-  if (!t) return TSMR_ERELEASED;
-  if ((rc = tsmr_dlx_anchor_get(ctx, &a))) return rc;
   size_t nbytes = (size_t)t->numel * tsmr__dtype_size(t->dtype);
   if (request & TSMR_DLPACK_COPY) { /* DLP.EXPORT.5: a buffer of its own, counted */
     if ((rc = tsmr__storage_new(ctx, nbytes, t->numel, 0, &st))) return rc;
@@ -169,24 +162,51 @@ static int tsmr_dlpack_export_l(tsmr_ctx *ctx, tsmr_handle th, int form, uint32_
     st = t->st;
     st->refs++;
   }
-  int64_t strides[TSMR_MAX_DIMS];
+  *out = st;
+  return 0;
+}
+
+/* What the export of t over st describes (o: OUT; strides: OUT, its compact strides,
+ * like PyTorch's: extent 0 counts as 1). */
+static void export_describe(const tsmr_ctx *ctx, const struct tsmr__tensor *t,
+                            const struct tsmr__storage *st, uint32_t request,
+                            int64_t *strides, struct tsmr__dlx_out *o) {
   int64_t acc = 1;
-  for (int i = t->ndim - 1; i >= 0; i--) { /* compact, like PyTorch: extent 0 as 1 */
+  for (int i = t->ndim - 1; i >= 0; i--) {
     strides[i] = acc;
     acc *= t->shape[i] > 1 ? t->shape[i] : 1;
   }
+  memset(o, 0, sizeof *o);
+  o->data = st->data; /* NULL for zero elements (DLP.EXPORT.1) */
+  o->device_type = ctx->be->host_memory ? TSMR__DLX_CPU : TSMR__DLX_CUDA;
+  o->device_id = 0;
+  o->ndim = t->ndim;
+  o->shape = t->shape;
+  o->strides = strides;
+  o->code = t->dtype == TSMR_F32 ? TSMR__DLX_FLOAT : TSMR__DLX_INT;
+  o->bits = 32;
+  if (request & TSMR_DLPACK_READ_ONLY) o->flags |= TSMR__DLX_FLAG_READ_ONLY;
+  if (request & TSMR_DLPACK_COPY) o->flags |= TSMR__DLX_FLAG_IS_COPIED;
+}
+
+static int dlpack_export_l(tsmr_ctx *ctx, tsmr_handle th, int form, uint32_t request,
+                           void **out) {
+  const struct tsmr__dlx_form *f = dlx_form_of(form);
+  const uint32_t known = TSMR_DLPACK_COPY | TSMR_DLPACK_READ_ONLY;
+  struct tsmr__tensor *t;
+  struct tsmr__dlx_anchor *a;
+  struct tsmr__storage *st;
+  int rc;
+  if (!f || !out || (request & ~known)) return TSMR_EINVAL;
+  if (form == TSMR_DLPACK_LEGACY && request) return TSMR_EINVAL; /* DLP.EXPORT.5 */
+  if ((rc = tsmr__tensor_get(ctx, th, &t))) return rc;
+  if (t && t->rkind == TSMR__RES_COMPOSITE) return TSMR_EINVAL;
+  if (!t) return TSMR_ERELEASED;
+  if ((rc = dlx_anchor_get(ctx, &a))) return rc;
+  if ((rc = export_storage(ctx, t, request, &st))) return rc;
+  int64_t strides[TSMR_MAX_DIMS];
   struct tsmr__dlx_out o;
-  memset(&o, 0, sizeof o);
-  o.data = st->data; /* NULL for zero elements (DLP.EXPORT.1) */
-  o.device_type = ctx->be->host_memory ? TSMR__DLX_CPU : TSMR__DLX_CUDA;
-  o.device_id = 0;
-  o.ndim = t->ndim;
-  o.shape = t->shape;
-  o.strides = strides;
-  o.code = t->dtype == TSMR_F32 ? TSMR__DLX_FLOAT : TSMR__DLX_INT;
-  o.bits = 32;
-  if (request & TSMR_DLPACK_READ_ONLY) o.flags |= TSMR__DLX_FLAG_READ_ONLY;
-  if (request & TSMR_DLPACK_COPY) o.flags |= TSMR__DLX_FLAG_IS_COPIED;
+  export_describe(ctx, t, st, request, strides, &o);
   struct tsmr__dlx_rec *rec;
   void *managed;
   if ((rc = f->build(&o, &rec, &managed))) {
@@ -203,16 +223,16 @@ static int tsmr_dlpack_export_l(tsmr_ctx *ctx, tsmr_handle th, int form, uint32_
 
 int tsmr_dlpack_export(tsmr_ctx *ctx, tsmr_handle t, int form, uint32_t request,
                        void **out) {
-  TSMR__LOCKED(tsmr_dlpack_export_l(ctx, t, form, request, out));
+  TSMR__LOCKED(dlpack_export_l(ctx, t, form, request, out));
 }
 
 /* ---- import ---------------------------------------------------------------------- */
 
 /* dst[k] = the k-th element in row-major order of the strided tensor whose element 0
  * is at element offset origin of base (4-byte elements). */
-static void tsmr_dlx_gather(void *dst, const unsigned char *base, int64_t origin,
-                            int ndim, const int64_t *shape, const int64_t *strides,
-                            int64_t numel) {
+static void dlx_gather(void *dst, const unsigned char *base, int64_t origin,
+                       int ndim, const int64_t *shape, const int64_t *strides,
+                       int64_t numel) {
   unsigned char *d = dst;
   int64_t idx[TSMR_MAX_DIMS] = {0};
   int64_t off = origin;
@@ -231,9 +251,9 @@ static void tsmr_dlx_gather(void *dst, const unsigned char *base, int64_t origin
 
 /* Copies v's numel elements (element 0 at src) compactly into dst, device memory of
  * ctx. src_dev: src is device memory of the session, else host-accessible memory. */
-static int tsmr_dlx_copy_in(tsmr_ctx *ctx, void *dst, const struct tsmr__dlx_view *v,
-                            const unsigned char *src, int64_t numel, int compact,
-                            int src_dev, int64_t lo, int64_t hi) {
+static int dlx_copy_in(tsmr_ctx *ctx, void *dst, const struct tsmr__dlx_view *v,
+                       const unsigned char *src, int64_t numel, int compact,
+                       int src_dev, int64_t lo, int64_t hi) {
   const struct tsmr__backend *be = ctx->be;
   size_t nbytes = (size_t)numel * 4;
   int rc = 0;
@@ -242,7 +262,7 @@ static int tsmr_dlx_copy_in(tsmr_ctx *ctx, void *dst, const struct tsmr__dlx_vie
     return be->copy_h2d(dst, src, nbytes);
   }
   if (!src_dev && be->host_memory) {
-    tsmr_dlx_gather(dst, src, 0, v->ndim, v->shape, v->strides, numel);
+    dlx_gather(dst, src, 0, v->ndim, v->shape, v->strides, numel);
     return 0;
   }
   unsigned char *tmp = tsmr__alloc(nbytes), *span = NULL;
@@ -252,9 +272,9 @@ static int tsmr_dlx_copy_in(tsmr_ctx *ctx, void *dst, const struct tsmr__dlx_vie
     if (!(span = tsmr__alloc(span_bytes))) rc = TSMR_ENOMEM;
     else rc = be->copy_d2h(span, src + lo * 4, span_bytes);
     if (rc == 0)
-      tsmr_dlx_gather(tmp, span, -lo, v->ndim, v->shape, v->strides, numel);
+      dlx_gather(tmp, span, -lo, v->ndim, v->shape, v->strides, numel);
   } else {
-    tsmr_dlx_gather(tmp, src, 0, v->ndim, v->shape, v->strides, numel);
+    dlx_gather(tmp, src, 0, v->ndim, v->shape, v->strides, numel);
   }
   if (rc == 0) rc = be->copy_h2d(dst, tmp, nbytes);
   tsmr__free(span);
@@ -262,14 +282,102 @@ static int tsmr_dlx_copy_in(tsmr_ctx *ctx, void *dst, const struct tsmr__dlx_vie
   return rc;
 }
 
+/* What an import reads off the managed struct's fields, once they are accepted. */
+struct import_layout {
+  int64_t numel;
+  int compact;     /* row-major contiguous (or no strides) */
+  int64_t lo, hi;  /* element offsets spanned, relative to element 0 */
+  int src_dev;     /* the data is device memory of the session, else host-accessible */
+  int dtype;
+};
+
+/* The shape and strides (DLP.IMPORT.4-5): EDLPACK for what no tensor can be. */
+static int import_shape(const struct tsmr__dlx_view *v, struct import_layout *l) {
+  if (v->ndim < 0 || v->ndim > TSMR_MAX_DIMS) return TSMR_EDLPACK;
+  if (v->ndim > 0 && !v->shape) return TSMR_EDLPACK;
+  int64_t numel = 1;
+  int empty = 0, overflow = 0;
+  for (int i = 0; i < v->ndim; i++) {
+    if (v->shape[i] < 0) return TSMR_EDLPACK;
+    empty |= v->shape[i] == 0;
+    overflow |= __builtin_mul_overflow(numel, v->shape[i], &numel);
+  }
+  if (empty) numel = 0;
+  else if (overflow || numel > (int64_t)(SIZE_MAX / 8)) return TSMR_EDLPACK;
+  if (!v->data && numel > 0) return TSMR_EDLPACK;
+  if (v->strides_refused) return TSMR_EDLPACK;
+  l->numel = numel;
+  l->compact = 1;
+  l->lo = l->hi = 0;
+  if (!v->strides || numel == 0) {
+    l->hi = numel > 0 ? numel - 1 : 0;
+    return 0;
+  }
+  int64_t want = 1;
+  for (int i = v->ndim - 1; i >= 0; i--) {
+    int64_t ext;
+    if (v->shape[i] != 1 && v->strides[i] != want) l->compact = 0;
+    want *= v->shape[i];
+    if (__builtin_mul_overflow(v->strides[i], v->shape[i] - 1, &ext) ||
+        __builtin_add_overflow(ext < 0 ? l->lo : l->hi, ext, ext < 0 ? &l->lo : &l->hi))
+      return TSMR_EDLPACK;
+  }
+  return 0;
+}
+
+/* The device (DLP.IMPORT.7), then the dtype (DLP.IMPORT.6). */
+static int import_device_dtype(const tsmr_ctx *ctx, const struct tsmr__dlx_view *v,
+                               struct import_layout *l) {
+  int host = ctx->be->host_memory;
+  switch (v->device_type) {
+  case TSMR__DLX_CPU:
+    if (!host) return TSMR_EDEVICE;
+    l->src_dev = 0;
+    break;
+  case TSMR__DLX_CUDA:
+    if (host || v->device_id != 0) return TSMR_EDEVICE;
+    l->src_dev = 1;
+    break;
+  case TSMR__DLX_CUDA_HOST:
+  case TSMR__DLX_CUDA_MANAGED:
+    l->src_dev = 0;
+    break;
+  default:
+    return TSMR_EDEVICE;
+  }
+  if (v->lanes != 1 || v->bits != 32) return TSMR_EDTYPE;
+  if (v->code == TSMR__DLX_FLOAT) l->dtype = TSMR_F32;
+  else if (v->code == TSMR__DLX_INT) l->dtype = TSMR_I32;
+  else return TSMR_EDTYPE;
+  return 0;
+}
+
+/* One of this context's own exports, as we made it (rec), at src: RETURN 1 when the
+ * new tensor can share its storage. */
+static int import_is_own(const tsmr_ctx *ctx, const struct tsmr__dlx_rec *rec,
+                         const struct tsmr__dlx_view *v, const struct import_layout *l,
+                         const unsigned char *src) {
+  return rec && ctx->dlx_anchor && rec->anchor == ctx->dlx_anchor && l->compact &&
+         v->byte_offset == 0 && src == rec->st->data &&
+         (rec->st->ext_del || (size_t)l->numel * 4 == rec->st->nbytes);
+}
+
+/* A tensor of m with v's shape over storage st (NULL: a new compact one of its own). */
+static int import_tensor(tsmr_ctx *ctx, struct tsmr__mgr *m,
+                         const struct tsmr__dlx_view *v, const struct import_layout *l,
+                         struct tsmr__storage *st, struct tsmr__tensor **t) {
+  return tsmr__tensor_create(ctx, m, l->dtype, v->ndim, v->shape, l->numel, st, 0, t);
+}
+
 /* *del: OUT, 1 when the caller must run managed's deleter after unlocking (a refusal,
  * or a copy), 0 when managed now belongs to a tensor or was one of our exports. */
-static int tsmr_dlpack_import_l(tsmr_ctx *ctx, void *managed,
-                                const struct tsmr__dlx_form *f, tsmr_handle mh,
-                                tsmr_handle *out, int *del) {
+static int dlpack_import_l(tsmr_ctx *ctx, void *managed,
+                           const struct tsmr__dlx_form *f, tsmr_handle mh,
+                           tsmr_handle *out, int *del) {
   struct tsmr__mgr *m;
   struct tsmr__tensor *t;
   struct tsmr__dlx_view v;
+  struct import_layout l;
   int rc;
   *del = 1;
   /* DLP.IMPORT.2: the target manager (MGR.CREATE.2) */
@@ -277,97 +385,32 @@ static int tsmr_dlpack_import_l(tsmr_ctx *ctx, void *managed,
   if ((rc = tsmr__mgr_get(ctx, mh, &m, NULL))) return rc;
   if (!m) return TSMR_ECLOSED;
   if ((rc = tsmr__mgr_accepts(m))) return rc;
-  /* the version (DLP.IMPORT.1), then the layout (DLP.IMPORT.4-5) */
+  /* the version (DLP.IMPORT.1), the layout, the device, the dtype */
   memset(&v, 0, sizeof v);
   if ((rc = f->parse(managed, &v))) return rc;
-  if (v.ndim < 0 || v.ndim > TSMR_MAX_DIMS) return TSMR_EDLPACK;
-  if (v.ndim > 0 && !v.shape) return TSMR_EDLPACK;
-  int64_t numel = 1;
-  int empty = 0, overflow = 0;
-  for (int i = 0; i < v.ndim; i++) {
-    if (v.shape[i] < 0) return TSMR_EDLPACK;
-    empty |= v.shape[i] == 0;
-    overflow |= __builtin_mul_overflow(numel, v.shape[i], &numel);
-  }
-  if (empty) numel = 0;
-  else if (overflow || numel > (int64_t)(SIZE_MAX / 8)) return TSMR_EDLPACK;
-  if (!v.data && numel > 0) return TSMR_EDLPACK;
-  if (v.strides_refused) return TSMR_EDLPACK;
-  int compact = 1;
-  int64_t lo = 0, hi = 0; /* element offsets spanned, relative to element 0 */
-  if (v.strides && numel > 0) {
-    int64_t want = 1;
-    for (int i = v.ndim - 1; i >= 0; i--) {
-      int64_t ext;
-      if (v.shape[i] != 1 && v.strides[i] != want) compact = 0;
-      want *= v.shape[i];
-      if (__builtin_mul_overflow(v.strides[i], v.shape[i] - 1, &ext) ||
-          __builtin_add_overflow(ext < 0 ? lo : hi, ext, ext < 0 ? &lo : &hi))
-        return TSMR_EDLPACK;
-    }
-  } else {
-    hi = numel > 0 ? numel - 1 : 0;
-  }
-  /* the device (DLP.IMPORT.7) */
-  int host = ctx->be->host_memory, src_dev;
-  switch (v.device_type) {
-  case TSMR__DLX_CPU:
-    if (!host) return TSMR_EDEVICE;
-    src_dev = 0;
-    break;
-  case TSMR__DLX_CUDA:
-    if (host || v.device_id != 0) return TSMR_EDEVICE;
-    src_dev = 1;
-    break;
-  case TSMR__DLX_CUDA_HOST:
-  case TSMR__DLX_CUDA_MANAGED:
-    src_dev = 0;
-    break;
-  default:
-    return TSMR_EDEVICE;
-  }
-  /* the dtype (DLP.IMPORT.6) */
-  int dtype;
-  if (v.lanes != 1 || v.bits != 32) return TSMR_EDTYPE;
-  if (v.code == TSMR__DLX_FLOAT) dtype = TSMR_F32;
-  else if (v.code == TSMR__DLX_INT) dtype = TSMR_I32;
-  else return TSMR_EDTYPE;
+  if ((rc = import_shape(&v, &l)) || (rc = import_device_dtype(ctx, &v, &l))) return rc;
+  int64_t numel = l.numel;
   unsigned char *src = numel > 0 ? (unsigned char *)v.data + v.byte_offset : NULL;
-
-  /* one of this context's own exports, as we made it: share its storage */
   struct tsmr__dlx_rec *rec = f->own(managed);
-  if (rec && ctx->dlx_anchor && rec->anchor == ctx->dlx_anchor && compact &&
-      v.byte_offset == 0 && src == rec->st->data &&
-      (rec->st->ext_del || (size_t)numel * 4 == rec->st->nbytes)) {
-    rc = tsmr__tensor_create(ctx, m, dtype, v.ndim, v.shape, numel, rec->st, 0, &t);
-    tsmr_dlx_drop_own_l(ctx, rec); /* consumed either way */
+  if (import_is_own(ctx, rec, &v, &l, src)) { /* share the exported storage */
+    rc = import_tensor(ctx, m, &v, &l, rec->st, &t);
+    dlx_drop_own_l(ctx, rec); /* consumed either way */
     *del = 0;
-    if (rc) return rc;
-    tsmr__res_register(ctx, t);
-    *out = t->handle;
-    return 0;
-  }
-
-  if (compact && (host || src_dev)) { /* DLP.MGR.3: alias, deleter at the release */
-    struct tsmr__storage *st;
+  } else if (l.compact && (ctx->be->host_memory || l.src_dev)) {
+    struct tsmr__storage *st; /* DLP.MGR.3: alias, deleter at the release */
     if ((rc = tsmr__storage_wrap(ctx, src, managed, f->call_deleter, &st))) return rc;
     *del = 0; /* the storage owns managed now */
-    rc = tsmr__tensor_create(ctx, m, dtype, v.ndim, v.shape, numel, st, 0, &t);
+    rc = import_tensor(ctx, m, &v, &l, st, &t);
     tsmr__storage_put(ctx, st); /* on failure the last reference: deleter at leave */
-    if (rc) return rc;
-    tsmr__res_register(ctx, t);
-    *out = t->handle;
-    return 0;
+  } else { /* DLP.IMPORT.4, DLP.MGR.3: a compact copy of our own, deleter at once */
+    if ((rc = import_tensor(ctx, m, &v, &l, NULL, &t))) return rc;
+    if (numel > 0 && (rc = dlx_copy_in(ctx, t->st->data, &v, src, numel, l.compact,
+                                       l.src_dev, l.lo, l.hi))) {
+      tsmr__tensor_discard(ctx, t);
+      return rc;
+    }
   }
-
-  /* DLP.IMPORT.4, DLP.MGR.3: a compact copy of our own, deleter at once */
-  rc = tsmr__tensor_create(ctx, m, dtype, v.ndim, v.shape, numel, NULL, 0, &t);
   if (rc) return rc;
-  if (numel > 0 &&
-      (rc = tsmr_dlx_copy_in(ctx, t->st->data, &v, src, numel, compact, src_dev, lo, hi))) {
-    tsmr__tensor_discard(ctx, t);
-    return rc;
-  }
   tsmr__res_register(ctx, t);
   *out = t->handle;
   return 0;
@@ -375,7 +418,7 @@ static int tsmr_dlpack_import_l(tsmr_ctx *ctx, void *managed,
 
 int tsmr_dlpack_import(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
                        tsmr_handle *out) {
-  const struct tsmr__dlx_form *f = tsmr_dlx_form_of(form);
+  const struct tsmr__dlx_form *f = dlx_form_of(form);
   int rc, del = 1;
   if (!managed || !f) return TSMR_EINVAL; /* nothing we could consume */
   if (!ctx) {
@@ -383,7 +426,7 @@ int tsmr_dlpack_import(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
     return TSMR_EINVAL;
   }
   if ((rc = tsmr__enter(ctx)) == 0) {
-    rc = tsmr_dlpack_import_l(ctx, managed, f, m, out, &del);
+    rc = dlpack_import_l(ctx, managed, f, m, out, &del);
     tsmr__leave(ctx); /* also runs foreign deleters that became due */
   }
   if (del) f->call_deleter(managed); /* DLP.IMPORT.2: never under the lock */

@@ -2,9 +2,10 @@
  * impl/src/dlx.h: the internal interface between libtsmref's DLPack core (dlpack.c)
  * and its two form translation units, dlpack_legacy.c (Debian's libdlpack-dev 0.6,
  * DLManagedTensor) and dlpack_versioned.c (the DLPack 1.x header of apache-tvm-ffi,
- * DLManagedTensorVersioned). Both headers define the same type names, so each form
+ * DLManagedTensorVersioned), which compile the one form source dlx_form.inc each
+ * against its own header. Both headers define the same type names, so each form
  * lives in its own TU and this header uses no DLPack type: values are the DLPack
- * enum values (each form TU checks them against its header at compile time).
+ * enum values (dlx_form.inc checks them against each header at compile time).
  * Clauses: DLP.DEL.*, DLP.EXPORT.*, DLP.IMPORT.*, DLP.MGR.*.
  */
 #ifndef TSMR_DLX_H

@@ -17,7 +17,7 @@ struct tsmr_sink {
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static void tsmr_emit(struct tsmr_sink *s, const char *fmt, ...) {
+static void emit(struct tsmr_sink *s, const char *fmt, ...) {
   if (s->len + 1 >= s->cap) return;
   va_list ap;
   va_start(ap, fmt);
@@ -28,20 +28,20 @@ static void tsmr_emit(struct tsmr_sink *s, const char *fmt, ...) {
   if (s->len >= s->cap) s->len = s->cap - 1;
 }
 
-static void tsmr_emit_mgr(struct tsmr_sink *s, const struct tsmr__mgr *m, int depth) {
+static void emit_mgr(struct tsmr_sink *s, const struct tsmr__mgr *m, int depth) {
   int indent = depth > 32 ? 64 : depth * 2;
-  tsmr_emit(s,
-            "%*smgr 0x%016llx%s%s%s live=%llu (owned=%llu borrowed=%llu) children=%llu",
-            indent, "", (unsigned long long)m->handle, m->is_root ? " root" : "",
-            m->capped ? " capped" : "", m->state != TSMR__OPEN ? " closing" : "",
-            (unsigned long long)(m->n_owned + m->n_borrowed),
-            (unsigned long long)m->n_owned, (unsigned long long)m->n_borrowed,
-            (unsigned long long)m->n_children);
-  if (depth > 32) tsmr_emit(s, " depth=%d", depth);
-  tsmr_emit(s, "\n");
+  emit(s,
+       "%*smgr 0x%016llx%s%s%s live=%llu (owned=%llu borrowed=%llu) children=%llu",
+       indent, "", (unsigned long long)m->handle, m->is_root ? " root" : "",
+       m->capped ? " capped" : "", m->state != TSMR__OPEN ? " closing" : "",
+       (unsigned long long)(m->n_owned + m->n_borrowed),
+       (unsigned long long)m->n_owned, (unsigned long long)m->n_borrowed,
+       (unsigned long long)m->n_children);
+  if (depth > 32) emit(s, " depth=%d", depth);
+  emit(s, "\n");
 }
 
-static int tsmr_mgr_dump_l(tsmr_ctx *ctx, tsmr_handle mh, char *buf, size_t cap) {
+static int mgr_dump_l(tsmr_ctx *ctx, tsmr_handle mh, char *buf, size_t cap) {
   struct tsmr__mgr *m;
   uint32_t flags;
   int rc;
@@ -51,17 +51,17 @@ static int tsmr_mgr_dump_l(tsmr_ctx *ctx, tsmr_handle mh, char *buf, size_t cap)
   struct tsmr_sink s = {buf, cap, 0};
   buf[0] = '\0';
   if (!m) {
-    tsmr_emit(&s, "mgr 0x%016llx closed%s\n", (unsigned long long)mh,
-              (flags & TSMR_MGR_CAPPED) ? " capped" : "");
+    emit(&s, "mgr 0x%016llx closed%s\n", (unsigned long long)mh,
+         (flags & TSMR_MGR_CAPPED) ? " capped" : "");
     return 0;
   }
   const struct tsmr__mgr *cur = m;
   int depth = 0;
-  tsmr_emit_mgr(&s, cur, depth);
+  emit_mgr(&s, cur, depth);
   for (;;) {
     if (!tsmr__list_empty(&cur->children)) {
       cur = tsmr__container_of(cur->children.next, struct tsmr__mgr, sib);
-      tsmr_emit_mgr(&s, cur, ++depth);
+      emit_mgr(&s, cur, ++depth);
       continue;
     }
     /* next sibling, climbing while a level is exhausted */
@@ -69,7 +69,7 @@ static int tsmr_mgr_dump_l(tsmr_ctx *ctx, tsmr_handle mh, char *buf, size_t cap)
       const struct tsmr__mgr *p = cur->parent;
       if (cur->sib.next != &p->children) {
         cur = tsmr__container_of(cur->sib.next, struct tsmr__mgr, sib);
-        tsmr_emit_mgr(&s, cur, depth);
+        emit_mgr(&s, cur, depth);
         break;
       }
       cur = p;
@@ -83,5 +83,5 @@ static int tsmr_mgr_dump_l(tsmr_ctx *ctx, tsmr_handle mh, char *buf, size_t cap)
 /* ---- locked entry points (SCOPE.THREAD.3) --------------------------------------- */
 
 int tsmr_mgr_dump(tsmr_ctx *ctx, tsmr_handle mh, char *buf, size_t cap) {
-  TSMR__LOCKED(tsmr_mgr_dump_l(ctx, mh, buf, cap));
+  TSMR__LOCKED(mgr_dump_l(ctx, mh, buf, cap));
 }

@@ -39,9 +39,7 @@
 void *tsmr__alloc(size_t n);   /* RETURN: owned by the caller, free with tsmr__free */
 void *tsmr__realloc(void *p, size_t n); /* like realloc; NULL leaves p intact */
 void tsmr__free(void *p);      /* p: IN, freed; NULL is a no-op */
-/* Fault injection for tests: the k-th allocation from now fails (k >= 1); 0 = off. */
-void tsmr__alloc_fail_nth(uint64_t k);
-uint64_t tsmr__alloc_fail_left(void);
+/* Fault injection for tests arms this hook: tsmref_test.h. */
 
 /* ---- intrusive doubly-linked list (Linux/libuv style) ---------------------- */
 typedef struct tsmr__list {
@@ -276,6 +274,20 @@ static inline void tsmr__leave(tsmr_ctx *ctx) {
     tsmr__leave(ctx);                                                          \
     return rc_;                                                                \
   } while (0)
+
+/* ops.c: the op semantics managers and graphs share (MGR.OP.7-9, GRAPH.OP.1). An
+ * operand as the shape rules read it (borrowed from a tensor or a graph tensor). */
+struct tsmr__operand {
+  int dtype, ndim;
+  const int64_t *shape;
+  int64_t numel;
+};
+/* EINVAL for a reshape's bad target dims (count, NULL, negative); 0 for other ops. */
+int tsmr__op_params_check(int op, int n_params, const int64_t *params);
+/* The result's shape of add/sub/mul, matmul, reshape and sum (ESHAPE, EDTYPE, in that
+ * order). ndim, shape: OUT (TSMR_MAX_DIMS entries). */
+int tsmr__op_shape(int op, const struct tsmr__operand *a, const struct tsmr__operand *b,
+                   const int64_t *params, int n_params, int *ndim, int64_t *shape);
 
 /* handle.c */
 void tsmr__table_free(struct tsmr__table *t);

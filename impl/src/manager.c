@@ -46,7 +46,7 @@ int tsmr__mgr_create(tsmr_ctx *ctx, struct tsmr__mgr *parent, struct tsmr__mgr *
 }
 
 /* Last step of closing cur: everything below it is closed already. */
-static void tsmr_mgr_finish(tsmr_ctx *ctx, struct tsmr__mgr *cur) {
+static void mgr_finish(tsmr_ctx *ctx, struct tsmr__mgr *cur) {
   TSMR_ASSERT(tsmr__list_empty(&cur->children) && cur->n_children == 0);
   while (!tsmr__list_empty(&cur->owned) || !tsmr__list_empty(&cur->borrowed)) {
     while (!tsmr__list_empty(&cur->owned)) /* MGR.CLOSE.1: release what it owns */
@@ -82,7 +82,7 @@ void tsmr__mgr_close(tsmr_ctx *ctx, struct tsmr__mgr *m) {
     }
     struct tsmr__mgr *parent = cur->parent;
     int done = cur == m;
-    tsmr_mgr_finish(ctx, cur);
+    mgr_finish(ctx, cur);
     if (done) return;
     cur = parent;
   }
@@ -90,13 +90,13 @@ void tsmr__mgr_close(tsmr_ctx *ctx, struct tsmr__mgr *m) {
 
 /* ---- public ------------------------------------------------------------------ */
 
-static int tsmr_mgr_root_l(tsmr_ctx *ctx, tsmr_handle *out) {
+static int mgr_root_l(tsmr_ctx *ctx, tsmr_handle *out) {
   if (!ctx || !out) return TSMR_EINVAL;
   *out = ctx->root->handle;
   return 0;
 }
 
-static int tsmr_mgr_new_sub_l(tsmr_ctx *ctx, tsmr_handle ph, tsmr_handle *out) {
+static int mgr_new_sub_l(tsmr_ctx *ctx, tsmr_handle ph, tsmr_handle *out) {
   struct tsmr__mgr *p, *m;
   int rc;
   if (!ctx || !out) return TSMR_EINVAL;
@@ -107,7 +107,7 @@ static int tsmr_mgr_new_sub_l(tsmr_ctx *ctx, tsmr_handle ph, tsmr_handle *out) {
   return 0;
 }
 
-static int tsmr_mgr_sub_of_l(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle *out) {
+static int mgr_sub_of_l(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle *out) {
   struct tsmr__tensor *t;
   struct tsmr__mgr *m;
   int rc;
@@ -122,7 +122,7 @@ static int tsmr_mgr_sub_of_l(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle *out) {
   return 0;
 }
 
-static int tsmr_mgr_close_l(tsmr_ctx *ctx, tsmr_handle mh) {
+static int mgr_close_l(tsmr_ctx *ctx, tsmr_handle mh) {
   struct tsmr__mgr *m;
   int rc;
   if (!ctx) return TSMR_EINVAL;
@@ -134,7 +134,7 @@ static int tsmr_mgr_close_l(tsmr_ctx *ctx, tsmr_handle mh) {
   return 0;
 }
 
-static int tsmr_mgr_cap_l(tsmr_ctx *ctx, tsmr_handle mh) {
+static int mgr_cap_l(tsmr_ctx *ctx, tsmr_handle mh) {
   struct tsmr__mgr *m;
   int rc;
   if (!ctx) return TSMR_EINVAL;
@@ -144,7 +144,7 @@ static int tsmr_mgr_cap_l(tsmr_ctx *ctx, tsmr_handle mh) {
   return 0;
 }
 
-static int tsmr_mgr_info_l(tsmr_ctx *ctx, tsmr_handle mh, struct tsmr_mgr_info *out) {
+static int mgr_info_l(tsmr_ctx *ctx, tsmr_handle mh, struct tsmr_mgr_info *out) {
   struct tsmr__mgr *m;
   uint32_t flags;
   int rc;
@@ -169,20 +169,20 @@ static int tsmr_mgr_info_l(tsmr_ctx *ctx, tsmr_handle mh, struct tsmr_mgr_info *
 
 /* ---- locked entry points (SCOPE.THREAD.3) --------------------------------------- */
 
-int tsmr_mgr_root(tsmr_ctx *ctx, tsmr_handle *out) { TSMR__LOCKED(tsmr_mgr_root_l(ctx, out)); }
+int tsmr_mgr_root(tsmr_ctx *ctx, tsmr_handle *out) { TSMR__LOCKED(mgr_root_l(ctx, out)); }
 
 int tsmr_mgr_new_sub(tsmr_ctx *ctx, tsmr_handle ph, tsmr_handle *out) {
-  TSMR__LOCKED(tsmr_mgr_new_sub_l(ctx, ph, out));
+  TSMR__LOCKED(mgr_new_sub_l(ctx, ph, out));
 }
 
 int tsmr_mgr_sub_of(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle *out) {
-  TSMR__LOCKED(tsmr_mgr_sub_of_l(ctx, rh, out));
+  TSMR__LOCKED(mgr_sub_of_l(ctx, rh, out));
 }
 
-int tsmr_mgr_close(tsmr_ctx *ctx, tsmr_handle mh) { TSMR__LOCKED(tsmr_mgr_close_l(ctx, mh)); }
+int tsmr_mgr_close(tsmr_ctx *ctx, tsmr_handle mh) { TSMR__LOCKED(mgr_close_l(ctx, mh)); }
 
-int tsmr_mgr_cap(tsmr_ctx *ctx, tsmr_handle mh) { TSMR__LOCKED(tsmr_mgr_cap_l(ctx, mh)); }
+int tsmr_mgr_cap(tsmr_ctx *ctx, tsmr_handle mh) { TSMR__LOCKED(mgr_cap_l(ctx, mh)); }
 
 int tsmr_mgr_info(tsmr_ctx *ctx, tsmr_handle mh, struct tsmr_mgr_info *out) {
-  TSMR__LOCKED(tsmr_mgr_info_l(ctx, mh, out));
+  TSMR__LOCKED(mgr_info_l(ctx, mh, out));
 }

@@ -9,7 +9,7 @@
  * other (SCOPE.THREAD.3). The state of a thread (its chain head and statistics) is a
  * struct tsmr__thread per (context, thread), kept on the context's list and found
  * through a thread-local one-entry cache keyed by the context's never-reused serial.
- * Threads are told apart by a never-reused id (tsmr_tid), not by pthread_self(),
+ * Threads are told apart by a never-reused id (thread_id), not by pthread_self(),
  * whose values come back for new threads: a new thread never inherits the chain or
  * the counters of one that ended.
  *
@@ -25,35 +25,35 @@
 #include "internal.h"
 
 _Thread_local struct tsmr__tls tsmr__tls;
-static _Thread_local uint64_t tsmr_tid;
-static atomic_uint_fast64_t tsmr_tids;
+static _Thread_local uint64_t thread_id;
+static atomic_uint_fast64_t thread_ids;
 
 struct tsmr__thread *tsmr__thread_lookup(tsmr_ctx *ctx) {
-  if (!tsmr_tid) tsmr_tid = atomic_fetch_add(&tsmr_tids, 1) + 1;
+  if (!thread_id) thread_id = atomic_fetch_add(&thread_ids, 1) + 1;
   for (struct tsmr__thread *t = ctx->threads; t; t = t->next)
-    if (t->tid == tsmr_tid) return t;
+    if (t->tid == thread_id) return t;
   struct tsmr__thread *t = tsmr__alloc(sizeof *t);
   if (!t) return NULL;
   memset(t, 0, sizeof *t);
-  t->tid = tsmr_tid;
+  t->tid = thread_id;
   t->next = ctx->threads;
   ctx->threads = t;
   return t;
 }
 
-static struct tsmr__stats *tsmr_stats(tsmr_ctx *ctx, const struct tsmr__tensor *t) {
+static struct tsmr__stats *tensor_stats(tsmr_ctx *ctx, const struct tsmr__tensor *t) {
   return &ctx->cur->st[t->rkind == TSMR__RES_COMPOSITE];
 }
 
 /* Takes t out of its scope (it had one) and counts `detached` (SCOPE.STAT.2). */
-static void tsmr_leave_scope(tsmr_ctx *ctx, struct tsmr__tensor *t) {
+static void leave_scope(tsmr_ctx *ctx, struct tsmr__tensor *t) {
   tsmr__scope_del(t);
-  tsmr_stats(ctx, t)->detached++;
+  tensor_stats(ctx, t)->detached++;
 }
 
 /* Unlinks s from its thread's chain, re-linking its inner scope (SCOPE.DISP.3), and
  * marks it disposed. s has no member left. */
-static void tsmr_scope_finish(tsmr_ctx *ctx, struct tsmr__scope *s) {
+static void scope_finish(tsmr_ctx *ctx, struct tsmr__scope *s) {
   struct tsmr__thread *thr = s->thr;
   TSMR_ASSERT(s->n_members == 0 && tsmr__list_empty(&s->members));
   if (s->inner) {
@@ -68,13 +68,13 @@ static void tsmr_scope_finish(tsmr_ctx *ctx, struct tsmr__scope *s) {
 }
 
 /* Releases every member of s (SCOPE.DISP.1, SCOPE.ALL.1). */
-static void tsmr_scope_release_all(tsmr_ctx *ctx, struct tsmr__scope *s) {
+static void scope_release_all(tsmr_ctx *ctx, struct tsmr__scope *s) {
   while (!tsmr__list_empty(&s->members))
     tsmr__tensor_release(
         ctx, tsmr__container_of(s->members.next, struct tsmr__tensor, snode));
 }
 
-static int tsmr_scope_open_l(tsmr_ctx *ctx, tsmr_handle *out) {
+static int scope_open_l(tsmr_ctx *ctx, tsmr_handle *out) {
   if (!out) return TSMR_EINVAL;
   if (tsmr__table_reserve(&ctx->scopes)) return TSMR_ENOMEM;
   struct tsmr__scope *s = tsmr__alloc(sizeof *s);
@@ -93,20 +93,20 @@ static int tsmr_scope_open_l(tsmr_ctx *ctx, tsmr_handle *out) {
   return 0;
 }
 
-static int tsmr_scope_dispose_l(tsmr_ctx *ctx, tsmr_handle sh) {
+static int scope_dispose_l(tsmr_ctx *ctx, tsmr_handle sh) {
   struct tsmr__scope *s;
   int rc;
   if ((rc = tsmr__scope_get(ctx, sh, &s))) return rc;
   if (!s) return 0; /* SCOPE.DISP.2 */
-  tsmr_scope_release_all(ctx, s);
-  tsmr_scope_finish(ctx, s);
+  scope_release_all(ctx, s);
+  scope_finish(ctx, s);
   return 0;
 }
 
 /* Argument decoding of the member operations, in ERR.ORDER.1: EINVAL (handles, a
  * component: COMP.UNIT.3), ERELEASED (SCOPE.REL.2), EDISPOSED (SCOPE.DISP.4). */
-static int tsmr_member_args(tsmr_ctx *ctx, tsmr_handle sh, tsmr_handle rh,
-                            struct tsmr__scope **s, struct tsmr__tensor **t) {
+static int member_args(tsmr_ctx *ctx, tsmr_handle sh, tsmr_handle rh,
+                       struct tsmr__scope **s, struct tsmr__tensor **t) {
   int rc;
   if ((rc = tsmr__scope_get(ctx, sh, s))) return rc;
   if ((rc = tsmr__tensor_get(ctx, rh, t))) return rc;
@@ -117,29 +117,29 @@ static int tsmr_member_args(tsmr_ctx *ctx, tsmr_handle sh, tsmr_handle rh,
 }
 
 /* Moves member t of its scope to target (NULL: no scope), SCOPE.MOVE.1-2. */
-static void tsmr_move_member(tsmr_ctx *ctx, struct tsmr__tensor *t,
-                             struct tsmr__scope *target) {
+static void move_member(tsmr_ctx *ctx, struct tsmr__tensor *t,
+                        struct tsmr__scope *target) {
   if (target == t->scope) return; /* SCOPE.MOVE.2: to itself */
   if (!target) {
-    tsmr_leave_scope(ctx, t);
+    leave_scope(ctx, t);
     return;
   }
   tsmr__scope_del(t); /* scope to scope: counts nothing */
   tsmr__scope_add(target, t);
 }
 
-static int tsmr_scope_move_to_outer_l(tsmr_ctx *ctx, tsmr_handle sh, tsmr_handle rh) {
+static int scope_move_to_outer_l(tsmr_ctx *ctx, tsmr_handle sh, tsmr_handle rh) {
   struct tsmr__scope *s;
   struct tsmr__tensor *t;
   int rc;
-  if ((rc = tsmr_member_args(ctx, sh, rh, &s, &t))) return rc;
+  if ((rc = member_args(ctx, sh, rh, &s, &t))) return rc;
   if (t->scope != s) return 0; /* SCOPE.MOVE.3 */
-  tsmr_move_member(ctx, t, s->outer);
+  move_member(ctx, t, s->outer);
   return 0;
 }
 
-static int tsmr_scope_move_to_other_l(tsmr_ctx *ctx, tsmr_handle sh, tsmr_handle rh,
-                                      tsmr_handle oh) {
+static int scope_move_to_other_l(tsmr_ctx *ctx, tsmr_handle sh, tsmr_handle rh,
+                                 tsmr_handle oh) {
   struct tsmr__scope *s, *o = NULL;
   struct tsmr__tensor *t;
   int rc;
@@ -151,33 +151,33 @@ static int tsmr_scope_move_to_other_l(tsmr_ctx *ctx, tsmr_handle sh, tsmr_handle
   if (!s) return TSMR_EDISPOSED;
   if (oh != TSMR_NONE && !o) return TSMR_EDISPOSED; /* SCOPE.MOVE.4 */
   if (t->scope != s) return 0;                      /* SCOPE.MOVE.3 */
-  tsmr_move_member(ctx, t, o);
+  move_member(ctx, t, o);
   return 0;
 }
 
-static int tsmr_scope_detach_l(tsmr_ctx *ctx, tsmr_handle sh, tsmr_handle rh) {
+static int scope_detach_l(tsmr_ctx *ctx, tsmr_handle sh, tsmr_handle rh) {
   struct tsmr__scope *s;
   struct tsmr__tensor *t;
   int rc;
-  if ((rc = tsmr_member_args(ctx, sh, rh, &s, &t))) return rc;
-  if (t->scope == s) tsmr_leave_scope(ctx, t); /* SCOPE.DETACH.1, else MOVE.3 */
+  if ((rc = member_args(ctx, sh, rh, &s, &t))) return rc;
+  if (t->scope == s) leave_scope(ctx, t); /* SCOPE.DETACH.1, else MOVE.3 */
   return 0;
 }
 
-static int tsmr_scope_attach_l(tsmr_ctx *ctx, tsmr_handle sh, tsmr_handle rh) {
+static int scope_attach_l(tsmr_ctx *ctx, tsmr_handle sh, tsmr_handle rh) {
   struct tsmr__scope *s;
   struct tsmr__tensor *t;
   int rc;
-  if ((rc = tsmr_member_args(ctx, sh, rh, &s, &t))) return rc;
+  if ((rc = member_args(ctx, sh, rh, &s, &t))) return rc;
   if (t->scope == s) return 0; /* SCOPE.ATTACH.1: already a member */
   if (t->scope) tsmr__scope_del(t);
   tsmr__scope_add(s, t);
-  tsmr_stats(ctx, t)->attached++;
+  tensor_stats(ctx, t)->attached++;
   return 0;
 }
 
-static int tsmr_scope_dispose_all_l(tsmr_ctx *ctx, tsmr_handle sh, const tsmr_handle *keep,
-                                    int n_keep) {
+static int scope_dispose_all_l(tsmr_ctx *ctx, tsmr_handle sh, const tsmr_handle *keep,
+                               int n_keep) {
   struct tsmr__scope *s;
   struct tsmr__tensor *t;
   int rc;
@@ -196,7 +196,7 @@ static int tsmr_scope_dispose_all_l(tsmr_ctx *ctx, tsmr_handle sh, const tsmr_ha
     tsmr__list_del(&t->snode);
     tsmr__list_add(&kept, &t->snode);
   }
-  tsmr_scope_release_all(ctx, s);
+  scope_release_all(ctx, s);
   while (!tsmr__list_empty(&kept)) {
     tsmr__list *n = kept.next;
     tsmr__list_del(n);
@@ -205,25 +205,25 @@ static int tsmr_scope_dispose_all_l(tsmr_ctx *ctx, tsmr_handle sh, const tsmr_ha
   return 0;
 }
 
-static int tsmr_scope_handover_l(tsmr_ctx *ctx, tsmr_handle sh) {
+static int scope_handover_l(tsmr_ctx *ctx, tsmr_handle sh) {
   struct tsmr__scope *s;
   int rc;
   if ((rc = tsmr__scope_get(ctx, sh, &s))) return rc;
   if (!s) return TSMR_EDISPOSED;
   while (!tsmr__list_empty(&s->members)) /* SCOPE.HAND.1 */
-    tsmr_leave_scope(ctx,
-                     tsmr__container_of(s->members.next, struct tsmr__tensor, snode));
-  tsmr_scope_finish(ctx, s);
+    leave_scope(ctx,
+                tsmr__container_of(s->members.next, struct tsmr__tensor, snode));
+  scope_finish(ctx, s);
   return 0;
 }
 
-static int tsmr_scope_current_l(tsmr_ctx *ctx, tsmr_handle *out) {
+static int scope_current_l(tsmr_ctx *ctx, tsmr_handle *out) {
   if (!out) return TSMR_EINVAL;
   *out = ctx->cur->innermost ? ctx->cur->innermost->handle : TSMR_NONE;
   return 0;
 }
 
-static int tsmr_scope_info_l(tsmr_ctx *ctx, tsmr_handle sh, struct tsmr_scope_info *out) {
+static int scope_info_l(tsmr_ctx *ctx, tsmr_handle sh, struct tsmr_scope_info *out) {
   struct tsmr__scope *s;
   int rc;
   if (!out) return TSMR_EINVAL;
@@ -234,7 +234,7 @@ static int tsmr_scope_info_l(tsmr_ctx *ctx, tsmr_handle sh, struct tsmr_scope_in
   return 0;
 }
 
-static int tsmr_thread_stats_l(tsmr_ctx *ctx, int kind, struct tsmr_scope_stats *out) {
+static int thread_stats_l(tsmr_ctx *ctx, int kind, struct tsmr_scope_stats *out) {
   if (!out || (kind != TSMR_KIND_TENSOR && kind != TSMR_KIND_COMPOSITE))
     return TSMR_EINVAL;
   const struct tsmr__stats *st = &ctx->cur->st[kind];
@@ -248,7 +248,7 @@ static int tsmr_thread_stats_l(tsmr_ctx *ctx, int kind, struct tsmr_scope_stats 
   return 0;
 }
 
-static int tsmr_res_links_l(tsmr_ctx *ctx, tsmr_handle rh, struct tsmr_res_links *out) {
+static int res_links_l(tsmr_ctx *ctx, tsmr_handle rh, struct tsmr_res_links *out) {
   struct tsmr__tensor *t;
   int rc;
   if (!out) return TSMR_EINVAL;
@@ -265,53 +265,53 @@ static int tsmr_res_links_l(tsmr_ctx *ctx, tsmr_handle rh, struct tsmr_res_links
 /* ---- locked entry points (SCOPE.THREAD.3) --------------------------------------- */
 
 int tsmr_scope_open(tsmr_ctx *ctx, tsmr_handle *out) {
-  TSMR__LOCKED(tsmr_scope_open_l(ctx, out));
+  TSMR__LOCKED(scope_open_l(ctx, out));
 }
 
 int tsmr_scope_dispose(tsmr_ctx *ctx, tsmr_handle sc) {
-  TSMR__LOCKED(tsmr_scope_dispose_l(ctx, sc));
+  TSMR__LOCKED(scope_dispose_l(ctx, sc));
 }
 
 int tsmr_scope_move_to_outer(tsmr_ctx *ctx, tsmr_handle sc, tsmr_handle r) {
-  TSMR__LOCKED(tsmr_scope_move_to_outer_l(ctx, sc, r));
+  TSMR__LOCKED(scope_move_to_outer_l(ctx, sc, r));
 }
 
 int tsmr_scope_move_to_other(tsmr_ctx *ctx, tsmr_handle sc, tsmr_handle r,
                              tsmr_handle other) {
-  TSMR__LOCKED(tsmr_scope_move_to_other_l(ctx, sc, r, other));
+  TSMR__LOCKED(scope_move_to_other_l(ctx, sc, r, other));
 }
 
 int tsmr_scope_detach(tsmr_ctx *ctx, tsmr_handle sc, tsmr_handle r) {
-  TSMR__LOCKED(tsmr_scope_detach_l(ctx, sc, r));
+  TSMR__LOCKED(scope_detach_l(ctx, sc, r));
 }
 
 int tsmr_scope_attach(tsmr_ctx *ctx, tsmr_handle sc, tsmr_handle r) {
-  TSMR__LOCKED(tsmr_scope_attach_l(ctx, sc, r));
+  TSMR__LOCKED(scope_attach_l(ctx, sc, r));
 }
 
 int tsmr_scope_dispose_all(tsmr_ctx *ctx, tsmr_handle sc, const tsmr_handle *keep,
                            int n_keep) {
-  TSMR__LOCKED(tsmr_scope_dispose_all_l(ctx, sc, keep, n_keep));
+  TSMR__LOCKED(scope_dispose_all_l(ctx, sc, keep, n_keep));
 }
 
 int tsmr_scope_handover(tsmr_ctx *ctx, tsmr_handle sc) {
-  TSMR__LOCKED(tsmr_scope_handover_l(ctx, sc));
+  TSMR__LOCKED(scope_handover_l(ctx, sc));
 }
 
 int tsmr_scope_current(tsmr_ctx *ctx, tsmr_handle *out) {
-  TSMR__LOCKED(tsmr_scope_current_l(ctx, out));
+  TSMR__LOCKED(scope_current_l(ctx, out));
 }
 
 int tsmr_scope_info(tsmr_ctx *ctx, tsmr_handle sc, struct tsmr_scope_info *out) {
-  TSMR__LOCKED(tsmr_scope_info_l(ctx, sc, out));
+  TSMR__LOCKED(scope_info_l(ctx, sc, out));
 }
 
 int tsmr_thread_stats(tsmr_ctx *ctx, int kind, struct tsmr_scope_stats *out) {
-  TSMR__LOCKED(tsmr_thread_stats_l(ctx, kind, out));
+  TSMR__LOCKED(thread_stats_l(ctx, kind, out));
 }
 
 int tsmr_res_links(tsmr_ctx *ctx, tsmr_handle r, struct tsmr_res_links *out) {
-  TSMR__LOCKED(tsmr_res_links_l(ctx, r, out));
+  TSMR__LOCKED(res_links_l(ctx, r, out));
 }
 
 /* SCOPE.WRAP.1. The lock is not held while fn runs: fn calls back into the API. */
@@ -323,7 +323,7 @@ int tsmr_scope_wrapped(tsmr_ctx *ctx, int (*fn)(void *arg, tsmr_handle *result),
   int rc;
   if (!ctx || !fn || !out) return TSMR_EINVAL;
   if ((rc = tsmr__enter(ctx))) return rc;
-  rc = tsmr_scope_open_l(ctx, &sh);
+  rc = scope_open_l(ctx, &sh);
   tsmr__leave(ctx);
   if (rc) return rc;
   int frc = fn(arg, &res);
@@ -335,11 +335,11 @@ int tsmr_scope_wrapped(tsmr_ctx *ctx, int (*fn)(void *arg, tsmr_handle *result),
     rc = tsmr__tensor_get(ctx, res, &t);
     if (rc == 0 && t && t->rkind == TSMR__RES_COMPONENT) rc = TSMR_EINVAL;
     if (rc == 0 && !t) rc = TSMR_ERELEASED; /* fn released it, or disposed s itself */
-    if (rc == 0 && s && t->scope == s) tsmr_move_member(ctx, t, s->outer);
+    if (rc == 0 && s && t->scope == s) move_member(ctx, t, s->outer);
   }
   if (s) { /* fn may have disposed it itself */
-    tsmr_scope_release_all(ctx, s);
-    tsmr_scope_finish(ctx, s);
+    scope_release_all(ctx, s);
+    scope_finish(ctx, s);
   }
   tsmr__leave(ctx);
   if (frc) return frc;

@@ -100,9 +100,9 @@ int tsmr__storage_new(tsmr_ctx *ctx, size_t nbytes, int64_t numel, int zero,
 /* A fresh resource struct with its slot and handle, linked nowhere. st: IN, shared
  * storage (a ref is taken), or NULL to allocate nbytes (zero-filled when zero), or
  * ignored when nbytes is (size_t)-1 (a composite: no storage at all). */
-static int tsmr_res_new(tsmr_ctx *ctx, int dtype, int ndim, const int64_t *shape,
-                        int64_t numel, size_t nbytes, struct tsmr__storage *st,
-                        int zero, struct tsmr__tensor **out) {
+static int res_new(tsmr_ctx *ctx, int dtype, int ndim, const int64_t *shape,
+                   int64_t numel, size_t nbytes, struct tsmr__storage *st,
+                   int zero, struct tsmr__tensor **out) {
   int rc;
   if ((rc = tsmr__tslot_ready(&ctx->tensors))) return rc;
   struct tsmr__tensor *t = ctx->free_tensors;
@@ -140,8 +140,8 @@ static int tsmr_res_new(tsmr_ctx *ctx, int dtype, int ndim, const int64_t *shape
 int tsmr__tensor_alloc(tsmr_ctx *ctx, int dtype, int ndim, const int64_t *shape,
                        int64_t numel, struct tsmr__storage *st, int zero,
                        struct tsmr__tensor **out) {
-  return tsmr_res_new(ctx, dtype, ndim, shape, numel,
-                      (size_t)numel * tsmr__dtype_size(dtype), st, zero, out);
+  return res_new(ctx, dtype, ndim, shape, numel,
+                 (size_t)numel * tsmr__dtype_size(dtype), st, zero, out);
 }
 
 int tsmr__composite_alloc(tsmr_ctx *ctx, int ckind, int n_comps,
@@ -149,7 +149,7 @@ int tsmr__composite_alloc(tsmr_ctx *ctx, int ckind, int n_comps,
   struct tsmr__tensor **comps = tsmr__alloc((size_t)n_comps * sizeof *comps);
   struct tsmr__tensor *t;
   if (!comps) return TSMR_ENOMEM;
-  int rc = tsmr_res_new(ctx, 0, 0, NULL, 0, (size_t)-1, NULL, 0, &t);
+  int rc = res_new(ctx, 0, 0, NULL, 0, (size_t)-1, NULL, 0, &t);
   if (rc) {
     tsmr__free(comps);
     return rc;
@@ -171,10 +171,10 @@ int tsmr__tensor_create(tsmr_ctx *ctx, struct tsmr__mgr *m, int dtype, int ndim,
   return rc;
 }
 
-static void tsmr_res_free(tsmr_ctx *ctx, struct tsmr__tensor *t, int count) {
+static void res_free(tsmr_ctx *ctx, struct tsmr__tensor *t, int count) {
   if (t->rkind == TSMR__RES_COMPOSITE) {
     for (int i = 0; i < t->n_comps; i++) /* SCOPE.STAT.3: disposed_outside */
-      if (t->comps[i]) tsmr_res_free(ctx, t->comps[i], count);
+      if (t->comps[i]) res_free(ctx, t->comps[i], count);
     tsmr__free(t->comps);
     t->comps = NULL;
     t->n_comps = 0;
@@ -197,13 +197,13 @@ static void tsmr_res_free(tsmr_ctx *ctx, struct tsmr__tensor *t, int count) {
   ctx->free_tensors = t;
 }
 
-void tsmr__tensor_release(tsmr_ctx *ctx, struct tsmr__tensor *t) { tsmr_res_free(ctx, t, 1); }
+void tsmr__tensor_release(tsmr_ctx *ctx, struct tsmr__tensor *t) { res_free(ctx, t, 1); }
 
-void tsmr__tensor_discard(tsmr_ctx *ctx, struct tsmr__tensor *t) { tsmr_res_free(ctx, t, 0); }
+void tsmr__tensor_discard(tsmr_ctx *ctx, struct tsmr__tensor *t) { res_free(ctx, t, 0); }
 
 /* ---- public ------------------------------------------------------------------ */
 
-static int tsmr_tensor_new_l(tsmr_ctx *ctx, tsmr_handle mh, const struct tsmr_tensor_desc *desc,
+static int tensor_new_l(tsmr_ctx *ctx, tsmr_handle mh, const struct tsmr_tensor_desc *desc,
                     const void *data, tsmr_handle *out) {
   struct tsmr__mgr *m;
   struct tsmr__tensor *t;
@@ -233,7 +233,7 @@ static int tsmr_tensor_new_l(tsmr_ctx *ctx, tsmr_handle mh, const struct tsmr_te
   return 0;
 }
 
-static int tsmr_tensor_desc_l(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_tensor_desc *out) {
+static int tensor_desc_l(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_tensor_desc *out) {
   struct tsmr__tensor *t;
   int rc;
   if (!ctx || !out) return TSMR_EINVAL;
@@ -247,7 +247,7 @@ static int tsmr_tensor_desc_l(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_tensor_
   return 0;
 }
 
-static int tsmr_tensor_read_l(tsmr_ctx *ctx, tsmr_handle th, void *dst, size_t cap) {
+static int tensor_read_l(tsmr_ctx *ctx, tsmr_handle th, void *dst, size_t cap) {
   struct tsmr__tensor *t;
   int rc;
   if (!ctx || (!dst && cap)) return TSMR_EINVAL;
@@ -264,7 +264,7 @@ static int tsmr_tensor_read_l(tsmr_ctx *ctx, tsmr_handle th, void *dst, size_t c
   return ctx->be->copy_d2h(dst, t->st->data, n);
 }
 
-static int tsmr_res_release_l(tsmr_ctx *ctx, tsmr_handle th) {
+static int res_release_l(tsmr_ctx *ctx, tsmr_handle th) {
   struct tsmr__tensor *t;
   int rc;
   if (!ctx) return TSMR_EINVAL;
@@ -274,7 +274,7 @@ static int tsmr_res_release_l(tsmr_ctx *ctx, tsmr_handle th) {
   return 0;
 }
 
-static int tsmr_res_info_l(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_res_info *out) {
+static int res_info_l(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_res_info *out) {
   struct tsmr__tensor *t;
   int rc;
   if (!ctx || !out) return TSMR_EINVAL;
@@ -300,21 +300,21 @@ static int tsmr_res_info_l(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_res_info *
 
 int tsmr_tensor_new(tsmr_ctx *ctx, tsmr_handle mh, const struct tsmr_tensor_desc *desc,
                     const void *data, tsmr_handle *out) {
-  TSMR__LOCKED(tsmr_tensor_new_l(ctx, mh, desc, data, out));
+  TSMR__LOCKED(tensor_new_l(ctx, mh, desc, data, out));
 }
 
 int tsmr_tensor_desc(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_tensor_desc *out) {
-  TSMR__LOCKED(tsmr_tensor_desc_l(ctx, th, out));
+  TSMR__LOCKED(tensor_desc_l(ctx, th, out));
 }
 
 int tsmr_tensor_read(tsmr_ctx *ctx, tsmr_handle th, void *dst, size_t cap) {
-  TSMR__LOCKED(tsmr_tensor_read_l(ctx, th, dst, cap));
+  TSMR__LOCKED(tensor_read_l(ctx, th, dst, cap));
 }
 
 int tsmr_res_release(tsmr_ctx *ctx, tsmr_handle th) {
-  TSMR__LOCKED(tsmr_res_release_l(ctx, th));
+  TSMR__LOCKED(res_release_l(ctx, th));
 }
 
 int tsmr_res_info(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_res_info *out) {
-  TSMR__LOCKED(tsmr_res_info_l(ctx, th, out));
+  TSMR__LOCKED(res_info_l(ctx, th, out));
 }

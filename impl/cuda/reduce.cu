@@ -1,13 +1,13 @@
 /*
- * impl/cuda/sum.cu: sum of all elements into a 0-d tensor (MGR.OP.7): per-block
- * partials (double for f32, wrapping uint32 for i32) summed on the host.
+ * impl/cuda/reduce.cu: the reductions, MGR.OP.7: sum of all elements into a 0-d tensor,
+ * per-block partials (double for f32, wrapping uint32 for i32) summed on the host.
  */
 #include "tsmr_cuda.cuh"
 
 #include <stdlib.h>
 
 template <typename T, typename Acc>
-static __global__ void tsmr_cuda_sum_kernel(const T *a, int64_t n, Acc *partial) {
+static __global__ void sum_kernel(const T *a, int64_t n, Acc *partial) {
   __shared__ Acc sh[TSMR_CUDA_THREADS];
   Acc acc = 0;
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
@@ -23,8 +23,8 @@ static __global__ void tsmr_cuda_sum_kernel(const T *a, int64_t n, Acc *partial)
 }
 
 template <typename T, typename Acc>
-static int tsmr_cuda_sum_t(void *out, const void *a, int64_t n) {
-  unsigned blocks = tsmr_cuda_blocks(n);
+static int sum_typed(void *out, const void *a, int64_t n) {
+  unsigned blocks = tsmr__cuda_blocks(n);
   if (blocks > 1024) blocks = 1024;
   Acc *dpart = NULL;
   Acc *hpart = (Acc *)malloc(blocks * sizeof(Acc));
@@ -34,7 +34,7 @@ static int tsmr_cuda_sum_t(void *out, const void *a, int64_t n) {
     free(hpart);
     CUDA_CHECK(e);
   }
-  tsmr_cuda_sum_kernel<T, Acc><<<blocks, TSMR_CUDA_THREADS>>>((const T *)a, n, dpart);
+  sum_kernel<T, Acc><<<blocks, TSMR_CUDA_THREADS>>>((const T *)a, n, dpart);
   e = cudaGetLastError();
   if (e == cudaSuccess)
     e = cudaMemcpy(hpart, dpart, blocks * sizeof(Acc), cudaMemcpyDeviceToHost);
@@ -50,6 +50,6 @@ static int tsmr_cuda_sum_t(void *out, const void *a, int64_t n) {
 }
 
 int tsmr_cuda_sum(int dtype, void *out, const void *a, int64_t n) {
-  if (dtype == TSMR_F32) return tsmr_cuda_sum_t<float, double>(out, a, n);
-  return tsmr_cuda_sum_t<uint32_t, uint32_t>(out, a, n);
+  if (dtype == TSMR_F32) return sum_typed<float, double>(out, a, n);
+  return sum_typed<uint32_t, uint32_t>(out, a, n);
 }

@@ -1,10 +1,11 @@
 /*
- * impl/cuda/graph_ops.cu: the graph operations of the CUDA backend (GRAPH.OP.1):
- * matmul by cublasSgemm, economy SVD by cusolverDnSgesvd (no hand-written linear
- * algebra), transpose and diag as 32-bit word kernels. The cuBLAS and cuSOLVER handles
- * are made once, on first use, and every call through them holds one mutex (contexts
- * may compute on several threads). Row-major data is column-major data transposed:
- * see each function.
+ * impl/cuda/linalg.cu: the linear algebra of the CUDA backend. The manager op matmul
+ * (MGR.OP.7): f32 [m,k] x [k,n], one thread per output element accumulated in double
+ * (tolerance 1e-5 relative). The graph ops (GRAPH.OP.1): matmul by cublasSgemm and
+ * economy SVD by cusolverDnSgesvd (no hand-written linear algebra). The cuBLAS and
+ * cuSOLVER handles are made once, on first use, and every call through them holds one
+ * mutex (contexts may compute on several threads). Row-major data is column-major data
+ * transposed: see each function.
  */
 #include <cublas_v2.h>
 #include <cusolverDn.h>
@@ -13,51 +14,40 @@
 
 #include "tsmr_cuda.cuh"
 
-static std::mutex tsmr_cuda_la_lock;
-static cublasHandle_t tsmr_cublas;
-static cusolverDnHandle_t tsmr_cusolver;
-
-/* Makes the handles; call with the lock held. */
-static int tsmr_cuda_la_init(void) {
-  if (!tsmr_cublas && cublasCreate(&tsmr_cublas) != CUBLAS_STATUS_SUCCESS) {
-    tsmr_cublas = NULL;
-    fprintf(stderr, "%s:%d: cublasCreate failed\n", __FILE__, __LINE__);
-    return TSMR_EDEVICE;
-  }
-  if (!tsmr_cusolver && cusolverDnCreate(&tsmr_cusolver) != CUSOLVER_STATUS_SUCCESS) {
-    tsmr_cusolver = NULL;
-    fprintf(stderr, "%s:%d: cusolverDnCreate failed\n", __FILE__, __LINE__);
-    return TSMR_EDEVICE;
-  }
-  return 0;
-}
-
-static __global__ void tsmr_cuda_transpose_kernel(uint32_t *o, const uint32_t *a, int64_t m,
-                                                  int64_t n) {
+static __global__ void matmul_kernel(float *o, const float *a, const float *b,
+                                     int64_t m, int64_t k, int64_t n) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < m * n;
        i += (int64_t)blockDim.x * gridDim.x) {
     int64_t r = i / n, c = i % n;
-    o[c * m + r] = a[i];
+    double acc = 0.0;
+    for (int64_t p = 0; p < k; p++) acc += (double)a[r * k + p] * (double)b[p * n + c];
+    o[i] = (float)acc;
   }
 }
 
-int tsmr_cuda_transpose32(void *out, const void *a, int64_t m, int64_t n) {
-  tsmr_cuda_transpose_kernel<<<tsmr_cuda_blocks(m * n), TSMR_CUDA_THREADS>>>(
-      (uint32_t *)out, (const uint32_t *)a, m, n);
+int tsmr_cuda_matmul(float *out, const float *a, const float *b, int64_t m, int64_t k,
+                     int64_t n) {
+  matmul_kernel<<<tsmr__cuda_blocks(m * n), TSMR_CUDA_THREADS>>>(out, a, b, m, k, n);
   CUDA_CHECK(cudaGetLastError());
   return 0;
 }
 
-static __global__ void tsmr_cuda_diag_kernel(uint32_t *o, const uint32_t *a, int64_t k) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < k * k;
-       i += (int64_t)blockDim.x * gridDim.x)
-    o[i] = (i / k == i % k) ? a[i / k] : 0u;
-}
+static std::mutex la_lock;
+static cublasHandle_t cublas;
+static cusolverDnHandle_t cusolver;
 
-int tsmr_cuda_diag32(void *out, const void *a, int64_t k) {
-  tsmr_cuda_diag_kernel<<<tsmr_cuda_blocks(k * k), TSMR_CUDA_THREADS>>>(
-      (uint32_t *)out, (const uint32_t *)a, k);
-  CUDA_CHECK(cudaGetLastError());
+/* Makes the handles; call with the lock held. */
+static int la_init(void) {
+  if (!cublas && cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) {
+    cublas = NULL;
+    fprintf(stderr, "%s:%d: cublasCreate failed\n", __FILE__, __LINE__);
+    return TSMR_EDEVICE;
+  }
+  if (!cusolver && cusolverDnCreate(&cusolver) != CUSOLVER_STATUS_SUCCESS) {
+    cusolver = NULL;
+    fprintf(stderr, "%s:%d: cusolverDnCreate failed\n", __FILE__, __LINE__);
+    return TSMR_EDEVICE;
+  }
   return 0;
 }
 
@@ -70,11 +60,11 @@ int tsmr_cuda_sgemm(float *out, const float *a, const float *b, int64_t m, int64
     CUDA_CHECK(cudaMemset(out, 0, (size_t)m * (size_t)n * sizeof(float)));
     return 0;
   }
-  std::lock_guard<std::mutex> guard(tsmr_cuda_la_lock);
-  int rc = tsmr_cuda_la_init();
+  std::lock_guard<std::mutex> guard(la_lock);
+  int rc = la_init();
   if (rc) return rc;
   const float one = 1.0f, zero = 0.0f;
-  cublasStatus_t st = cublasSgemm(tsmr_cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m,
+  cublasStatus_t st = cublasSgemm(cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m,
                                   (int)k, &one, b, (int)n, a, (int)k, &zero, out, (int)n);
   if (st != CUBLAS_STATUS_SUCCESS) {
     fprintf(stderr, "%s:%d: cublasSgemm: status %d\n", __FILE__, __LINE__, (int)st);
@@ -86,11 +76,11 @@ int tsmr_cuda_sgemm(float *out, const float *a, const float *b, int64_t m, int64
 
 /* Column-major gesvd of M x N (M >= N) matrix w (destroyed): s, u (M x N, ld M),
  * vt (N x N, ld N). Lock held. */
-static int tsmr_cuda_gesvd_cm(float *w, int M, int N, float *s, float *u, float *vt) {
+static int gesvd_col_major(float *w, int M, int N, float *s, float *u, float *vt) {
   int lwork = 0, info = 0, rc = 0;
   float *work = NULL;
   int *dinfo = NULL;
-  if (cusolverDnSgesvd_bufferSize(tsmr_cusolver, M, N, &lwork) != CUSOLVER_STATUS_SUCCESS)
+  if (cusolverDnSgesvd_bufferSize(cusolver, M, N, &lwork) != CUSOLVER_STATUS_SUCCESS)
     return TSMR_EDEVICE;
   CUDA_CHECK(cudaMalloc(&dinfo, sizeof(int)));
   if (cudaMalloc(&work, (size_t)(lwork > 0 ? lwork : 1) * sizeof(float)) != cudaSuccess) {
@@ -98,7 +88,7 @@ static int tsmr_cuda_gesvd_cm(float *w, int M, int N, float *s, float *u, float 
     return TSMR_ENOMEM;
   }
   signed char jobu = 'S', jobvt = 'S';
-  cusolverStatus_t st = cusolverDnSgesvd(tsmr_cusolver, jobu, jobvt, M, N, w, M, s, u, M,
+  cusolverStatus_t st = cusolverDnSgesvd(cusolver, jobu, jobvt, M, N, w, M, s, u, M,
                                          vt, N, work, lwork, NULL, dinfo);
   if (st != CUSOLVER_STATUS_SUCCESS) {
     fprintf(stderr, "%s:%d: cusolverDnSgesvd: status %d\n", __FILE__, __LINE__, (int)st);
@@ -121,21 +111,21 @@ static int tsmr_cuda_gesvd_cm(float *w, int M, int N, float *s, float *u, float 
  *   [m,n]) and Vt (column-major [n,n]) are transposed into row-major. */
 int tsmr_cuda_sgesvd(float *u, float *s, float *vt, const float *a, int64_t m, int64_t n) {
   if (m > INT32_MAX || n > INT32_MAX) return TSMR_ENOMEM;
-  std::lock_guard<std::mutex> guard(tsmr_cuda_la_lock);
-  int rc = tsmr_cuda_la_init();
+  std::lock_guard<std::mutex> guard(la_lock);
+  int rc = la_init();
   if (rc) return rc;
   size_t mn = (size_t)m * (size_t)n * sizeof(float);
   float *w = NULL, *uc = NULL, *vc = NULL;
   CUDA_CHECK(cudaMalloc(&w, mn));
   if (m <= n) {
-    rc = tsmr_cuda_d2d_raw(w, a, mn);
-    if (!rc) rc = tsmr_cuda_gesvd_cm(w, (int)n, (int)m, s, vt, u);
+    rc = tsmr__cuda_d2d_raw(w, a, mn);
+    if (!rc) rc = gesvd_col_major(w, (int)n, (int)m, s, vt, u);
   } else {
     rc = tsmr_cuda_transpose32(w, a, m, n);
     if (!rc && cudaMalloc(&uc, mn) != cudaSuccess) rc = TSMR_ENOMEM;
     if (!rc && cudaMalloc(&vc, (size_t)n * (size_t)n * sizeof(float)) != cudaSuccess)
       rc = TSMR_ENOMEM;
-    if (!rc) rc = tsmr_cuda_gesvd_cm(w, (int)m, (int)n, s, uc, vc);
+    if (!rc) rc = gesvd_col_major(w, (int)m, (int)n, s, uc, vc);
     if (!rc) rc = tsmr_cuda_transpose32(u, uc, n, m);  /* row-major [n,m] -> [m,n] */
     if (!rc) rc = tsmr_cuda_transpose32(vt, vc, n, n); /* row-major [n,n] -> [n,n]^T */
   }

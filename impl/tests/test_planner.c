@@ -1,0 +1,315 @@
+/*
+ * impl/tests/test_planner.c: unit tests of the graph memory planner (impl/src/planner.c)
+ * on hand-made graphs and random DAGs, against a liveness model of its own: every two
+ * placed tensors whose live intervals overlap have disjoint bytes (GRAPH.REUSE.1),
+ * except a node computed in place over its source (GRAPH.INPLACE.1, never over an
+ * OUTPUT or PARAM source); leaves are at distinct memory (GRAPH.INPUT.1); pinned
+ * tensors live to the end (GRAPH.OUT.2, GRAPH.SINK.1); views extend their root
+ * (GRAPH.VIEW.1); the peak is at least the liveness lower bound and at most the sum
+ * of the sizes (GRAPH.PLAN.3); ENOMEM at any allocation leaves no plan.
+ * Run: $(B)/bin/test-planner [seed]; prints "# planner: N checks, 0 failed".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner.h"
+#include "tsmref_test.h"
+
+#define MAX_NODES 64
+
+static int checks, failed;
+
+#define CHECK(cond, ...)                                                              \
+  do {                                                                                \
+    checks++;                                                                         \
+    if (!(cond)) {                                                                    \
+      failed++;                                                                       \
+      fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);                      \
+      fprintf(stderr, __VA_ARGS__);                                                   \
+      fputc('\n', stderr);                                                            \
+    }                                                                                 \
+  } while (0)
+
+/* A graph under test: nodes in creation order, which is also the execution order. */
+struct tgraph {
+  struct tsmr__gnode n[MAX_NODES];
+  uint32_t seq[MAX_NODES];
+  uint32_t count;
+  int64_t n_exec;
+};
+
+static uint32_t add_node(struct tgraph *g, int op, int64_t rows, int64_t cols,
+                         uint32_t a, uint32_t b, int n_src) {
+  uint32_t x = g->count++;
+  struct tsmr__gnode *nd = &g->n[x];
+  memset(nd, 0, sizeof *nd);
+  nd->op = op;
+  nd->dtype = TSMR_F32;
+  nd->ndim = 2;
+  nd->shape[0] = rows;
+  nd->shape[1] = cols;
+  nd->numel = rows * cols;
+  nd->nbytes = (size_t)nd->numel * 4;
+  nd->src[0] = a;
+  nd->src[1] = b;
+  nd->n_src = n_src;
+  nd->root = op == TSMR_OP_RESHAPE ? g->n[a].root : x;
+  nd->sib0 = x;
+  nd->in_graph = 1;
+  nd->order = tsmr__gnode_is_leaf(nd) ? -1 : g->n_exec++;
+  g->seq[x] = x;
+  return x;
+}
+
+static uint32_t leaf(struct tgraph *g, int64_t rows, int64_t cols) {
+  return add_node(g, TSMR_G_LEAF, rows, cols, 0, 0, 0);
+}
+
+/* FLAG.1: an OUTPUT view pins its root too. */
+static void flag(struct tgraph *g, uint32_t x, uint32_t flags) {
+  g->n[x].flags |= flags;
+  if (flags & TSMR_GRAPH_OUTPUT) g->n[g->n[x].root].flags |= TSMR_GRAPH_OUTPUT;
+}
+
+static int plan(const struct tgraph *g, int mode, struct tsmr__plan *p) {
+  struct tsmr__plan_input in = {g->n, g->count, g->seq, g->count, g->n_exec};
+  return tsmr__plan_compute(&in, mode, 16, p);
+}
+
+/* The model's live interval of every tensor; views pass theirs to the root. */
+static void model_liveness(const struct tgraph *g, int64_t *start, int64_t *end) {
+  int64_t END = g->n_exec + 1;
+  int cons[MAX_NODES] = {0};
+  for (uint32_t x = 0; x < g->count; x++) {
+    start[x] = end[x] = tsmr__gnode_is_leaf(&g->n[x]) ? 0 : g->n[x].order + 1;
+    for (int j = 0; j < g->n[x].n_src; j++) cons[g->n[x].src[j]]++;
+  }
+  for (uint32_t x = 0; x < g->count; x++)
+    for (int j = 0; j < g->n[x].n_src; j++)
+      if (end[g->n[x].src[j]] < start[x]) end[g->n[x].src[j]] = start[x];
+  for (uint32_t x = 0; x < g->count; x++)
+    if ((g->n[x].flags & (TSMR_GRAPH_OUTPUT | TSMR_GRAPH_PARAM)) || !cons[x]) end[x] = END;
+  for (uint32_t x = g->count; x-- > 0;) {
+    uint32_t r = g->n[x].root;
+    if (r != x && end[r] < end[x]) end[r] = end[x];
+  }
+}
+
+/* x computed in place over s: an elementwise node over a source whose life ends at
+ * x, neither OUTPUT nor PARAM (the only overlap allowed to share bytes). */
+static int inplace_pair(const struct tgraph *g, const int64_t *end, uint32_t s,
+                        uint32_t x) {
+  const struct tsmr__gnode *xn = &g->n[x];
+  int elementwise = xn->op == TSMR_OP_ADD || xn->op == TSMR_OP_SUB || xn->op == TSMR_OP_MUL;
+  int is_src = xn->n_src > 0 && (xn->src[0] == s || (xn->n_src > 1 && xn->src[1] == s));
+  int pinned = g->n[s].flags & (TSMR_GRAPH_OUTPUT | TSMR_GRAPH_PARAM);
+  return elementwise && is_src && !pinned && end[s] == xn->order + 1;
+}
+
+static int bytes_overlap(const struct tsmr__plan *p, const struct tgraph *g, uint32_t a,
+                         uint32_t b) {
+  if (p->buf[a] != p->buf[b] || !g->n[a].nbytes || !g->n[b].nbytes) return 0;
+  return p->off[a] < p->off[b] + g->n[b].nbytes && p->off[b] < p->off[a] + g->n[a].nbytes;
+}
+
+/* Every rule the model can check on plan p of g. */
+static void check_plan(const struct tgraph *g, int mode, const struct tsmr__plan *p,
+                       const char *what) {
+  int64_t start[MAX_NODES], end[MAX_NODES];
+  model_liveness(g, start, end);
+  uint64_t sum = 0;
+  for (uint32_t x = 0; x < g->count; x++) {
+    int placeable = g->n[x].op != TSMR_OP_RESHAPE;
+    CHECK(p->placed[x] == placeable, "%s: node %u placed %d", what, x, p->placed[x]);
+    if (placeable) sum += (g->n[x].nbytes + 15) & ~(uint64_t)15;
+    if (!placeable) continue;
+    CHECK(p->off[x] + g->n[x].nbytes <= p->buf_sz[p->buf[x]], "%s: node %u past its buffer",
+          what, x);
+    for (uint32_t y = 0; y < x; y++) {
+      if (!p->placed[y] || !bytes_overlap(p, g, x, y)) continue;
+      int live_together = start[x] <= end[y] && start[y] <= end[x];
+      int both_leaves = tsmr__gnode_is_leaf(&g->n[x]) && tsmr__gnode_is_leaf(&g->n[y]);
+      CHECK(!both_leaves, "%s: leaves %u and %u share bytes", what, y, x);
+      CHECK(!live_together || (mode == TSMR_PLAN_REUSE && inplace_pair(g, end, y, x)),
+            "%s: %u [%lld,%lld] and %u [%lld,%lld] live together and share bytes", what,
+            y, (long long)start[y], (long long)end[y], x, (long long)start[x],
+            (long long)end[x]);
+    }
+  }
+  CHECK(p->st.planned_bytes >= p->st.bound_bytes, "%s: planned %llu below the bound %llu",
+        what, (unsigned long long)p->st.planned_bytes, (unsigned long long)p->st.bound_bytes);
+  CHECK(p->st.planned_bytes <= sum && p->st.naive_bytes == sum, "%s: planned %llu, sum %llu",
+        what, (unsigned long long)p->st.planned_bytes, (unsigned long long)sum);
+  if (mode == TSMR_PLAN_NONE) CHECK(p->st.n_inplace == 0, "%s: in place without reuse", what);
+}
+
+static void plan_and_check(const struct tgraph *g, int mode, struct tsmr__plan *p,
+                           const char *what) {
+  int rc = plan(g, mode, p);
+  CHECK(rc == 0, "%s: plan rc %d", what, rc);
+  if (rc == 0) check_plan(g, mode, p, what);
+}
+
+/* b = a + c; d = b * c: b takes a's block and d takes b's (INPLACE.1). */
+static void test_inplace_chain(void) {
+  struct tgraph g = {0};
+  struct tsmr__plan p;
+  uint32_t a = leaf(&g, 4, 4), c = leaf(&g, 4, 4);
+  uint32_t b = add_node(&g, TSMR_OP_ADD, 4, 4, a, c, 2);
+  uint32_t d = add_node(&g, TSMR_OP_MUL, 4, 4, b, c, 2);
+  flag(&g, d, TSMR_GRAPH_OUTPUT);
+  plan_and_check(&g, TSMR_PLAN_REUSE, &p, "inplace chain");
+  CHECK(p.st.n_inplace == 2, "n_inplace %llu", (unsigned long long)p.st.n_inplace);
+  CHECK(p.off[a] == p.off[b] && p.off[b] == p.off[d], "chain not in one block");
+  CHECK(p.st.planned_bytes == p.st.bound_bytes, "chain above the bound");
+  tsmr__plan_free(&p);
+  plan_and_check(&g, TSMR_PLAN_NONE, &p, "inplace chain, none");
+  CHECK(p.n_bufs == 4, "PLAN_NONE: %u buffers", p.n_bufs);
+  tsmr__plan_free(&p);
+}
+
+/* No node takes over a pinned source, a source with two consumers, a viewed source or
+ * a source of another shape. */
+static void test_inplace_refused(void) {
+  static const uint32_t pins[] = {TSMR_GRAPH_OUTPUT, TSMR_GRAPH_PARAM};
+  for (int k = 0; k < 2; k++) {
+    struct tgraph g = {0};
+    struct tsmr__plan p;
+    uint32_t a = leaf(&g, 4, 4), c = leaf(&g, 4, 4);
+    flag(&g, a, pins[k]);
+    flag(&g, c, pins[k]);
+    uint32_t b = add_node(&g, TSMR_OP_ADD, 4, 4, a, c, 2);
+    flag(&g, b, TSMR_GRAPH_OUTPUT);
+    plan_and_check(&g, TSMR_PLAN_REUSE, &p, "pinned sources");
+    CHECK(p.st.n_inplace == 0, "in place over a pinned source (%u)", pins[k]);
+    tsmr__plan_free(&p);
+  }
+  struct tgraph g = {0};
+  struct tsmr__plan p;
+  uint32_t a = leaf(&g, 4, 4), c = leaf(&g, 2, 8);
+  uint32_t v = add_node(&g, TSMR_OP_RESHAPE, 2, 8, a, 0, 1);
+  uint32_t b = add_node(&g, TSMR_OP_ADD, 4, 4, a, a, 2);   /* two edges from a */
+  uint32_t e = add_node(&g, TSMR_OP_SUB, 2, 8, v, c, 2);   /* c: other shape than b */
+  uint32_t f = add_node(&g, TSMR_OP_MUL, 4, 4, b, b, 2);
+  flag(&g, e, TSMR_GRAPH_OUTPUT);
+  flag(&g, f, TSMR_GRAPH_OUTPUT);
+  plan_and_check(&g, TSMR_PLAN_REUSE, &p, "refused in place");
+  CHECK(p.off[b] != p.off[a] || p.buf[b] != p.buf[a], "b in place over a viewed source");
+  tsmr__plan_free(&p);
+}
+
+/* Leaves are live together from time 0; a pinned output is never reused. */
+static void test_leaves_and_outputs(void) {
+  struct tgraph g = {0};
+  struct tsmr__plan p;
+  uint32_t l[4];
+  for (int i = 0; i < 4; i++) l[i] = leaf(&g, 8, 1 + i);
+  uint32_t m = add_node(&g, TSMR_OP_MATMUL, 8, 8, l[0], l[0], 2);
+  flag(&g, m, TSMR_GRAPH_OUTPUT);
+  uint32_t s = add_node(&g, TSMR_OP_ADD, 8, 8, m, m, 2);
+  uint32_t t = add_node(&g, TSMR_OP_ADD, 8, 8, s, s, 2);
+  flag(&g, t, TSMR_GRAPH_OUTPUT);
+  plan_and_check(&g, TSMR_PLAN_REUSE, &p, "leaves and outputs");
+  CHECK(!bytes_overlap(&p, &g, m, t) && !bytes_overlap(&p, &g, m, s), "output m reused");
+  tsmr__plan_free(&p);
+}
+
+/* A view keeps its root alive until the view's last consumer. */
+static void test_view_extends_root(void) {
+  struct tgraph g = {0};
+  struct tsmr__plan p;
+  uint32_t a = leaf(&g, 4, 4);
+  uint32_t b = add_node(&g, TSMR_OP_ADD, 4, 4, a, a, 2);
+  uint32_t v = add_node(&g, TSMR_OP_RESHAPE, 16, 1, b, 0, 1);
+  uint32_t c = add_node(&g, TSMR_OP_MUL, 4, 4, a, a, 2);
+  uint32_t d = add_node(&g, TSMR_OP_ADD, 4, 4, c, c, 2);
+  uint32_t e = add_node(&g, TSMR_OP_ADD, 16, 1, v, v, 2);
+  flag(&g, d, TSMR_GRAPH_OUTPUT);
+  flag(&g, e, TSMR_GRAPH_OUTPUT);
+  plan_and_check(&g, TSMR_PLAN_REUSE, &p, "view extends root");
+  CHECK(!bytes_overlap(&p, &g, b, c) && !bytes_overlap(&p, &g, b, d), "root of a view reused");
+  tsmr__plan_free(&p);
+}
+
+static uint64_t rng_state;
+static uint32_t rnd(uint32_t n) {
+  rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+  return (uint32_t)(rng_state >> 33) % n;
+}
+
+/* A random DAG: leaves, then elementwise, matmul, sum and reshape nodes over earlier
+ * tensors, random pins; shapes from a small set so that layouts sometimes match. */
+static void random_graph(struct tgraph *g) {
+  static const int64_t dims[] = {1, 2, 3, 4};
+  static const int ops[] = {TSMR_OP_ADD, TSMR_OP_SUB, TSMR_OP_MUL, TSMR_OP_MATMUL,
+                            TSMR_OP_SUM, TSMR_OP_RESHAPE};
+  memset(g, 0, sizeof *g);
+  uint32_t n_leaves = 1 + rnd(5), total = n_leaves + 1 + rnd(MAX_NODES - 6);
+  for (uint32_t i = 0; i < n_leaves; i++) { /* one rnd() per statement: same graphs */
+    int64_t rows = dims[rnd(4)];                /* whatever the compiler's argument order */
+    leaf(g, rows, dims[rnd(4)]);
+  }
+  while (g->count < total) {
+    int op = ops[rnd(6)];
+    uint32_t a = rnd(g->count);
+    uint32_t b = rnd(g->count);
+    int64_t r = g->n[a].shape[0], c = g->n[a].shape[1];
+    if (op == TSMR_OP_MATMUL) c = g->n[b].shape[1];
+    if (op == TSMR_OP_SUM) r = c = 1;
+    if (op == TSMR_OP_RESHAPE) r = r * c, c = 1;
+    uint32_t x = add_node(g, op, r, c, a, b, op == TSMR_OP_SUM || op == TSMR_OP_RESHAPE ? 1 : 2);
+    if (rnd(6) == 0) flag(g, x, TSMR_GRAPH_OUTPUT);
+  }
+  for (uint32_t x = 0; x < n_leaves; x++)
+    if (rnd(4) == 0) flag(g, x, TSMR_GRAPH_PARAM);
+}
+
+static void test_random(uint64_t seed, int rounds) {
+  static struct tgraph g;
+  rng_state = seed;
+  for (int i = 0; i < rounds; i++) {
+    struct tsmr__plan p;
+    char what[64];
+    random_graph(&g);
+    for (int mode = TSMR_PLAN_REUSE; mode <= TSMR_PLAN_NONE; mode++) {
+      snprintf(what, sizeof what, "random graph %d (seed %llu), mode %d", i,
+               (unsigned long long)seed, mode);
+      plan_and_check(&g, mode, &p, what);
+      tsmr__plan_free(&p);
+    }
+  }
+}
+
+/* ERR.ATOMIC.1: a failing allocation gives ENOMEM and an empty plan, at every k. */
+static void test_enomem(void) {
+  static struct tgraph g;
+  rng_state = 7;
+  random_graph(&g);
+  for (uint64_t k = 1;; k++) {
+    struct tsmr__plan p;
+    tsmr_test_alloc_fail_nth(k);
+    int rc = plan(&g, TSMR_PLAN_REUSE, &p);
+    int fired = tsmr_test_alloc_fail_left() == 0;
+    tsmr_test_alloc_fail_nth(0);
+    if (!fired) {
+      CHECK(rc == 0, "rc %d with no failed allocation", rc);
+      tsmr__plan_free(&p);
+      break;
+    }
+    CHECK(rc == TSMR_ENOMEM && !p.buf_sz && !p.placed && !p.buf && !p.off,
+          "allocation %llu failed: rc %d, plan left", (unsigned long long)k, rc);
+  }
+}
+
+int main(int argc, char **argv) {
+  uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 1;
+  test_inplace_chain();
+  test_inplace_refused();
+  test_leaves_and_outputs();
+  test_view_extends_root();
+  test_random(seed, 2000);
+  test_enomem();
+  printf("# planner: %d checks, %d failed\n", checks, failed);
+  return failed ? 1 : 0;
+}
