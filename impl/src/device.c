@@ -3,12 +3,16 @@
  * ABI.DEV.1, DEV.RUN.1.
  *
  * "cpu" is always device 0. When libtsmref was built with the CUDA backend
- * (TSMREF_HAVE_CUDA), "cuda:0" is listed too; its backend lives in libtsmref_cuda.so,
- * which is looked up next to the object that contains libtsmref (dladdr), or at
- * $TSMREF_CUDA_LIB, and dlopen()ed at listing time, so libtsmref never links cudart.
- * The device is available only when the library loads, its API version matches and
- * its probe (cudaGetDeviceCount() > 0) succeeds; otherwise the reason says why.
- * The list is built once, lazily, by the first caller (pthread_once).
+ * (TSMREF_HAVE_CUDA), "cuda:0" is listed too. Listing asks only the CUDA driver
+ * (libcuda.so.1: cuInit, cuDeviceGetCount) whether a device is present, which costs
+ * nothing on a machine without one; the backend itself, libtsmref_cuda.so with cudart,
+ * cuBLAS and cuSOLVER, is dlopen()ed on first use of cuda:0, so a process that runs
+ * only on cpu never loads it and libtsmref never links cudart. The backend is looked
+ * up next to the object that contains libtsmref (dladdr), or at $TSMREF_CUDA_LIB.
+ * If it cannot load where the driver saw a device, every call that wants cuda:0 gets
+ * TSMR_EDEVICE and tsmr_device_get's reason says why.
+ * The list is built once, lazily, by the first caller (pthread_once); the backend is
+ * loaded once (its own pthread_once).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -33,7 +37,7 @@ static struct tsmr_device_entry devices[TSMR_NDEV];
 #ifdef TSMREF_HAVE_CUDA
 static const char lib_anchor = 0; /* an address inside libtsmref, for dladdr */
 
-static void load_cuda(struct tsmr_device_entry *d) {
+static void load_cuda_backend(struct tsmr_device_entry *d) {
   char path[4096];
   const char *env = getenv("TSMREF_CUDA_LIB");
   Dl_info info;
@@ -75,10 +79,41 @@ static void load_cuda(struct tsmr_device_entry *d) {
     if (!d->reason[0]) snprintf(d->reason, sizeof d->reason, "CUDA device unusable");
     return;
   }
-  d->reason[0] = '\0';
   d->be = be;
-  d->available = 1;
 }
+
+/* The driver API's two calls, by their documented C signatures (CUresult is an int
+ * enum, 0 on success). */
+typedef int (*cu_init_fn)(unsigned flags);
+typedef int (*cu_count_fn)(int *count);
+
+/* Whether the CUDA driver sees a device; fills d->reason when it does not. */
+static int driver_sees_device(struct tsmr_device_entry *d) {
+  void *drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!drv) {
+    snprintf(d->reason, sizeof d->reason, "no CUDA driver (libcuda.so.1 not loadable)");
+    return 0;
+  }
+  void *init_sym = dlsym(drv, "cuInit"), *count_sym = dlsym(drv, "cuDeviceGetCount");
+  cu_init_fn cu_init;
+  cu_count_fn cu_count;
+  memcpy(&cu_init, &init_sym, sizeof cu_init);
+  memcpy(&cu_count, &count_sym, sizeof cu_count);
+  int n = 0, rc = -1;
+  if (cu_init && cu_count && (rc = cu_init(0)) == 0) rc = cu_count(&n);
+  dlclose(drv);
+  if (rc != 0)
+    snprintf(d->reason, sizeof d->reason, "CUDA driver error %d: no usable device", rc);
+  else if (n <= 0)
+    snprintf(d->reason, sizeof d->reason, "the CUDA driver sees no device");
+  return rc == 0 && n > 0;
+}
+
+static pthread_once_t cuda_backend_once = PTHREAD_ONCE_INIT;
+
+/* On failure d->be stays NULL and d->reason says why; the listing is not changed
+ * afterwards (callers may have copied it), the calls that want cuda:0 get EDEVICE. */
+static void cuda_backend_init(void) { load_cuda_backend(&devices[1]); }
 #endif
 
 static void devices_build(void) {
@@ -87,7 +122,7 @@ static void devices_build(void) {
   devices[0].be = &tsmr__cpu_backend;
 #ifdef TSMREF_HAVE_CUDA
   devices[1].name = "cuda:0";
-  load_cuda(&devices[1]);
+  devices[1].available = driver_sees_device(&devices[1]);
 #endif
 }
 
@@ -114,7 +149,10 @@ int tsmr__device_backend(const char *name, const struct tsmr__backend **be,
   devices_init();
   for (int i = 0; i < TSMR_NDEV; i++) {
     if (strcmp(name, devices[i].name) != 0) continue;
-    if (!devices[i].available) return TSMR_EDEVICE;
+#ifdef TSMREF_HAVE_CUDA
+    if (i == 1 && devices[i].available) pthread_once(&cuda_backend_once, cuda_backend_init);
+#endif
+    if (!devices[i].available || !devices[i].be) return TSMR_EDEVICE;
     *be = devices[i].be;
     *device_name = devices[i].name;
     return 0;
