@@ -3,7 +3,8 @@
 # is) and with one engine:
 #   FUZZ_ENGINE=standalone (default, any compiler): fuzz/standalone.c replays files and
 #     folders and generates -runs=N inputs from -seed=S. Built by `all` as
-#     $(B)/fuzz/bin/<target>; the fuzz-replay lane of `make check` runs them.
+#     $(B)/fuzz/bin/<target>; the fuzz-replay lane of `make check` runs them built
+#     with ASan+UBSan.
 #   FUZZ_ENGINE=libfuzzer: $(LIB_FUZZING_ENGINE) (default -fsanitize=fuzzer), clang.
 # `make fuzz FUZZ_SECONDS=N` builds the libFuzzer targets with ASan+UBSan into
 # $(FUZZ_LF_BUILD) and fuzzes each for N seconds with its corpus under build/fuzz/.
@@ -41,7 +42,7 @@ $(FUZZ_OBJ)/fuzz_dl_forms.o: fuzz/fuzz_dl_forms.c | $(DLPACK_V1_INC_FILE) $(DLPA
 	$(CC) $(FUZZ_CFLAGS) -I"$$(cat $(DLPACK_V1_INC_FILE))" -c $< -o $@
 
 define fuzz_link
-$(FUZZ_BIN)/$(1): $(fuzz_obj_$(1)) $(FUZZ_COMMON_OBJ) $(FUZZ_JUDGE_OBJ) $(TSMREF_ADAPTER)
+$(FUZZ_BIN)/$(1): $(fuzz_obj_$(1)) $(FUZZ_COMMON_OBJ) $(FUZZ_JUDGE_OBJ)
 	@mkdir -p $$(@D)
 	$$(CC) $$(LDFLAGS_ALL) $(FUZZ_ENGINE_LD) -pthread $$(filter %.o,$$^) -o $$@ -ldl -lm
 endef
@@ -52,7 +53,7 @@ fuzz-bins: $(FUZZ_BINS)
 
 fuzz-libfuzzer:
 	$(MAKE) --no-print-directory BUILD=$(FUZZ_LF_BUILD) CC=clang SAN="$(FUZZ_LF_SAN)" \
-	  FUZZ_ENGINE=libfuzzer fuzz-bins
+	  FUZZ_ENGINE=libfuzzer fuzz-bins $(FUZZ_LF_BUILD)/lib/tsmref_adapter.so
 
 # Seeds: the case library for parse (read in place, never copied); the others start
 # from their committed findings and grow their corpus under build/fuzz/corpus/.
@@ -69,8 +70,14 @@ fuzz: fuzz-libfuzzer
 	    $(FUZZ_DIR)/corpus/$$t $$seeds 2>&1 | tail -n 14 || exit 1; \
 	done
 
-fuzz-replay: $(FUZZ_BINS)
-	bash fuzz/replay.sh $(FUZZ_BIN)
+# The replay lane: the standalone targets and the reference adapter with ASan+UBSan (so
+# that UB and leaks in the judge and the reference fail too) in $(FUZZ_REPLAY_BUILD).
+FUZZ_REPLAY_BUILD := $(B)/fuzz-replay
+FUZZ_REPLAY_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+fuzz-replay:
+	$(MAKE) --no-print-directory BUILD=$(FUZZ_REPLAY_BUILD) SAN="$(FUZZ_REPLAY_SAN)" OPT="-O1 -g" \
+	  fuzz-bins $(FUZZ_REPLAY_BUILD)/lib/tsmref_adapter.so
+	FUZZ_CC="$(CC)" bash fuzz/replay.sh $(FUZZ_REPLAY_BUILD)/fuzz/bin
 
 fuzz-bench: $(FUZZ_BINS)
 	bash bench/fuzz_execs.sh $(FUZZ_BIN)

@@ -38,6 +38,7 @@ struct dl_input {
   int ndim, null_shape, null_strides;
   int64_t shape[FUZZ_DIMS], strides[FUZZ_DIMS];
   int describable;           /* the model can describe it (see the file comment) */
+  int huge_fits;             /* huge extents whose byte size fits int64: given NULL data */
   int64_t n_elems;           /* when describable */
   size_t esize;
   unsigned char *buf;
@@ -86,10 +87,14 @@ static void decode_shape(struct fuzz_in *in, struct dl_input *d) {
   d->ndim = (int)(cls == 7 ? FUZZ_PICK(in, bad_ndims) : FUZZ_PICK(in, small_ndims));
   int n = d->ndim > 0 ? d->ndim : 0;
   for (int i = 0; i < n; i++) d->shape[i] = fuzz_below(in, 5) == 0 ? 0 : 1 + fuzz_below(in, 3);
-  d->describable = cls < 5 && d->ndim <= TSM_MAX_DIMS;
+  d->describable = (cls < 5 || n == 0) && d->ndim >= 0 && d->ndim <= TSM_MAX_DIMS;
   if (cls == 5 && n > 0) d->shape[fuzz_below(in, (uint32_t)n)] = FUZZ_PICK(in, negative_extents);
-  if (cls == 6)
-    for (int i = 0; i < n; i++) d->shape[i] = FUZZ_PICK(in, huge_values) & INT64_MAX;
+  int64_t bytes = (int64_t)d->esize;
+  d->huge_fits = cls == 6 && n > 0;
+  for (int i = 0; cls == 6 && i < n; i++) {
+    d->shape[i] = FUZZ_PICK(in, huge_values) & INT64_MAX;
+    if (__builtin_mul_overflow(bytes, d->shape[i], &bytes)) d->huge_fits = 0;
+  }
   d->null_shape = d->ndim > 0 ? fuzz_below(in, 16) == 0 : fuzz_u8(in) & 1;
   if (d->null_shape && d->ndim > 0) d->describable = 0;
 }
@@ -107,9 +112,12 @@ static void decode_strides(struct fuzz_in *in, struct dl_input *d) {
 }
 
 /* The lowest and highest element offsets the layout reaches, in elements; 0 when one
- * overflows int64 (DLP.IMPORT.2: such a tensor is refused). */
+ * or the byte span overflows int64 (DLP.IMPORT.2: such a tensor is refused). A tensor
+ * of no elements reaches nothing (DLP.IMPORT.5). */
 static int element_span(const struct dl_input *d, int64_t *lo, int64_t *hi) {
   *lo = *hi = 0;
+  for (int i = 0; i < d->ndim; i++)
+    if (d->shape[i] == 0) return 1;
   for (int i = 0; i < d->ndim; i++) {
     int64_t reach;
     if (d->shape[i] <= 1) continue;
@@ -117,8 +125,8 @@ static int element_span(const struct dl_input *d, int64_t *lo, int64_t *hi) {
     if (__builtin_add_overflow(reach > 0 ? *hi : *lo, reach, reach > 0 ? hi : lo)) return 0;
   }
   int64_t bytes;
-  return !__builtin_sub_overflow(*hi, *lo, &bytes) &&
-         !__builtin_mul_overflow(bytes + 1, (int64_t)d->esize, &bytes);
+  return !__builtin_sub_overflow(*hi, *lo, &bytes) && !__builtin_add_overflow(bytes, 1, &bytes) &&
+         !__builtin_mul_overflow(bytes, (int64_t)d->esize, &bytes);
 }
 
 /* Gives a describable layout its buffer, byte_offset and data; a span past int64
@@ -131,7 +139,7 @@ static void place_buffer(struct fuzz_in *in, struct dl_input *d) {
   if (d->describable && !element_span(d, &lo, &hi)) d->describable = 0;
   if (!d->describable || d->n_elems == 0) lo = hi = 0;
   int64_t need;
-  if (__builtin_add_overflow(hi - lo + 1, extra, &need) ||
+  if (d->huge_fits || __builtin_add_overflow(hi - lo + 1, extra, &need) ||
       __builtin_mul_overflow(need, (int64_t)d->esize, &need) || need > FUZZ_MAX_BYTES) {
     d->view.data = NULL;
     return;
