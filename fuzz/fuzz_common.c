@@ -1,6 +1,7 @@
 /*
- * fuzz/fuzz_common.c: the byte reader, the adapter under test and the failure report
- * shared by the fuzz targets (fuzz/fuzz_common.h).
+ * fuzz/fuzz_common.c: the byte reader, the adapter under test (with the targets'
+ * LLVMFuzzerInitialize, which reads -adapter=) and the failure report shared by the
+ * fuzz targets (fuzz/fuzz_common.h).
  */
 #include "fuzz_common.h"
 
@@ -35,9 +36,12 @@ int64_t fuzz_pick(struct fuzz_in *in, const int64_t *table, size_t n) {
 
 static const char *adapter_path;
 
-void fuzz_adapter_from_args(int argc, char **argv) {
-  for (int i = 1; i < argc; i++)
-    if (!strncmp(argv[i], "-adapter=", 9)) adapter_path = argv[i] + 9;
+/* Every engine calls it once with the command line: -adapter=PATH names the adapter. */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  for (int i = 1; i < *argc; i++)
+    if (!strncmp((*argv)[i], "-adapter=", 9)) adapter_path = (*argv)[i] + 9;
+  return 0;
 }
 
 const struct tsm_adapter *fuzz_adapter(void) {

@@ -28,11 +28,10 @@ uint32_t fuzz_below(struct fuzz_in *in, uint32_t n);
 int64_t fuzz_pick(struct fuzz_in *in, const int64_t *table, size_t n);
 #define FUZZ_PICK(in, table) fuzz_pick((in), (table), sizeof(table) / sizeof((table)[0]))
 
-/* The adapter named by -adapter=PATH (given to LLVMFuzzerInitialize), else by
- * $TSM_FUZZ_ADAPTER, else the reference adapter of the build the target belongs to
- * (FUZZ_DEFAULT_ADAPTER). Loaded once; exits with a message when it cannot be. */
+/* The adapter named by -adapter=PATH (read by LLVMFuzzerInitialize, fuzz_common.c),
+ * else by $TSM_FUZZ_ADAPTER, else the reference adapter of the build the target belongs
+ * to (FUZZ_DEFAULT_ADAPTER). Loaded once; exits with a message when it cannot be. */
 const struct tsm_adapter *fuzz_adapter(void);
-void fuzz_adapter_from_args(int argc, char **argv);
 
 /* Reports a broken rule and aborts. */
 _Noreturn void fuzz_fail(const char *clause, const char *fmt, ...)

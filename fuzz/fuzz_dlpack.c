@@ -307,12 +307,6 @@ static void run_input(const struct tsm_adapter *a, struct dl_input *d) {
   cts_model_free(&m);
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  fuzz_adapter_from_args(*argc, *argv);
-  return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const struct tsm_adapter *a = fuzz_adapter();

@@ -122,12 +122,6 @@ static void write_episode(struct fuzz_in *in, struct episode *e) {
   if (fuzz_u8(in) & 1) phase(in, e, 1);
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  fuzz_adapter_from_args(*argc, *argv);
-  return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const struct tsm_adapter *a = fuzz_adapter();
