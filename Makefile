@@ -36,6 +36,7 @@ include harness/tests/tests.mk
 include bench/bench.mk
 include python.mk
 include mutants.mk
+include fuzz.mk
 
 all-targets: $(ALL_TARGETS)
 

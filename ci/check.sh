@@ -149,6 +149,10 @@ other=build/check-clang
 other_cc=clang
 [ "$(basename "$CC")" = clang ] && other_cc=gcc
 
+# The fuzz targets with the standalone driver: seed corpora, committed findings and a
+# few generated inputs (fuzz/replay.sh, fuzz/README.md).
+fuzz_replay() { make --no-print-directory BUILD="$primary" CC="$CC" fuzz-replay; }
+
 lane tools tools
 lane build-$(basename "$CC") build "$primary" "$CC"
 lane build-$other_cc build "$other" "$other_cc"
@@ -171,6 +175,7 @@ lane selftests bash harness/tests/run_selftests.sh "$primary"
 lane install install_lane
 lane install-judge bash harness/tests/check_install.sh "$primary" "$CC"
 lane reports bash harness/tests/check_reports.sh "$primary"
+lane fuzz-replay fuzz_replay
 
 echo
 if [ "$failed" -ne 0 ]; then

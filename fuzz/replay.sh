@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# fuzz/replay.sh BIN_DIR: the fuzz-replay lane of `make check` (fuzz/README.md). With the
+# targets built by the standalone driver (fuzz/standalone.c) in BIN_DIR it replays
+#   - the parse target's seed corpus, the case library cases/ (every case must parse
+#     or give a located error, never crash);
+#   - every committed finding fuzz/findings/<target>/<name>, each in its own process:
+#     a finding listed in fuzz/known-findings.txt must still fail (it flips to an error
+#     the day it passes, so the list is kept honest), any other must pass; one marked
+#     [clang-only] is replayed only when FUZZ_CC (the compiler of BIN_DIR) is clang;
+#   - FUZZ_REPLAY_RUNS generated inputs (seed 1) of each target without an open
+#     finding (a target with one would stop at it on the first run).
+set -u
+cd "$(dirname "$0")/.."
+bin=${1:?usage: fuzz/replay.sh BIN_DIR}
+runs=${FUZZ_REPLAY_RUNS:-2000}
+known=fuzz/known-findings.txt
+errors=0
+
+err() { echo "fuzz-replay: $*" >&2; errors=$((errors + 1)); }
+
+is_known() { grep -q "^$1 $2 " "$known" 2>/dev/null; }
+
+replay_finding() {
+  local target=$1 file=$2 name
+  name=$(basename "$file")
+  if grep -q "^$target $name \[clang-only\]" "$known" 2>/dev/null && ! "${FUZZ_CC:-cc}" --version | grep -q clang; then
+    echo "fuzz-replay: $target/$name skipped (only clang's sanitizers see it)"
+    return
+  fi
+  if timeout 60 "$bin/$target" "$file" >/dev/null 2>"$file.log.$$"; then
+    is_known "$target" "$name" &&
+      err "$target/$name now passes: remove it from $known (keep the file as a regress input)"
+  elif is_known "$target" "$name"; then
+    echo "fuzz-replay: $target/$name fails as expected (known finding)"
+  else
+    err "$target/$name fails: $(grep -m1 -E 'finding|ERROR|runtime error' "$file.log.$$")"
+  fi
+  rm -f "$file.log.$$"
+}
+
+for target in $(ls "$bin"); do
+  for f in fuzz/findings/"$target"/*; do
+    [ -f "$f" ] && [ "${f%.desc}" = "$f" ] && replay_finding "$target" "$f"
+  done
+done
+while read -r target name _; do
+  case $target in ''|'#'*) continue ;; esac
+  [ -f "fuzz/findings/$target/$name" ] || err "$known lists $target $name, which has no file"
+done <"$known"
+
+"$bin/parse" cases 2>/dev/null || err "parse fails on the case library"
+for target in $(ls "$bin"); do
+  if grep -q "^$target " "$known"; then
+    echo "fuzz-replay: $target: no generated runs while it has an open finding"
+  else
+    "$bin/$target" -runs="$runs" -seed=1 2>&1 | tail -n 1 | grep -q "^ran " ||
+      err "$target fails within $runs generated inputs (seed 1): rerun with -save=DIR"
+  fi
+done
+echo "fuzz-replay: $errors error(s)"
+[ "$errors" = 0 ]
