@@ -15,6 +15,8 @@ bin=${1:?usage: fuzz/replay.sh BIN_DIR}
 runs=${FUZZ_REPLAY_RUNS:-2000}
 known=fuzz/known-findings.txt
 errors=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 
 err() { echo "fuzz-replay: $*" >&2; errors=$((errors + 1)); }
 
@@ -27,15 +29,14 @@ replay_finding() {
     echo "fuzz-replay: $target/$name skipped (only clang's sanitizers see it)"
     return
   fi
-  if timeout 60 "$bin/$target" "$file" >/dev/null 2>"$file.log.$$"; then
+  if timeout 60 "$bin/$target" "$file" >/dev/null 2>"$log"; then
     is_known "$target" "$name" &&
       err "$target/$name now passes: remove it from $known (keep the file as a regress input)"
   elif is_known "$target" "$name"; then
     echo "fuzz-replay: $target/$name fails as expected (known finding)"
   else
-    err "$target/$name fails: $(grep -m1 -E 'finding|ERROR|runtime error' "$file.log.$$")"
+    err "$target/$name fails: $(grep -m1 -E 'finding|ERROR|runtime error' "$log")"
   fi
-  rm -f "$file.log.$$"
 }
 
 for target in $(ls "$bin"); do
