@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 work=${WORK:-build/fuzz/oss}
 mkdir -p "$OUT"
 make --no-print-directory -j"${JOBS:-2}" BUILD="$work" CC="$CC" SAN="$CFLAGS" \
-  OPT="-O1 -g" FUZZ_ENGINE=libfuzzer LIB_FUZZING_ENGINE="$LIB_FUZZING_ENGINE" fuzz-bins
+  OPT="-O1 -g" FUZZ_ENGINE=libfuzzer LIB_FUZZING_ENGINE="$LIB_FUZZING_ENGINE" \
+  fuzz-bins "$work/lib/tsmref_adapter.so"
 cp "$work/lib/tsmref_adapter.so" "$OUT/"
 for bin in "$work"/fuzz/bin/*; do
   target=$(basename "$bin")
