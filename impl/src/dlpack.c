@@ -237,7 +237,7 @@ static void dlx_gather(void *dst, const unsigned char *base, int64_t origin,
   int64_t idx[TSMR_MAX_DIMS] = {0};
   int64_t off = origin;
   for (int64_t k = 0; k < numel; k++) {
-    memcpy(d + (size_t)k * 4, base + (size_t)off * 4, 4);
+    memcpy(d + (size_t)k * 4, base + off * 4, 4); /* off < 0: negative strides */
     for (int i = ndim - 1; i >= 0; i--) {
       if (++idx[i] < shape[i]) {
         off += strides[i];
@@ -291,6 +291,21 @@ struct import_layout {
   int dtype;
 };
 
+/* DLP.IMPORT.2: the bytes the elements span, lo..hi elements of the declared element
+ * size from byte_offset, must be addressable: no int64 overflow anywhere on the way
+ * (the element offsets alone can fit while their bytes do not). */
+static int span_fits(const struct tsmr__dlx_view *v, const struct import_layout *l) {
+  int64_t elem = ((int64_t)v->bits * v->lanes + 7) / 8, span, bytes, lo_bytes, hi_bytes;
+  if (elem < 1) elem = 1;
+  return v->byte_offset <= (uint64_t)INT64_MAX && !__builtin_sub_overflow(l->hi, l->lo, &span) &&
+         !__builtin_add_overflow(span, 1, &span) &&
+         !__builtin_mul_overflow(span, elem, &bytes) &&
+         !__builtin_mul_overflow(l->lo, elem, &lo_bytes) &&
+         !__builtin_mul_overflow(l->hi, elem, &hi_bytes) &&
+         !__builtin_add_overflow(hi_bytes, (int64_t)v->byte_offset, &hi_bytes) &&
+         !__builtin_add_overflow(lo_bytes, (int64_t)v->byte_offset, &lo_bytes);
+}
+
 /* The shape and strides (DLP.IMPORT.4-5): EDLPACK for what no tensor can be. */
 static int import_shape(const struct tsmr__dlx_view *v, struct import_layout *l) {
   if (v->ndim < 0 || v->ndim > TSMR_MAX_DIMS) return TSMR_EDLPACK;
@@ -322,7 +337,7 @@ static int import_shape(const struct tsmr__dlx_view *v, struct import_layout *l)
         __builtin_add_overflow(ext < 0 ? l->lo : l->hi, ext, ext < 0 ? &l->lo : &l->hi))
       return TSMR_EDLPACK;
   }
-  return 0;
+  return span_fits(v, l) ? 0 : TSMR_EDLPACK;
 }
 
 /* The device (DLP.IMPORT.7), then the dtype (DLP.IMPORT.6). */
