@@ -16,6 +16,7 @@
 
 #include "adapter_load.h"
 #include "exec_internal.h"
+#include "opsem.h"
 
 static const char *const status_names[CTS_N_STATUS] = {
     "Pass", "Fail", "Crash", "Timeout", "NotSupported", "Skip", "XFail", "XPass", "Error"};
@@ -98,6 +99,23 @@ int cts__adapter_none(struct cts_run *r, const struct cts_stmt *st, const struct
                       tsm_handle *made) {
   (void)r, (void)st, (void)h, (void)made;
   return TSM_EINVAL;
+}
+
+/* ---- literals -------------------------------------------------------------- */
+
+double *cts__literal_values(const struct cts_literal *lit, int64_t *n) {
+  *n = cts_opsem_literal_elems(lit->ndim, lit->shape);
+  double *v = cts_xcalloc(*n ? (size_t)*n : 1, sizeof(double));
+  for (int64_t i = 0; i < *n; i++) {
+    switch (lit->fill) {
+      case CTS_ZEROS: v[i] = 0; break;
+      case CTS_ONES: v[i] = 1; break;
+      case CTS_FULL: v[i] = lit->scalar; break;
+      case CTS_ARANGE: v[i] = (double)i; break;
+      default: v[i] = lit->vals[i]; break;
+    }
+  }
+  return v;
 }
 
 /* ---- binding what an action made ------------------------------------------- */

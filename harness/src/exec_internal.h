@@ -142,6 +142,10 @@ char *cts__describe_mgr(struct cts_run *r, int g, char *buf, size_t n);
 char *cts__describe_scope(struct cts_run *r, int sc, char *buf, size_t n);
 const char *cts__res_name(struct cts_run *r, int id, char *buf, size_t n);
 
+/* A literal's elements as its fill gives them, *n of them (cts_opsem_literal_elems);
+ * the caller frees them. */
+double *cts__literal_values(const struct cts_literal *lit, int64_t *n);
+
 /* Shared by the statement executors (exec.c). cts__bind_handle binds the fresh handle h
  * of what st made, model id `id`, to st's name. */
 int cts__bind_handle(struct cts_run *r, const struct cts_stmt *st, int id, tsm_handle h);

@@ -11,34 +11,15 @@
 #include <string.h>
 
 #include "exec_internal.h"
+#include "opsem.h"
 
 /* ---- managers -------------------------------------------------------------------- */
-
-static int64_t literal_elems(const struct cts_literal *lit) {
-  int64_t n = 1; /* a negative extent is refused by both sides (MGR.CREATE.4) */
-  for (int i = 0; i < lit->ndim; i++) n *= lit->shape[i] > 0 ? lit->shape[i] : 0;
-  return n;
-}
-
-/* The literal's elements; the caller frees them. */
-static double *literal_values(const struct cts_literal *lit, int64_t n) {
-  double *v = cts_xcalloc(n ? (size_t)n : 1, sizeof(double));
-  for (int64_t i = 0; i < n; i++) {
-    switch (lit->fill) {
-      case CTS_ZEROS: v[i] = 0; break;
-      case CTS_ONES: v[i] = 1; break;
-      case CTS_FULL: v[i] = lit->scalar; break;
-      case CTS_ARANGE: v[i] = (double)i; break;
-      default: v[i] = lit->vals[i]; break;
-    }
-  }
-  return v;
-}
 
 int cts__model_create(struct cts_model *m, const struct cts_stmt *st,
                       const struct cts_operands *o, int *made) {
   const struct cts_literal *lit = &st->u.literal;
-  double *v = literal_values(lit, literal_elems(lit));
+  int64_t count;
+  double *v = cts__literal_values(lit, &count);
   int rc = cts_model_create(m, o->a, lit->dtype, lit->ndim, lit->shape, v, made);
   free(v);
   return rc;
@@ -52,18 +33,10 @@ int cts__adapter_create(struct cts_run *r, const struct cts_stmt *st, const stru
   d.dtype = lit->dtype;
   d.ndim = lit->ndim;
   memcpy(d.shape, lit->shape, sizeof d.shape);
-  int64_t count = literal_elems(lit);
-  double *v = literal_values(lit, count);
-  void *data = cts_xmalloc(count ? (size_t)count * 4u : 1);
-  for (int64_t i = 0; i < count; i++) {
-    if (lit->dtype == TSM_F32) {
-      float f = (float)v[i];
-      memcpy((char *)data + i * 4, &f, 4);
-    } else {
-      int32_t x = (int32_t)(uint32_t)(int64_t)v[i];
-      memcpy((char *)data + i * 4, &x, 4);
-    }
-  }
+  int64_t count;
+  double *v = cts__literal_values(lit, &count);
+  void *data = cts_xmalloc(count ? (size_t)count * cts_opsem_dtype_size(lit->dtype) : 1);
+  cts_opsem_encode(lit->dtype, v, count, data);
   int rc = r->a->tensor_new(r->s, h->a, &d, lit->fill == CTS_ZEROS ? NULL : data, made);
   free(data);
   free(v);

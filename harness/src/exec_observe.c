@@ -5,12 +5,12 @@
  * their observe and held_bytes hooks). Every disagreement is reported with the
  * object's name and line.
  */
-#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exec_internal.h"
+#include "opsem.h"
 
 /* Above this many live resources only the objects a statement touched are checked. */
 #define FULL_CHECK_LIMIT 4096
@@ -318,8 +318,7 @@ int cts__check_state(struct cts_run *r) {
 /* ---- elements ---------------------------------------------------------------- */
 
 int cts__values_equal(double want, double got, int approx) {
-  if (!approx) return want == got;
-  return fabs(want - got) <= 1e-5 * fmax(1.0, fabs(want));
+  return approx ? cts_opsem_close(want, got, CTS_OPSEM_REL_TOL) : want == got;
 }
 
 /* Reads tensor id from the adapter and compares dtype, shape and elements with
@@ -333,14 +332,12 @@ int cts__check_tensor(struct cts_run *r, int id, const double *want, size_t n_wa
   memset(&d, 0, sizeof d);
   int rc = r->a->tensor_desc(r->s, r->res[id].h, &d);
   if (rc) return cts__report(r, CTS_FAIL, "tensor_desc(%s) failed with %s", name, cts_err_name(rc));
-  int shape_ok = d.ndim == mr->ndim && d.dtype == mr->dtype;
-  for (int i = 0; shape_ok && i < d.ndim; i++) shape_ok = d.shape[i] == mr->shape[i];
-  if (!shape_ok) return cts__report(r, CTS_FAIL, "%s: dtype or shape differs from the model", name);
+  if (d.dtype != mr->dtype || !cts_opsem_same_dims(d.ndim, d.shape, mr->ndim, mr->shape)) return cts__report(r, CTS_FAIL, "%s: dtype or shape differs from the model", name);
   int64_t n = cts_model_elems(mr);
   if ((size_t)n != n_want)
     return cts__report(r, CTS_ERROR, "%s: %zu values expected for %lld elements", name, n_want,
                        (long long)n);
-  size_t bytes = (size_t)n * 4u;
+  size_t size = cts_opsem_dtype_size(mr->dtype), bytes = (size_t)n * size;
   void *buf = cts_xmalloc(bytes ? bytes : 1);
   rc = r->a->tensor_read(r->s, r->res[id].h, buf, bytes);
   if (rc) {
@@ -353,17 +350,8 @@ int cts__check_tensor(struct cts_run *r, int id, const double *want, size_t n_wa
   int64_t step = n > (1 << 20) ? n / 65536 : 1;
   for (int64_t k = 0; k < n; k += step) {
     int64_t i = k + step >= n ? n - 1 : k; /* the last visit reads the last element */
-    double got;
-    if (mr->dtype == TSM_F32) {
-      float f;
-      memcpy(&f, (char *)buf + i * 4, 4);
-      got = f;
-    } else {
-      int32_t v;
-      memcpy(&v, (char *)buf + i * 4, 4);
-      got = v;
-    }
-    double w = mr->dtype == TSM_F32 ? (double)(float)want[i] : want[i];
+    double got = cts_opsem_read(mr->dtype, (char *)buf + (size_t)i * size);
+    double w = cts_opsem_expected(mr->dtype, want[i]);
     if (!cts__values_equal(w, got, approx)) {
       free(buf);
       return cts__report(r, CTS_FAIL, "%s: %s element %lld expected %.9g, observed %.9g", name,
