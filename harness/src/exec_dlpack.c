@@ -402,5 +402,10 @@ static void dlpack_after_close(struct cts_run *r) {
 static void *dlpack_new(struct cts_run *r) {
   (void)r; return cts_xcalloc(1, sizeof(struct dl_state)); }
 
-const struct cts_family cts_family_dlpack = {dlpack_new, check_dlpack, NULL, dlpack_before_close,
-                                             dlpack_after_close, free, NULL, NULL};
+const struct cts_family cts_family_dlpack = {
+    .state_new = dlpack_new,
+    .observe = check_dlpack,
+    .before_close = dlpack_before_close,
+    .after_close = dlpack_after_close,
+    .state_free = free,
+};

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "exec_internal.h"
+#include "exec_scopes.h"
 #include "opsem.h"
 
 /* The model ids of the expectation's operands; `bogus` is no expectation's operand. */

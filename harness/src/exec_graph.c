@@ -597,5 +597,10 @@ static void graphs_free(void *state) {
   free(gs);
 }
 
-const struct cts_family cts_family_graphs = {graphs_new, NULL, held_bytes, NULL, NULL,
-                                             graphs_free, NULL, NULL};
+const struct cts_family cts_family_graphs = {
+    .state_new = graphs_new,
+    .held_bytes = held_bytes,
+    .held_what = "graph buffers",
+    .held_clause = "GRAPH.MGR.1",
+    .state_free = graphs_free,
+};
