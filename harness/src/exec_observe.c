@@ -148,10 +148,20 @@ int cts__check_mgr(struct cts_run *r, int g) {
   return 0;
 }
 
+/* A resource's manager link (owner, lender): the model's manager g, observed h. */
+static int check_mgr_link(struct cts_run *r, const char *name, const char *link, int g,
+                          tsm_handle h) {
+  if (h == cts__mgr_handle(r, g)) return 0;
+  char want[160], got[160];
+  return cts__report(r, CTS_FAIL, "%s: %s expected %s, observed %s", name, link,
+                     cts__describe_mgr(r, g, want, sizeof want),
+                     cts__describe_handle(r, h, got, sizeof got));
+}
+
 int cts__check_res(struct cts_run *r, int id) {
   struct tsm_res_info info;
   memset(&info, 0, sizeof info);
-  char name[200], want[160], got[160];
+  char name[200];
   cts__res_name(r, id, name, sizeof name);
   int rc = r->a->res_info(r->s, r->res[id].h, &info);
   if (rc) return cts__report(r, CTS_FAIL, "res_info(%s) failed with %s (ABI.INFO.1)", name,
@@ -161,21 +171,13 @@ int cts__check_res(struct cts_run *r, int id) {
     return cts__report(r, CTS_FAIL, "%s: expected %s, observed %s", name,
                        mr->valid ? "live" : "released", mr->valid ? "released" : "live");
   if (mr->valid) {
-    int holder = cts_model_holder(&r->m, id);
-    if (info.owner != cts__mgr_handle(r, holder))
-      return cts__report(r, CTS_FAIL, "%s: owner expected %s, observed %s", name,
-                         cts__describe_mgr(r, holder, want, sizeof want),
-                         cts__describe_handle(r, info.owner, got, sizeof got));
+    if (check_mgr_link(r, name, "owner", cts_model_holder(&r->m, id), info.owner)) return -1;
     int borrowed = cts_model_borrowed(&r->m, id);
     if (!!info.borrowed != borrowed)
       return cts__report(r, CTS_FAIL, "%s: expected %s, observed %s", name,
                          borrowed ? "borrowed" : "not borrowed",
                          borrowed ? "not borrowed" : "borrowed");
-    int lender = cts_model_lender(&r->m, id);
-    if (info.lender != cts__mgr_handle(r, lender))
-      return cts__report(r, CTS_FAIL, "%s: lender expected %s, observed %s", name,
-                         cts__describe_mgr(r, lender, want, sizeof want),
-                         cts__describe_handle(r, info.lender, got, sizeof got));
+    if (check_mgr_link(r, name, "lender", cts_model_lender(&r->m, id), info.lender)) return -1;
     uint64_t bytes = cts_model_nbytes(&r->m, id);
     if (info.nbytes != bytes)
       return cts__report(r, CTS_FAIL, "%s: nbytes expected %llu, observed %llu", name,
