@@ -22,6 +22,12 @@ struct cts_objinfo {
   int line;  /* where it was made */
 };
 
+/* The objects of one kind, by model id; zeroed past what was remembered. */
+struct cts_objmap {
+  struct cts_objinfo *v;
+  size_t cap;
+};
+
 struct cts_workers;
 
 struct cts_run {
@@ -30,8 +36,8 @@ struct cts_run {
   void *s;
   struct cts_model m;
   int *sym_obj;              /* per symbol: model id (in its kind's table), or -1 */
-  struct cts_objinfo *mgr, *res, *scope;
-  size_t mgr_cap, res_cap, scope_cap;
+  struct cts_objinfo *mgr, *res; /* managers and resources; a family maps its own kinds */
+  size_t mgr_cap, res_cap;
   const struct cts_stmt *cur;
   struct cts_buf *msg;
   int status;
@@ -45,6 +51,11 @@ struct cts_run {
 /* A family (families.h): the hooks the core calls; any may be NULL. */
 struct cts_family {
   void *(*state_new)(struct cts_run *r); /* the session is open, the model empty */
+  /* The symbol kinds (enum cts_sym_kind) whose handles the family keeps, and where (in
+   * its state): the core binds and resolves them, and checks a new handle is not one of
+   * them, through it. */
+  int sym_kinds;
+  struct cts_objmap *(*objects)(struct cts_run *r);
   /* After every step: 0, or -1 after reporting. */
   int (*observe)(struct cts_run *r);
   /* The family's part of resource id's observation, after the core's (name: its name
@@ -133,7 +144,8 @@ void cts__remember(struct cts_objinfo **v, size_t *cap, size_t id, tsm_handle h,
                    int line);
 tsm_handle cts__mgr_handle(struct cts_run *r, int g);
 tsm_handle cts__res_handle(struct cts_run *r, int id);
-tsm_handle cts__scope_handle(struct cts_run *r, int sc);
+/* The map of the family that keeps symbol kind `kind`, or NULL (managers, resources). */
+struct cts_objmap *cts__family_objects(struct cts_run *r, int kind);
 int cts__handle_in_use(struct cts_run *r, tsm_handle h);
 
 /* Observation (exec_observe.c): each returns 0, or -1 after reporting. */

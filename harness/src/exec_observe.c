@@ -98,16 +98,27 @@ tsm_handle cts__res_handle(struct cts_run *r, int id) {
   return id == CTS_BOGUS ? CTS_BOGUS_HANDLE : id == CTS_NONE ? TSM_NONE : r->res[id].h;
 }
 
-tsm_handle cts__scope_handle(struct cts_run *r, int sc) {
-  return sc == CTS_BOGUS ? CTS_BOGUS_HANDLE : sc == CTS_NONE ? TSM_NONE : r->scope[sc].h;
+struct cts_objmap *cts__family_objects(struct cts_run *r, int kind) {
+  for (int f = 0; f < CTS_N_FAMILIES; f++)
+    if ((cts_families[f]->sym_kinds & kind) && cts_families[f]->objects)
+      return cts_families[f]->objects(r);
+  return NULL;
+}
+
+static int family_holds(struct cts_run *r, tsm_handle h) {
+  for (int f = 0; f < CTS_N_FAMILIES; f++) {
+    struct cts_objmap *map = cts_families[f]->objects ? cts_families[f]->objects(r) : NULL;
+    for (size_t i = 0; map && i < map->cap; i++)
+      if (map->v[i].h == h) return 1;
+  }
+  return 0;
 }
 
 /* The model may already count an object the maps do not hold yet: bound by cap. */
 int cts__handle_in_use(struct cts_run *r, tsm_handle h) {
   for (size_t i = 0; i < r->m.n_mgrs && i < r->mgr_cap; i++)
     if (r->mgr[i].h == h) return 1;
-  for (size_t i = 0; i < r->m.n_scopes && i < r->scope_cap; i++)
-    if (r->scope[i].h == h) return 1;
+  if (family_holds(r, h)) return 1;
   for (size_t i = 0; i < r->m.n_res && i < r->res_cap; i++)
     if (r->res[i].h == h && r->m.res[i].valid) return 1;
   return 0;

@@ -26,6 +26,7 @@ struct cts_wrap {
 /* The scopes family's state: the innermost wrapped block running (or NULL), and what the
  * case lets the judge observe. */
 struct scopes_state {
+  struct cts_objmap scope; /* each model scope's handle */
   struct cts_wrap *wrap;
   int scopes; /* scope_info, scope_current and thread_stats exist */
   int links;  /* res_links exists */
@@ -33,16 +34,24 @@ struct scopes_state {
 
 static struct scopes_state *scopes_of(struct cts_run *r) { return r->family[CTS_FAMILY_SCOPES]; }
 
+static struct cts_objinfo *scope_info(struct cts_run *r, int sc) {
+  return &scopes_of(r)->scope.v[sc];
+}
+
+static tsm_handle scope_h(struct cts_run *r, int sc) {
+  return sc == CTS_BOGUS ? CTS_BOGUS_HANDLE : sc == CTS_NONE ? TSM_NONE : scope_info(r, sc)->h;
+}
+
 /* ---- observation ----------------------------------------------------------------- */
 
 char *cts__describe_scope(struct cts_run *r, int sc, char *buf, size_t n) {
   if (sc == CTS_NONE)
     snprintf(buf, n, "none");
-  else if (r->scope[sc].sym < 0)
-    snprintf(buf, n, "the wrapped scope of line %d", r->scope[sc].line);
+  else if (scope_info(r, sc)->sym < 0)
+    snprintf(buf, n, "the wrapped scope of line %d", scope_info(r, sc)->line);
   else
-    snprintf(buf, n, "%s (scope opened at line %d)", cts__sym_name(r, r->scope[sc].sym),
-             r->scope[sc].line);
+    snprintf(buf, n, "%s (scope opened at line %d)", cts__sym_name(r, scope_info(r, sc)->sym),
+             scope_info(r, sc)->line);
   return buf;
 }
 
@@ -65,7 +74,7 @@ static int check_links(struct cts_run *r, int id, const char *name) {
   if (links.kind != mr->kind)
     return cts__report(r, CTS_FAIL, "%s: kind expected %d, observed %d", name, mr->kind,
                        links.kind);
-  if (links.scope != cts__scope_handle(r, mr->scope))
+  if (links.scope != scope_h(r, mr->scope))
     return cts__report(r, CTS_FAIL, "%s: owning scope expected %s, observed %s", name,
                        cts__describe_scope(r, mr->scope, want, sizeof want),
                        cts__describe_handle(r, links.scope, got, sizeof got));
@@ -82,13 +91,13 @@ int cts__check_scope(struct cts_run *r, int sc) {
   memset(&info, 0, sizeof info);
   char name[160], want[160], got[160];
   cts__describe_scope(r, sc, name, sizeof name);
-  int rc = r->a->scope_info(r->s, r->scope[sc].h, &info);
+  int rc = r->a->scope_info(r->s, scope_info(r, sc)->h, &info);
   if (rc) return cts__report(r, CTS_FAIL, "scope_info(%s) failed with %s", name, cts_err_name(rc));
   const struct cts_mscope *ms = &r->m.scopes[sc];
   if (!!info.disposed != ms->disposed)
     return cts__report(r, CTS_FAIL, "scope %s: expected %s, observed %s", name,
                        ms->disposed ? "disposed" : "open", ms->disposed ? "open" : "disposed");
-  if (info.outer != cts__scope_handle(r, ms->outer))
+  if (info.outer != scope_h(r, ms->outer))
     return cts__report(r, CTS_FAIL, "scope %s: outer scope expected %s, observed %s", name,
                        cts__describe_scope(r, ms->outer, want, sizeof want),
                        cts__describe_handle(r, info.outer, got, sizeof got));
@@ -105,7 +114,7 @@ int cts__check_thread(struct cts_run *r) {
   int rc = r->a->scope_current(r->s, &cur);
   int t = r->m.thread;
   if (rc) return cts__report(r, CTS_FAIL, "scope_current failed with %s", cts_err_name(rc));
-  if (cur != cts__scope_handle(r, r->m.threads[t].current))
+  if (cur != scope_h(r, r->m.threads[t].current))
     return cts__report(r, CTS_FAIL, "thread %s: current scope expected %s, observed %s",
                        r->c->threads[t], cts__describe_scope(r, r->m.threads[t].current, want, sizeof want),
                        cts__describe_handle(r, cur, got, sizeof got));
@@ -146,7 +155,7 @@ static int wrapped_body(void *arg, tsm_handle *result) {
                 "no fresh scope is current (SCOPE.WRAP.1)", cts_err_name(rc), (unsigned long long)h);
     return TSM_EINVAL;
   }
-  cts__remember(&r->scope, &r->scope_cap, (size_t)w->scope, h, -1, w->st->line);
+  cts__remember(&scopes_of(r)->scope.v, &scopes_of(r)->scope.cap, (size_t)w->scope, h, -1, w->st->line);
   if (cts__check_state(r) || cts__exec_block(r, &w->st->body)) return TSM_EINVAL;
   *result = cts__res_handle(r, w->result);
   return 0;
@@ -266,18 +275,28 @@ static int composite_check_made(struct cts_run *r, const struct cts_stmt *st, in
 
 /* A handle that is a scope's, described; NULL when it is none. */
 static char *describe_scope_handle(struct cts_run *r, tsm_handle h, char *buf, size_t n) {
-  for (size_t sc = 0; sc < r->m.n_scopes && sc < r->scope_cap; sc++)
-    if (r->scope[sc].h == h) return cts__describe_scope(r, (int)sc, buf, n);
+  for (size_t sc = 0; sc < r->m.n_scopes && sc < scopes_of(r)->scope.cap; sc++)
+    if (scope_info(r, (int)sc)->h == h) return cts__describe_scope(r, (int)sc, buf, n);
   return NULL;
+}
+
+static struct cts_objmap *scope_objects(struct cts_run *r) { return &scopes_of(r)->scope; }
+
+static void scopes_free(void *state) {
+  struct scopes_state *ss = state;
+  if (ss) free(ss->scope.v);
+  free(ss);
 }
 
 const struct cts_family cts_family_scopes = {
     .state_new = scopes_new,
+    .sym_kinds = CTS_SYM_SCOPE,
+    .objects = scope_objects,
     .observe = observe_scopes,
     .observe_res = check_links,
     .observe_thread = cts__check_thread,
     .describe_handle = describe_scope_handle,
-    .state_free = free,
+    .state_free = scopes_free,
     .bind_made = composite_bind_made,
     .check_made = composite_check_made,
 };
