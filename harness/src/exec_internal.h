@@ -22,7 +22,8 @@ struct cts_objinfo {
   int line;  /* where it was made */
 };
 
-/* The objects of one kind, by model id; zeroed past what was remembered. */
+/* The objects of one kind, by model id; zeroed past what was remembered. The array
+ * belongs to whoever holds the map (a family's state). */
 struct cts_objmap {
   struct cts_objinfo *v;
   size_t cap;

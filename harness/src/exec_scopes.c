@@ -23,8 +23,9 @@ struct cts_wrap {
   int result;      /* model id of `result X` */
 };
 
-/* The scopes family's state: the innermost wrapped block running (or NULL), and what the
- * case lets the judge observe. */
+/* The scopes family's state, owned by the run through its family slot: each scope's
+ * handle (the map's array is the state's), the innermost wrapped block running (or
+ * NULL, borrowed from the running executor), and what the case lets the judge observe. */
 struct scopes_state {
   struct cts_objmap scope; /* each model scope's handle */
   struct cts_wrap *wrap;
