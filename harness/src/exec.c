@@ -16,6 +16,7 @@
 
 #include "adapter_load.h"
 #include "exec_internal.h"
+#include "opsem.h"
 
 static const char *const status_names[CTS_N_STATUS] = {
     "Pass", "Fail", "Crash", "Timeout", "NotSupported", "Skip", "XFail", "XPass", "Error"};
@@ -69,11 +70,10 @@ int cts__resolve(struct cts_run *r, const struct cts_stmt *st, struct cts_operan
 tsm_handle cts__handle_of(struct cts_run *r, int sym, int id) {
   if (id == CTS_BOGUS) return CTS_BOGUS_HANDLE;
   if (id == CTS_NONE) return TSM_NONE;
-  switch (r->c->syms[sym].kind) {
-    case CTS_SYM_MANAGER: return cts__mgr_handle(r, id);
-    case CTS_SYM_SCOPE: return cts__scope_handle(r, id);
-    default: return cts__res_handle(r, id);
-  }
+  int kind = r->c->syms[sym].kind;
+  if (kind == CTS_SYM_MANAGER) return cts__mgr_handle(r, id);
+  struct cts_objmap *map = cts__family_objects(r, kind);
+  return map ? map->v[id].h : cts__res_handle(r, id);
 }
 
 static void to_handles(struct cts_run *r, const struct cts_stmt *st,
@@ -100,6 +100,23 @@ int cts__adapter_none(struct cts_run *r, const struct cts_stmt *st, const struct
   return TSM_EINVAL;
 }
 
+/* ---- literals -------------------------------------------------------------- */
+
+double *cts__literal_values(const struct cts_literal *lit, int64_t *n) {
+  *n = cts_opsem_literal_elems(lit->ndim, lit->shape);
+  double *v = cts_xcalloc(*n ? (size_t)*n : 1, sizeof(double));
+  for (int64_t i = 0; i < *n; i++) {
+    switch (lit->fill) {
+      case CTS_ZEROS: v[i] = 0; break;
+      case CTS_ONES: v[i] = 1; break;
+      case CTS_FULL: v[i] = lit->scalar; break;
+      case CTS_ARANGE: v[i] = (double)i; break;
+      default: v[i] = lit->vals[i]; break;
+    }
+  }
+  return v;
+}
+
 /* ---- binding what an action made ------------------------------------------- */
 
 int cts__bind_handle(struct cts_run *r, const struct cts_stmt *st, int id, tsm_handle h) {
@@ -107,10 +124,11 @@ int cts__bind_handle(struct cts_run *r, const struct cts_stmt *st, int id, tsm_h
   if (h == TSM_NONE || h == CTS_BOGUS_HANDLE || cts__handle_in_use(r, h))
     return cts__report(r, CTS_FAIL, "adapter returned handle 0x%llx, which is 0 or already in "
                        "use (ABI.HANDLE.1)", (unsigned long long)h);
+  struct cts_objmap *map = cts__family_objects(r, binds);
   if (binds == CTS_SYM_MANAGER)
     cts__remember(&r->mgr, &r->mgr_cap, (size_t)id, h, st->dst, st->line);
-  else if (binds == CTS_SYM_SCOPE)
-    cts__remember(&r->scope, &r->scope_cap, (size_t)id, h, st->dst, st->line);
+  else if (map)
+    cts__remember(&map->v, &map->cap, (size_t)id, h, st->dst, st->line);
   else
     cts__remember(&r->res, &r->res_cap, (size_t)id, h, st->dst, st->line);
   r->sym_obj[st->dst] = id;
@@ -274,7 +292,6 @@ static void close_run(struct cts_run *r) {
   free(r->sym_obj);
   free(r->mgr);
   free(r->res);
-  free(r->scope);
 }
 
 /* One run of the case on a fresh session; arm > 0 fails that allocation. *fired: the

@@ -11,6 +11,7 @@
 
 #include "dlpack_judge.h"
 #include "exec_internal.h"
+#include "opsem.h"
 
 /* A DLPack tensor the judge made or received. */
 struct cts_dlobj {
@@ -73,12 +74,6 @@ static void compact_strides(int ndim, const int64_t *shape, int64_t *out) {
   }
 }
 
-static int64_t count_elems(int ndim, const int64_t *shape) {
-  int64_t n = 1;
-  for (int i = 0; i < ndim; i++) n *= shape[i] > 0 ? shape[i] : 0;
-  return n;
-}
-
 /* The offset in elements of row-major element i under strides. */
 static int64_t linear(int ndim, const int64_t *shape, const int64_t *strides, int64_t i) {
   int64_t at = 0;
@@ -108,7 +103,7 @@ static void make_desc(struct cts_run *r, const struct cts_stmt *st, struct cts_m
   desc->no_strides = o->no_strides;
   desc->n_strides = o->n_strides;
   memcpy(desc->strides, o->strides, sizeof desc->strides);
-  desc->code = o->bits ? o->code : lit->dtype == TSM_F32 ? CTS_DL_FLOAT : CTS_DL_INT;
+  desc->code = o->bits ? o->code : cts_opsem_dl_code(lit->dtype);
   desc->bits = o->bits ? o->bits : 32;
   desc->lanes = o->lanes;
   desc->null_data = o->null_data;
@@ -117,14 +112,9 @@ static void make_desc(struct cts_run *r, const struct cts_stmt *st, struct cts_m
 
 /* Element i at `at`, when the dtype is one the judge writes (f32, i32). */
 static void put_elem(const struct cts_mdl_desc *desc, unsigned char *at, size_t esize, double v) {
+  int dtype = cts_opsem_dtype_of_dl(desc->code, desc->bits, desc->lanes);
   memset(at, 0, esize);
-  if (desc->bits == 32 && desc->lanes == 1 && desc->code == CTS_DL_FLOAT) {
-    float f = (float)v;
-    memcpy(at, &f, 4);
-  } else if (desc->bits == 32 && desc->lanes == 1 && desc->code == CTS_DL_INT) {
-    int32_t k = (int32_t)(uint32_t)(int64_t)v;
-    memcpy(at, &k, 4);
-  }
+  if (dtype) cts_opsem_write(dtype, v, at);
 }
 
 /* The buffer: strided elements after byte_offset, the rest a pattern that a consumer
@@ -179,10 +169,8 @@ int cts__exec_dl_make(struct cts_run *r, const struct cts_stmt *st, int expected
   const struct cts_literal *lit = &st->u.make.literal;
   struct cts_mdl_desc desc;
   make_desc(r, st, &desc);
-  int64_t n = count_elems(lit->ndim, lit->shape);
-  double *vals = cts_xcalloc(n ? (size_t)n : 1, sizeof(double));
-  for (int64_t i = 0; i < n; i++)
-    vals[i] = lit->fill == CTS_ARANGE ? (double)i : lit->fill == CTS_VALUES ? lit->vals[i] : 0;
+  int64_t n;
+  double *vals = cts__literal_values(lit, &n);
   int64_t strides[TSM_MAX_DIMS];
   if (o->n_strides)
     memcpy(strides, o->strides, sizeof strides);
@@ -233,18 +221,10 @@ static int check_export_elems(struct cts_run *r, const struct cts_dl_view *v, in
     compact_strides(v->ndim, v->shape, strides);
   const double *want = cts_model_values(&r->m, src);
   const unsigned char *base = (const unsigned char *)v->data + v->byte_offset;
+  size_t size = cts_opsem_dtype_size(mr->dtype);
   for (int64_t i = 0; i < n; i++) {
-    const unsigned char *at = base + linear(v->ndim, v->shape, strides, i) * 4;
-    double got;
-    if (mr->dtype == TSM_F32) {
-      float f;
-      memcpy(&f, at, 4);
-      got = f;
-    } else {
-      int32_t k;
-      memcpy(&k, at, 4);
-      got = k;
-    }
+    const unsigned char *at = base + linear(v->ndim, v->shape, strides, i) * (int64_t)size;
+    double got = cts_opsem_read(mr->dtype, at);
     if (got != want[i])
       return cts__report(r, CTS_FAIL, "%s: element %lld reads %.9g through data, byte_offset and "
                          "strides, expected %.9g (DLP.EXPORT.1)", name, (long long)i, got, want[i]);
@@ -263,10 +243,8 @@ static int check_export(struct cts_run *r, const struct cts_stmt *st, int x, int
   if (v.device_type != want_device || v.device_id != 0)
     return cts__report(r, CTS_FAIL, "%s: device (%d, %d), expected (%d, 0) (DLP.EXPORT.1)", name,
                        v.device_type, v.device_id, want_device);
-  int shape_ok = v.ndim == mr->ndim;
-  for (int i = 0; shape_ok && i < v.ndim; i++) shape_ok = v.shape[i] == mr->shape[i];
-  int want_code = mr->dtype == TSM_F32 ? CTS_DL_FLOAT : CTS_DL_INT;
-  if (!shape_ok || v.code != want_code || v.bits != 32 || v.lanes != 1)
+  if (!cts_opsem_same_dims(v.ndim, v.shape, mr->ndim, mr->shape) ||
+      cts_opsem_dtype_of_dl(v.code, v.bits, v.lanes) != mr->dtype)
     return cts__report(r, CTS_FAIL, "%s: shape or dtype differs from the tensor (DLP.EXPORT.1)",
                        name);
   return check_export_elems(r, &v, src, name);
@@ -424,5 +402,10 @@ static void dlpack_after_close(struct cts_run *r) {
 static void *dlpack_new(struct cts_run *r) {
   (void)r; return cts_xcalloc(1, sizeof(struct dl_state)); }
 
-const struct cts_family cts_family_dlpack = {dlpack_new, check_dlpack, NULL, dlpack_before_close,
-                                             dlpack_after_close, free, NULL, NULL};
+const struct cts_family cts_family_dlpack = {
+    .state_new = dlpack_new,
+    .observe = check_dlpack,
+    .before_close = dlpack_before_close,
+    .after_close = dlpack_after_close,
+    .state_free = free,
+};

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "exec_internal.h"
+#include "exec_scopes.h"
+#include "opsem.h"
 
 /* The model ids of the expectation's operands; `bogus` is no expectation's operand. */
 static int expect_operands(struct cts_run *r, const struct cts_stmt *st, int *x, int *y) {
@@ -79,7 +81,7 @@ int cts__expect_values(struct cts_run *r, const struct cts_stmt *st, int expecte
   const double *mv = cts_model_values(&r->m, x);
   int approx = cts_model_approx(&r->m, x);
   for (int64_t i = 0; i < n; i++) {
-    double w = mr->dtype == TSM_F32 ? (double)(float)want[i] : want[i];
+    double w = cts_opsem_expected(mr->dtype, want[i]);
     if (cts__model_agrees(r, cts__values_equal(w, mv[i], approx),
                           "element %lld is %.9g in the model", (long long)i, mv[i]))
       return -1;
@@ -94,15 +96,13 @@ int cts__expect_shape(struct cts_run *r, const struct cts_stmt *st, int expected
   const struct cts_mres *mr = &r->m.res[x];
   int ndim = st->u.dims.ndim;
   const int64_t *shape = st->u.dims.shape;
-  int same = mr->valid && mr->ndim == ndim;
-  for (int i = 0; same && i < ndim; i++) same = mr->shape[i] == shape[i];
+  int same = mr->valid && cts_opsem_same_dims(mr->ndim, mr->shape, ndim, shape);
   if (cts__model_agrees(r, same, "the model's shape differs")) return -1;
   struct tsm_tensor_desc d;
   memset(&d, 0, sizeof d);
   int rc = r->a->tensor_desc(r->s, r->res[x].h, &d);
   if (rc) return cts__report(r, CTS_FAIL, "tensor_desc failed with %s", cts_err_name(rc));
-  same = d.ndim == ndim;
-  for (int i = 0; same && i < ndim; i++) same = d.shape[i] == shape[i];
+  same = cts_opsem_same_dims(d.ndim, d.shape, ndim, shape);
   return same ? 0 : cts__report(r, CTS_FAIL, "shape differs (ndim %d observed)", d.ndim);
 }
 

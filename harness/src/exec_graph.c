@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "exec_internal.h"
+#include "opsem.h"
 
 /* The graphs family's state: what the judge knows of each model graph and graph node,
  * and each node's bytes after the last unplanned compute. */
@@ -67,38 +68,19 @@ static int bind(struct cts_run *r, struct cts_objinfo **v, size_t *cap, int sym,
 /* ---- element bytes ---------------------------------------------------------------- */
 
 static size_t node_bytes(const struct cts_mgnode *n) {
-  return (size_t)cts_model_graph_elems(n) * 4u;
+  return (size_t)cts_model_graph_elems(n) * cts_opsem_dtype_size(n->dtype);
 }
 
-static void encode(int dtype, const double *v, int64_t n, unsigned char *out) {
-  for (int64_t i = 0; i < n; i++) {
-    if (dtype == TSM_F32) {
-      float f = (float)v[i];
-      memcpy(out + i * 4, &f, 4);
-    } else {
-      int32_t k = (int32_t)(uint32_t)(int64_t)v[i];
-      memcpy(out + i * 4, &k, 4);
-    }
-  }
-}
-
-static double decode(int dtype, const unsigned char *p, int64_t i) {
-  if (dtype == TSM_F32) {
-    float f;
-    memcpy(&f, p + i * 4, 4);
-    return f;
-  }
-  int32_t k;
-  memcpy(&k, p + i * 4, 4);
-  return k;
+/* Element i of bytes p holding elements of dtype. */
+static double elem_at(int dtype, const unsigned char *p, int64_t i) {
+  return cts_opsem_read(dtype, p + (size_t)i * cts_opsem_dtype_size(dtype));
 }
 
 /* Values derived from an svd, or f32 reductions, compare to a tolerance (GRAPH.OP.1). */
 static int node_equal(const struct cts_mgnode *n, double want, double got) {
-  int approx = n->svd_taint || (n->dtype == TSM_F32 && (n->op == TSM_OP_SUM || n->op == TSM_OP_MATMUL));
-  double tol = n->svd_taint ? 1e-4 : 1e-5;
-  if (!approx) return want == got;
-  return fabs(want - got) <= tol * fmax(1.0, fabs(want));
+  if (n->svd_taint) return cts_opsem_close(want, got, CTS_OPSEM_SVD_TOL);
+  if (cts_opsem_approx(n->op, n->dtype)) return cts_opsem_close(want, got, CTS_OPSEM_REL_TOL);
+  return want == got;
 }
 
 static unsigned char *read_node(struct cts_run *r, int x, int *rc) {
@@ -145,13 +127,9 @@ static int model_build(struct cts_run *r, const struct cts_stmt *st, int a, int 
     case CTS_G_NEW: return cts_model_graph_new(m, a, &made[0]);
     case CTS_G_LEAF: {
       const struct cts_literal *lit = &st->u.literal;
-      int64_t n = 1;
-      for (int i = 0; i < lit->ndim; i++) n *= lit->shape[i] > 0 ? lit->shape[i] : 0;
-      double *init = cts_xcalloc(n ? (size_t)n : 1, sizeof(double));
-      for (int64_t i = 0; i < n; i++) {
-        double v = lit->fill == CTS_ARANGE ? (double)i : lit->fill == CTS_VALUES ? lit->vals[i] : 0;
-        init[i] = lit->dtype == TSM_F32 ? (double)(float)v : (double)(int32_t)v;
-      }
+      int64_t n;
+      double *init = cts__literal_values(lit, &n);
+      for (int64_t i = 0; i < n; i++) init[i] = cts_opsem_round(lit->dtype, init[i]);
       return cts_model_graph_leaf(m, a, lit->dtype, lit->ndim, lit->shape, init, &made[0]);
     }
     case CTS_G_EXTERNAL: return cts_model_graph_external(m, a, b, &made[0]);
@@ -194,7 +172,7 @@ static int write_leaves(struct cts_run *r, int g, int *adapter_rc) {
     if (n->kind != CTS_GN_LEAF) continue;
     size_t bytes = node_bytes(n);
     unsigned char *buf = cts_xmalloc(bytes ? bytes : 1);
-    encode(n->dtype, n->init, cts_model_graph_elems(n), buf);
+    cts_opsem_encode(n->dtype, n->init, cts_model_graph_elems(n), buf);
     *adapter_rc = r->a->graph_write(r->s, node_h(r, order->v[i]), buf, bytes);
     free(buf);
     if (*adapter_rc) return -1;
@@ -220,7 +198,7 @@ static const double *factor_of(void *ctx, int x) {
     f->missing = 1;
     return f->scratch;
   }
-  for (int64_t i = 0; i < e; i++) f->scratch[i] = decode(TSM_F32, f->bytes[x], i);
+  cts_opsem_decode(TSM_F32, f->bytes[x], e, f->scratch);
   return f->scratch;
 }
 
@@ -235,8 +213,8 @@ static int check_svd(struct cts_run *r, int u, unsigned char **bytes) {
   for (int64_t i = 0; i < rows * cols; i++) scale = fmax(scale, fabs(a->vals[i]));
   char name[200];
   for (int64_t i = 0; i < k; i++) {
-    double s = decode(TSM_F32, S, i);
-    if (s < 0 || (i && s > decode(TSM_F32, S, i - 1) * (1 + 1e-6) + 1e-6))
+    double s = elem_at(TSM_F32, S, i);
+    if (s < 0 || (i && s > elem_at(TSM_F32, S, i - 1) * (1 + 1e-6) + 1e-6))
       return cts__report(r, CTS_FAIL, "%s: singular values are not non-increasing and "
                          "non-negative (GRAPH.OP.1)", node_name(r, u + 1, name, sizeof name));
   }
@@ -244,7 +222,7 @@ static int check_svd(struct cts_run *r, int u, unsigned char **bytes) {
     for (int64_t j = 0; j < cols; j++) {
       double s = 0;
       for (int64_t t = 0; t < k; t++)
-        s += decode(TSM_F32, U, i * k + t) * decode(TSM_F32, S, t) * decode(TSM_F32, V, t * cols + j);
+        s += elem_at(TSM_F32, U, i * k + t) * elem_at(TSM_F32, S, t) * elem_at(TSM_F32, V, t * cols + j);
       if (fabs(s - a->vals[i * cols + j]) > 1e-4 * scale)
         return cts__report(r, CTS_FAIL, "%s: U·diag(S)·Vt differs from the input at (%lld, %lld): "
                            "%.9g, expected %.9g (GRAPH.OP.1)", node_name(r, u, name, sizeof name),
@@ -257,7 +235,7 @@ static int compare_model(struct cts_run *r, int x, const unsigned char *got, con
   const struct cts_mgnode *n = &r->m.gnodes[x];
   char name[200];
   for (int64_t i = 0; i < cts_model_graph_elems(n); i++) {
-    double g = decode(n->dtype, got, i);
+    double g = elem_at(n->dtype, got, i);
     if (!node_equal(n, n->vals[i], g))
       return cts__report(r, CTS_FAIL, "%s, %s run: element %lld is %.9g, expected %.9g (GRAPH.OUT.1)",
                          node_name(r, x, name, sizeof name), run, (long long)i, g, n->vals[i]);
@@ -305,8 +283,7 @@ static int takes_over(struct cts_run *r, const struct cts_ids *order, int x, int
                 (ny->src[0] == x || ny->src[1] == x) && xe == ys &&
                 cts_model_graph_consumers(&r->m, x) == 1 &&
                 !(nx->flags & (TSM_GRAPH_OUTPUT | TSM_GRAPH_PARAM)) && nx->dtype == ny->dtype &&
-                nx->ndim == ny->ndim &&
-                !memcmp(nx->shape, ny->shape, (size_t)nx->ndim * sizeof(int64_t)) && xb == yb;
+                cts_opsem_same_dims(nx->ndim, nx->shape, ny->ndim, ny->shape) && xb == yb;
   for (size_t k = 0; inplace && k < order->n; k++) {
     const struct cts_mgnode *v = &r->m.gnodes[order->v[k]];
     if (v->kind == CTS_GN_OP && v->op == TSM_OP_RESHAPE && v->src[0] == x) inplace = 0;
@@ -521,7 +498,7 @@ static int node_model_agrees(struct cts_run *r, int x, const double *want, size_
   if ((int64_t)n_want != e)
     return cts__report(r, CTS_ERROR, "%zu values for %lld elements", n_want, (long long)e);
   for (int64_t i = 0; i < e; i++) {
-    double w = n->dtype == TSM_F32 ? (double)(float)want[i] : want[i];
+    double w = cts_opsem_expected(n->dtype, want[i]);
     if (!node_equal(n, w, n->vals[i]))
       return cts__report(r, CTS_ERROR, "the case contradicts the spec model: element %lld is %.9g "
                          "in the model", (long long)i, n->vals[i]);
@@ -540,8 +517,8 @@ static int node_reads(struct cts_run *r, int x, const double *want) {
     return cts__report(r, CTS_FAIL, "graph_read failed with %s", cts_err_name(rc));
   }
   for (int64_t i = 0; i < cts_model_graph_elems(n); i++) {
-    double w = n->dtype == TSM_F32 ? (double)(float)want[i] : want[i];
-    double g = decode(n->dtype, got, i);
+    double w = cts_opsem_expected(n->dtype, want[i]);
+    double g = elem_at(n->dtype, got, i);
     if (!node_equal(n, w, g)) {
       free(got);
       return cts__report(r, CTS_FAIL, "%s: element %lld is %.9g, expected %.9g",
@@ -620,5 +597,10 @@ static void graphs_free(void *state) {
   free(gs);
 }
 
-const struct cts_family cts_family_graphs = {graphs_new, NULL, held_bytes, NULL, NULL,
-                                             graphs_free, NULL, NULL};
+const struct cts_family cts_family_graphs = {
+    .state_new = graphs_new,
+    .held_bytes = held_bytes,
+    .held_what = "graph buffers",
+    .held_clause = "GRAPH.MGR.1",
+    .state_free = graphs_free,
+};

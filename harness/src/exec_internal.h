@@ -22,6 +22,13 @@ struct cts_objinfo {
   int line;  /* where it was made */
 };
 
+/* The objects of one kind, by model id; zeroed past what was remembered. The array
+ * belongs to whoever holds the map (a family's state). */
+struct cts_objmap {
+  struct cts_objinfo *v;
+  size_t cap;
+};
+
 struct cts_workers;
 
 struct cts_run {
@@ -30,13 +37,11 @@ struct cts_run {
   void *s;
   struct cts_model m;
   int *sym_obj;              /* per symbol: model id (in its kind's table), or -1 */
-  struct cts_objinfo *mgr, *res, *scope;
-  size_t mgr_cap, res_cap, scope_cap;
+  struct cts_objinfo *mgr, *res; /* managers and resources; a family maps its own kinds */
+  size_t mgr_cap, res_cap;
   const struct cts_stmt *cur;
   struct cts_buf *msg;
   int status;
-  int observe_links;         /* res_links exists (set by the scopes family) */
-  int observe_scopes;        /* scope_info, current, stats exist (set by the scopes family) */
   struct cts_workers *workers;
   void *family[CTS_N_FAMILIES]; /* each family's state (its state_new), owned by it */
   int cuda_session;
@@ -47,10 +52,25 @@ struct cts_run {
 /* A family (families.h): the hooks the core calls; any may be NULL. */
 struct cts_family {
   void *(*state_new)(struct cts_run *r); /* the session is open, the model empty */
+  /* The symbol kinds (enum cts_sym_kind) whose handles the family keeps, and where (in
+   * its state): the core binds and resolves them, and checks a new handle is not one of
+   * them, through it. */
+  int sym_kinds;
+  struct cts_objmap *(*objects)(struct cts_run *r);
   /* After every step: 0, or -1 after reporting. */
   int (*observe)(struct cts_run *r);
-  /* Bytes the family holds on the device beyond the model's storages (live bytes). */
+  /* The family's part of resource id's observation, after the core's (name: its name
+   * for messages): 0, or -1 after reporting. */
+  int (*observe_res)(struct cts_run *r, int id, const char *name);
+  /* The state of the running thread, observed on that thread (after a parallel block):
+   * 0, or -1 after reporting. */
+  int (*observe_thread)(struct cts_run *r);
+  /* Handle h described into buf when it is one of the family's objects, else NULL. */
+  char *(*describe_handle)(struct cts_run *r, tsm_handle h, char *buf, size_t n);
+  /* Bytes the family holds on the device beyond the model's storages (live bytes):
+   * what they are and the clause that counts them, for messages. */
   int (*held_bytes)(struct cts_run *r, uint64_t *bytes);
+  const char *held_what, *held_clause;
   void (*before_close)(struct cts_run *r); /* the session is still open */
   void (*after_close)(struct cts_run *r);
   void (*state_free)(void *state);
@@ -125,22 +145,29 @@ void cts__remember(struct cts_objinfo **v, size_t *cap, size_t id, tsm_handle h,
                    int line);
 tsm_handle cts__mgr_handle(struct cts_run *r, int g);
 tsm_handle cts__res_handle(struct cts_run *r, int id);
-tsm_handle cts__scope_handle(struct cts_run *r, int sc);
+/* The map of the family that keeps symbol kind `kind`, or NULL (managers, resources). */
+struct cts_objmap *cts__family_objects(struct cts_run *r, int kind);
 int cts__handle_in_use(struct cts_run *r, tsm_handle h);
 
 /* Observation (exec_observe.c): each returns 0, or -1 after reporting. */
 int cts__check_mgr(struct cts_run *r, int g);
 int cts__check_res(struct cts_run *r, int id);
-int cts__check_scope(struct cts_run *r, int sc);
 int cts__check_bytes(struct cts_run *r);
-int cts__check_thread(struct cts_run *r); /* the running thread's current scope, stats */
 int cts__check_state(struct cts_run *r);
+/* Each family's observe_thread hook, on the running thread. */
+int cts__observe_thread(struct cts_run *r);
 int cts__check_tensor(struct cts_run *r, int id, const double *want, size_t n_want,
                       int approx, const char *what);
 int cts__values_equal(double want, double got, int approx);
+/* A symbol's name, or "(unnamed)" for none (sym < 0). */
+const char *cts__sym_name(struct cts_run *r, int sym);
 char *cts__describe_mgr(struct cts_run *r, int g, char *buf, size_t n);
-char *cts__describe_scope(struct cts_run *r, int sc, char *buf, size_t n);
+char *cts__describe_handle(struct cts_run *r, tsm_handle h, char *buf, size_t n);
 const char *cts__res_name(struct cts_run *r, int id, char *buf, size_t n);
+
+/* A literal's elements as its fill gives them, *n of them (cts_opsem_literal_elems);
+ * the caller frees them. */
+double *cts__literal_values(const struct cts_literal *lit, int64_t *n);
 
 /* Shared by the statement executors (exec.c). cts__bind_handle binds the fresh handle h
  * of what st made, model id `id`, to st's name. */

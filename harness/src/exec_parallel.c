@@ -108,7 +108,7 @@ static int replay_block(struct cts_run *r, struct recorder *rec, const struct ct
 
 static void check_thread_job(struct cts_run *r, void *arg) {
   int *rc = arg;
-  *rc = cts__check_thread(r);
+  *rc = cts__observe_thread(r);
 }
 
 int cts__exec_parallel(struct cts_run *r, const struct cts_stmt *st, int expected_err) {

@@ -29,7 +29,7 @@ uint32_t cts_family_cap(const char *family) {
 extern const struct cts_family cts_family_managers, cts_family_scopes, cts_family_dlpack,
     cts_family_graphs;
 
-static const struct cts_family core_family = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+static const struct cts_family core_family = {0};
 
 const struct cts_family *const cts_families[CTS_N_FAMILIES] = {
     [CTS_FAMILY_CORE] = &core_family,

@@ -13,7 +13,7 @@
 enum cts_family_id {
   CTS_FAMILY_CORE,
   CTS_FAMILY_MANAGERS,  /* exec_managers.c, exec_expect.c */
-  CTS_FAMILY_SCOPES,    /* scopes and composites: exec_managers.c, exec_expect.c */
+  CTS_FAMILY_SCOPES,    /* scopes and composites: exec_scopes.c, exec_managers.c, exec_expect.c */
   CTS_FAMILY_DLPACK,    /* exec_dlpack.c */
   CTS_FAMILY_GRAPHS,    /* exec_graph.c */
   CTS_N_FAMILIES

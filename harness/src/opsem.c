@@ -32,11 +32,21 @@ int64_t cts_opsem_elems(int ndim, const int64_t *shape) {
   return n;
 }
 
-int cts_opsem_same_shape(const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b) {
-  if (a->ndim != b->ndim) return 0;
-  for (int i = 0; i < a->ndim; i++)
-    if (a->shape[i] != b->shape[i]) return 0;
+int64_t cts_opsem_literal_elems(int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i] > 0 ? shape[i] : 0;
+  return n;
+}
+
+int cts_opsem_same_dims(int a_ndim, const int64_t *a, int b_ndim, const int64_t *b) {
+  if (a_ndim != b_ndim) return 0;
+  for (int i = 0; i < a_ndim; i++)
+    if (a[i] != b[i]) return 0;
   return 1;
+}
+
+int cts_opsem_same_shape(const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b) {
+  return cts_opsem_same_dims(a->ndim, a->shape, b->ndim, b->shape);
 }
 
 int cts_opsem_dtype_known(int dtype) { return dtype == TSM_F32 || dtype == TSM_I32; }
@@ -231,6 +241,10 @@ int cts_opsem_approx(int op, int dtype) {
 double cts_opsem_round(int dtype, double v) {
   if (dtype == TSM_F32) return (double)(float)v;
   return (double)(int32_t)(uint32_t)(int64_t)v;
+}
+
+double cts_opsem_expected(int dtype, double v) {
+  return dtype == TSM_F32 ? cts_opsem_round(dtype, v) : v;
 }
 
 void cts_opsem_write(int dtype, double v, void *at) {

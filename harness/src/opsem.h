@@ -33,7 +33,13 @@ struct cts_opsem_tensor cts_opsem_tensor(int dtype, int ndim, const int64_t *sha
                                          const double *vals);
 
 int64_t cts_opsem_elems(int ndim, const int64_t *shape);
+/* The elements of a shape a case wrote, which may hold a negative extent that both sides
+ * refuse (MGR.CREATE.4): such an extent counts as 0, so nothing is read for it. */
+int64_t cts_opsem_literal_elems(int ndim, const int64_t *shape);
 int cts_opsem_same_shape(const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b);
+/* The same for bare shapes; b is read only when the ranks agree, so a reported rank out
+ * of range is safe as a. */
+int cts_opsem_same_dims(int a_ndim, const int64_t *a, int b_ndim, const int64_t *b);
 /* 1 for a dtype the model holds (enum tsm_dtype). */
 int cts_opsem_dtype_known(int dtype);
 /* Bytes of one element of a known dtype. */
@@ -72,12 +78,20 @@ int cts_opsem_approx(int op, int dtype);
 
 /* v as the dtype holds it: f32 rounds to float, i32 wraps to 32 bits. */
 double cts_opsem_round(int dtype, double v);
+/* A value a case expects, as it is compared with an element of dtype: f32 rounds like
+ * the element (a decimal literal is rarely a float); i32 stays as written, so an
+ * expectation with a fraction or out of range never matches instead of wrapping. */
+double cts_opsem_expected(int dtype, double v);
 /* One element at `at` (cts_opsem_dtype_size bytes, any alignment). */
 void cts_opsem_write(int dtype, double v, void *at);
 double cts_opsem_read(int dtype, const void *at);
 /* 1 when got is within rel_tol of want, relative to max(1, |want|): how a result
  * computed in another order is compared (MGR.OP.7, GRAPH.OP.1). */
 int cts_opsem_close(double want, double got, double rel_tol);
+/* The tolerances: f32 sums and products (MGR.OP.7, GRAPH.OP.1), and values derived from
+ * an svd the implementation computed (GRAPH.OP.1). */
+#define CTS_OPSEM_REL_TOL 1e-5
+#define CTS_OPSEM_SVD_TOL 1e-4
 /* n elements, packed. */
 void cts_opsem_encode(int dtype, const double *v, int64_t n, void *out);
 void cts_opsem_decode(int dtype, const void *in, int64_t n, double *out);

@@ -497,6 +497,20 @@ static void test_opsem_codecs(void) {
   CHECK(strlen(cts_opsem_format_shape(2, big, tiny, sizeof tiny)) == 3); /* truncates */
 }
 
+/* What the judge writes and expects: a literal's elements, expectations, bare shapes. */
+static void test_opsem_literals(void) {
+  const int64_t neg[3] = {2, -1, 3}, ok[2] = {2, 3}, other[2] = {2, 4};
+  CHECK(cts_opsem_literal_elems(2, ok) == 6 && cts_opsem_literal_elems(3, neg) == 0);
+  CHECK(cts_opsem_literal_elems(0, NULL) == 1); /* a scalar */
+  CHECK(cts_opsem_same_dims(2, ok, 2, ok) && !cts_opsem_same_dims(2, ok, 2, other));
+  CHECK(!cts_opsem_same_dims(TSM_MAX_DIMS + 9, ok, 2, ok)); /* ranks first */
+  CHECK(cts_opsem_expected(TSM_F32, 0.1) == (double)0.1f);
+  CHECK(cts_opsem_expected(TSM_I32, 2.5) == 2.5 && cts_opsem_expected(TSM_I32, 4294967297.0) == 4294967297.0);
+  CHECK(cts_opsem_close(1.0, 1.0 + 0.5 * CTS_OPSEM_REL_TOL, CTS_OPSEM_REL_TOL));
+  CHECK(!cts_opsem_close(1.0, 1.0 + 2 * CTS_OPSEM_REL_TOL, CTS_OPSEM_REL_TOL));
+  CHECK(CTS_OPSEM_SVD_TOL > CTS_OPSEM_REL_TOL);
+}
+
 int main(void) {
   test_root();
   test_first_input_owner();
@@ -516,6 +530,7 @@ int main(void) {
   test_opsem_dtypes();
   test_opsem_rounding();
   test_opsem_codecs();
+  test_opsem_literals();
   printf("test-model: %d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }
