@@ -12,6 +12,7 @@
 # - every case gets the expected status (and, where given, a message matching a regex);
 # - no process is left behind: no helper (they name themselves tsm-hostile-hlp), no
 #   process whose command line names the adapter;
+# - a run interrupted by SIGTERM ends at once and keeps every finished result;
 # - every report validates: the TAP through `prove` (no parse error, one test per
 #   result: nothing forged), the JSON as strict UTF-8 against
 #   harness/schema/results.schema.json, the JUnit by the junit-10 rules and junitparser
@@ -102,6 +103,27 @@ for spec in "${HOSTILE[@]}"; do
     "${left:-none}" "$out" >>"$TMP/manifest"
 done
 
+# An interrupted run (SIGTERM to the judge while a case blocks) still writes every
+# report: the finished results, the running case Error, the rest Skip.
+name=interrupted so="$BUILD/lib/broken_block_case.so" out="$TMP/interrupted"
+start=$(date +%s%N)
+"$CTS" run --adapter "$so" --cases "$CASES" --timeout 30000 -j 1 \
+  --json "$out.json" --junit "$out.xml" --no-summary "$CASES" >"$out.tap" 2>"$out.err" &
+judge=$!
+# Once the run has started (the results decided beforehand are printed), and a case
+# has had time to block.
+for _ in $(seq 100); do grep -q '^ok 2 ' "$out.tap" && break; sleep 0.1; done
+sleep 0.5
+kill -TERM "$judge"
+for _ in $(seq 100); do kill -0 "$judge" 2>/dev/null || break; sleep 0.1; done
+kill -KILL "$judge" 2>/dev/null # still there after 10 s: the check below fails
+wait "$judge"
+rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+left=$(survivors "$so")
+printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" interrupted "interrupted" "$rc" "$ms" \
+  "${left:-none}" "$out" >>"$TMP/manifest"
+
 # One Python run checks every adapter's results and reports and prints the TAP lines
 # and the table.
 .venv/bin/python - "$TMP/manifest" "$HERE" "${TSM_HOSTILE_TABLE:-}" <<'PY'
@@ -131,23 +153,33 @@ def report(good, text, details=()):
         print(f"#   {d}")
 
 
+def wanted(r, expect, regex):
+    """The status and message regex result r must have."""
+    if expect == "load":
+        return "Error", regex
+    if r["case"] in UNSUPPORTED and expect != "NotSupported":
+        return "NotSupported", ""
+    if expect == "interrupted":
+        return (r["status"] if r["status"] in ("Error", "Skip") else "Error or Skip"), regex
+    return expect, regex
+
+
 def statuses(doc, name, expect, regex):
     """What is wrong with the results of one run."""
     bad = []
     seen = {}
     for r in doc["results"]:
         seen[r["case"]] = seen.get(r["case"], 0) + 1
-        want = expect
-        if expect == "load":
-            want = "Error"
-            if r["device"] != "-":
-                bad.append(f"{r['case']}: device {r['device']!r}, expected '-'")
-        elif r["case"] in UNSUPPORTED and expect != "NotSupported":
-            want = "NotSupported"
+        want, want_regex = wanted(r, expect, regex)
+        message = r.get("message", "")
+        if expect == "load" and r["device"] != "-":
+            bad.append(f"{r['case']}: device {r['device']!r}, expected '-'")
         if r["status"] != want:
-            bad.append(f"{r['case']} [{r['device']}]: {r['status']} ({r.get('message', '')[:120]!r}), expected {want}")
-        elif regex and r["case"] not in UNSUPPORTED | {""} and not re.search(regex, r.get("message", ""), re.I):
-            bad.append(f"{r['case']}: message {r.get('message', '')[:160]!r} does not match /{regex}/")
+            bad.append(f"{r['case']} [{r['device']}]: {r['status']} ({message[:120]!r}), expected {want}")
+        elif want_regex and not re.search(want_regex, message, re.I):
+            bad.append(f"{r['case']}: message {message[:160]!r} does not match /{want_regex}/")
+    if expect == "interrupted" and not {"Error", "Skip"} <= {r["status"] for r in doc["results"]}:
+        bad.append("no case was interrupted (Error) and none skipped")
     devices = 16 if name == "many_devices" else 1
     for case in sorted(CASES):
         if seen.get(case, 0) != (1 if expect == "load" else devices):
