@@ -1,7 +1,9 @@
 /*
  * harness/src/report.c: the TAP 13, JSON (harness/schema/results.schema.json) and
  * JUnit XML (junit-10) writers, the run's identity, and the expectations file (known
- * failures with their reason and reference).
+ * failures with their reason and reference). Whatever text they write (an adapter's
+ * output and names, a file's name) comes out strict UTF-8, with no control character
+ * that could start a TAP line or break an XML 1.0 parser.
  */
 #include "report.h"
 

@@ -1,6 +1,7 @@
 /*
- * harness/src/runner.h: running jobs (one case on one device, one repetition) in
- * forked children with timeouts and -j parallelism, and the reports they feed.
+ * harness/src/runner.h: probing the adapter and running jobs (one case on one device,
+ * one repetition) in forked children, each its own process group, with timeouts, an
+ * optional memory limit and -j parallelism, and the reports they feed.
  */
 #ifndef CTS_RUNNER_H
 #define CTS_RUNNER_H
