@@ -9,11 +9,17 @@
 
 #include "hostile.h"
 
+/* The blocks allocated so far, chained: kept where the compiler must assume they are
+ * read, so that it cannot elide the allocations. */
+static void *volatile allocated;
+
 static int oom_session_open(int device, void **s) {
   for (;;) {
     char *p = malloc(16u << 20);
     if (!p) abort();
     memset(p, 1, 16u << 20);
+    *(void **)p = allocated;
+    allocated = p;
   }
   return hostile_open(device, s);
 }
