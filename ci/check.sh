@@ -172,6 +172,9 @@ lane fail-alloc fail_alloc
 lane interop interop
 lane interop-selftest interop_selftest
 lane selftests bash harness/tests/run_selftests.sh "$primary"
+# The judge against the hostile adapters of harness/tests/broken: each run completes,
+# leaves no process behind, gets the expected statuses and valid reports (issue 14).
+lane hostile bash harness/tests/check_hostile.sh "$primary"
 lane install install_lane
 lane install-judge bash harness/tests/check_install.sh "$primary" "$CC"
 lane reports bash harness/tests/check_reports.sh "$primary"

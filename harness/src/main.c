@@ -24,6 +24,8 @@
 
 #define DEFAULT_TIMEOUT_MS 10000
 
+static void usage_options(FILE *f);
+
 static void usage(FILE *f) {
   fputs(
       "usage: tsm-cts run --adapter SO [options] [SELECTOR...]\n"
@@ -35,7 +37,14 @@ static void usage(FILE *f) {
       "\n"
       "SELECTOR: a case file or folder, a glob over case ids (managers/temp/*), or a\n"
       "clause id or prefix (MGR.TEMP.4, MGR.TEMP). Default: every case under --cases.\n"
-      "\n"
+      "\n",
+      f);
+  usage_options(f);
+}
+
+/* The options part of --help. */
+static void usage_options(FILE *f) {
+  fputs(
       "options:\n"
       "  -a, --adapter SO         the implementation under test (run: required)\n"
       "  -c, --cases DIR          root of the case library; case ids are relative to it\n"
@@ -59,6 +68,8 @@ static void usage(FILE *f) {
       "      --fail-alloc N       fail the reference's k-th allocation, k = 1..N, in every\n"
       "                           single-threaded case (ERR.NOMEM.1; adapters with the\n"
       "                           debug_alloc_fail slot)\n"
+      "      --memory-limit MIB   cap every case process's address space (RLIMIT_AS);\n"
+      "                           an allocation past it fails (Crash or Error)\n"
       "      --shard I/N          run only the I-th of N deterministic slices of the runs\n"
       "                           (1 <= I <= N); join the shards' JSON with `merge`\n"
       "      --no-summary         leave out the summary table on stderr\n"
@@ -80,6 +91,7 @@ static void usage(FILE *f) {
 struct options {
   const char *adapter, *cases, *spec, *expectations, *json, *junit, *device, *extra;
   int jobs, timeout_ms, repeat, large, fail_fast, fail_alloc, no_summary;
+  int memory_limit_mib; /* 0: none */
   int shard_index, shard_count; /* 1-based; 1/1 when not sharded */
   unsigned long long seed;
   char **selectors;
@@ -88,7 +100,7 @@ struct options {
 
 /* Codes of the long options without a short form. */
 enum { OPT_SEED = 256, OPT_LARGE, OPT_FAIL_FAST, OPT_FAIL_ALLOC, OPT_SHARD, OPT_EXTRA,
-       OPT_NO_SUMMARY };
+       OPT_NO_SUMMARY, OPT_MEMORY_LIMIT };
 
 static const struct option long_options[] = {
     {"adapter", required_argument, NULL, 'a'},
@@ -110,6 +122,7 @@ static const struct option long_options[] = {
     {"shard", required_argument, NULL, OPT_SHARD},
     {"extra", required_argument, NULL, OPT_EXTRA},
     {"no-summary", no_argument, NULL, OPT_NO_SUMMARY},
+    {"memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT},
     {NULL, 0, NULL, 0},
 };
 
@@ -159,6 +172,7 @@ static int set_option(struct options *o, int code, const char *value) {
     case 't': return parse_count(value, "timeout", &o->timeout_ms);
     case 'r': return parse_count(value, "repeat", &o->repeat);
     case OPT_FAIL_ALLOC: return parse_count(value, "fail-alloc", &o->fail_alloc);
+    case OPT_MEMORY_LIMIT: return parse_count(value, "memory-limit", &o->memory_limit_mib);
     case OPT_SEED: return parse_seed(value, &o->seed);
     case OPT_SHARD: return parse_shard(value, o);
     case OPT_LARGE: o->large = 1; return 0;
@@ -383,16 +397,6 @@ static int device_matches(const struct cts_case *c, const char *device) {
   return c->n_devices == 0;
 }
 
-static char *printf_dup(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *printf_dup(const char *fmt, ...) {
-  struct cts_buf b = {0};
-  va_list ap;
-  va_start(ap, fmt);
-  cts_buf_vprintf(&b, fmt, ap);
-  va_end(ap);
-  return cts_buf_take(&b);
-}
-
 static int case_timeout(const struct cts_case *c, const struct options *o) {
   double mult = 1.0;
   const char *env = getenv("TSM_CTS_TIMEOUT_MULTIPLIER");
@@ -405,37 +409,37 @@ static int case_timeout(const struct cts_case *c, const struct options *o) {
 static int pre_status(const struct cts_case *c, const struct cts_adapter_facts *f,
                       const struct options *o, int device, char **msg) {
   if (device >= 0 && !f->available[device]) {
-    *msg = printf_dup("device %s is not available: %s", f->device[device], f->reason[device]);
+    *msg = cts_printf_dup("device %s is not available: %s", f->device[device], f->reason[device]);
     return CTS_NOTSUPPORTED;
   }
   for (size_t i = 0; i < c->n_requires; i++) {
     if (!(f->caps & cts_family_cap(c->requires[i]))) {
-      *msg = printf_dup("adapter '%s' does not offer the %s family", f->name, c->requires[i]);
+      *msg = cts_printf_dup("adapter '%s' does not offer the %s family", f->name, c->requires[i]);
       return CTS_NOTSUPPORTED;
     }
   }
   if (cts_case_has_tag(c, "large") && !o->large) {
-    *msg = printf_dup("tagged large (run with --large)");
+    *msg = cts_printf_dup("tagged large (run with --large)");
     return CTS_SKIP;
   }
   uint32_t missing = c->ops_used & ~f->ops;
   for (int op = 0; op < 32; op++) {
     if (missing & (1u << op)) {
-      *msg = printf_dup("adapter '%s' does not offer the %s op", f->name, cts_op_name(op));
+      *msg = cts_printf_dup("adapter '%s' does not offer the %s op", f->name, cts_op_name(op));
       return CTS_NOTSUPPORTED;
     }
   }
   if (o->fail_alloc && !f->has_fail_alloc) {
-    *msg = printf_dup("adapter '%s' offers no debug_alloc_fail slot", f->name);
+    *msg = cts_printf_dup("adapter '%s' offers no debug_alloc_fail slot", f->name);
     return CTS_NOTSUPPORTED;
   }
   if (o->fail_alloc && (c->uses_wrapped || (c->families & TSM_CAP_THREADS))) {
-    *msg = printf_dup("allocation failures are injected into single-threaded cases without "
+    *msg = cts_printf_dup("allocation failures are injected into single-threaded cases without "
                       "wrapped calls");
     return CTS_SKIP;
   }
   if (c->uses_dump && !f->has_dump) {
-    *msg = printf_dup("adapter '%s' offers no mgr_dump (MGR.COUNT.3 is a SHOULD)", f->name);
+    *msg = cts_printf_dup("adapter '%s' offers no mgr_dump (MGR.COUNT.3 is a SHOULD)", f->name);
     return CTS_NOTSUPPORTED;
   }
   return -1;
@@ -509,7 +513,7 @@ static void add_device_jobs(struct job_list *l, const struct options *o,
   }
   if (!any)
     add_job(l, c, c->name, c->path, -1, "-", rep, CTS_NOTSUPPORTED,
-            printf_dup("no device of adapter '%s' matches the case's devices%s%s", f->name,
+            cts_printf_dup("no device of adapter '%s' matches the case's devices%s%s", f->name,
                        o->device ? " and --device " : "", o->device ? o->device : ""),
             timeout);
 }
@@ -525,7 +529,7 @@ static void plan_jobs(struct job_list *l, const struct options *o, const struct 
                 rep, CTS_ERROR, cts_xstrdup(lib->errs[i]), timeout);
       else if (!f->loaded)
         add_job(l, c, c->name, c->path, -1, "-", rep, CTS_ERROR,
-                printf_dup("adapter %s: %s", o->adapter, f->why), timeout);
+                cts_printf_dup("adapter %s: %s", o->adapter, f->why), timeout);
       else
         add_device_jobs(l, o, f, c, rep, timeout);
     }
@@ -563,7 +567,7 @@ static int execute(const struct options *o, struct job_list *l, struct cts_run_i
   cts_tap_begin(l->jobs, l->n);
   print_run_header(o, &info->facts);
   struct cts_run_opts ro = {o->adapter, o->jobs, o->timeout_ms, o->seed, o->fail_fast,
-                            (uint64_t)o->fail_alloc};
+                            (uint64_t)o->fail_alloc, (uint64_t)o->memory_limit_mib};
   cts_progress_begin(l->jobs, l->n);
   cts_run_jobs(l->jobs, l->n, &ro);
   cts_progress_end();
@@ -582,7 +586,7 @@ static int cmd_run(const struct options *o) {
   struct cts_run_info info = {.adapter_path = o->adapter, .seed = o->seed,
                               .shard_index = o->shard_index, .shard_count = o->shard_count};
   cts_run_info_begin(&info, cts_spec_dir(o->spec));
-  cts_probe_adapter(o->adapter, &info.facts);
+  cts_probe_adapter(o->adapter, case_timeout(NULL, o), &info.facts);
   if (load_expectations(o, &info.facts) != 0) return 2;
   struct job_list l = {0};
   plan_jobs(&l, o, &lib, &info.facts);

@@ -1,7 +1,9 @@
 /*
  * harness/src/report.c: the TAP 13, JSON (harness/schema/results.schema.json) and
  * JUnit XML (junit-10) writers, the run's identity, and the expectations file (known
- * failures with their reason and reference).
+ * failures with their reason and reference). Whatever text they write (an adapter's
+ * output and names, a file's name) comes out strict UTF-8, with no control character
+ * that could start a TAP line or break an XML 1.0 parser.
  */
 #include "report.h"
 
@@ -146,33 +148,58 @@ static void job_label(const struct cts_job *job, char *out, size_t n) {
     snprintf(out, n, "%s [%s]", job->name, job->device_name);
 }
 
-/* A TAP description or directive reason: '#' and '\' escaped with a backslash, so that
- * no part of a name reads as a directive; a line break becomes "\n". */
-static void tap_escaped(const char *s, size_t len) {
-  for (size_t i = 0; i < len && s[i]; i++) {
-    if (s[i] == '#' || s[i] == '\\') putchar('\\');
-    if (s[i] == '\n') fputs("\\n", stdout);
-    else putchar(s[i] == '\r' ? ' ' : s[i]);
+/* How tap_put writes one line of text: in a test line's description (where '#' and '\'
+ * are escaped so that no part reads as a directive, and a line break is "\n"), in a YAML
+ * single-quoted scalar (a quote doubled, a line break a space), or in a YAML block line. */
+enum tap_context { TAP_DESCRIPTION, TAP_YAML_QUOTED, TAP_YAML_BLOCK };
+
+/* Writes len bytes of s (less at a NUL) for `context`. Whatever the text (an adapter's
+ * output, a file's name), it stays on its line: a carriage return or any other control
+ * character is written as \xNN and a byte that is not UTF-8 as U+FFFD, so that no text
+ * can start a TAP line of its own or move the cursor of the terminal showing it. */
+static void tap_put(const char *s, size_t len, enum tap_context context) {
+  const unsigned char *p = (const unsigned char *)s;
+  const unsigned char *end = p + len;
+  while (p < end && *p) {
+    size_t n = cts_utf8_sequence(p);
+    if (n == 0 || p + n > end) {
+      fputs(CTS_REPLACEMENT_CHARACTER, stdout);
+      p++;
+      continue;
+    }
+    if (n > 1) fwrite(p, 1, n, stdout);
+    else if (*p == '\n') fputs(context == TAP_DESCRIPTION ? "\\n" : " ", stdout);
+    else if ((*p < 0x20 && *p != '\t') || *p == 0x7f) printf("\\x%02x", *p);
+    else if (context == TAP_DESCRIPTION && (*p == '#' || *p == '\\')) printf("\\%c", *p);
+    else if (context == TAP_YAML_QUOTED && *p == '\'') fputs("''", stdout);
+    else putchar(*p);
+    p += n;
   }
 }
 
-/* A YAML single-quoted scalar: a quote inside is doubled, a line break becomes a space. */
+static void tap_escaped(const char *s, size_t len) { tap_put(s, len, TAP_DESCRIPTION); }
+
 static void yaml_quoted(const char *s) {
   putchar('\'');
-  for (; *s; s++) {
-    if (*s == '\'') putchar('\'');
-    putchar(*s == '\n' || *s == '\r' ? ' ' : *s);
-  }
+  tap_put(s, strlen(s), TAP_YAML_QUOTED);
   putchar('\'');
 }
 
+/* A YAML literal block, `|` (TAP::Parser's YAMLish reads no `|-`); an empty text is ''
+ * (a block needs a line). */
 static void yaml_block(const char *key, const char *text) {
-  printf("    %s: |-\n", key);
+  if (!*text) {
+    printf("    %s: ''\n", key);
+    return;
+  }
+  printf("    %s: |\n", key);
   const char *p = text;
   while (*p) {
     const char *nl = strchr(p, '\n');
     size_t len = nl ? (size_t)(nl - p) : strlen(p);
-    printf("      %.*s\n", (int)len, p);
+    fputs("      ", stdout);
+    tap_put(p, len, TAP_YAML_BLOCK);
+    putchar('\n');
     if (!nl) break;
     p = nl + 1;
   }

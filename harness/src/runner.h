@@ -1,6 +1,7 @@
 /*
- * harness/src/runner.h: running jobs (one case on one device, one repetition) in
- * forked children with timeouts and -j parallelism, and the reports they feed.
+ * harness/src/runner.h: probing the adapter and running jobs (one case on one device,
+ * one repetition) in forked children, each its own process group, with timeouts, an
+ * optional memory limit and -j parallelism, and the reports they feed.
  */
 #ifndef CTS_RUNNER_H
 #define CTS_RUNNER_H
@@ -21,7 +22,8 @@ struct cts_adapter_facts {
   uint32_t caps, ops;
   int has_dump;
   int has_fail_alloc;  /* the optional debug_alloc_fail slot */
-  int n_devices;
+  int n_devices;         /* at most CTS_MAX_DEVICES: the ones the judge runs */
+  int n_devices_listed;  /* how many device_list returned */
   char device[CTS_MAX_DEVICES][64];
   int available[CTS_MAX_DEVICES];
   char reason[CTS_MAX_DEVICES][256];
@@ -58,9 +60,13 @@ struct cts_run_opts {
   uint64_t seed;      /* 0: run in order */
   int fail_fast;      /* after the first result that is not ok, launch no more runs */
   uint64_t fail_max;  /* > 0: the allocation-failure mode (ERR.NOMEM.1) */
+  uint64_t memory_limit_mib; /* > 0: RLIMIT_AS of every case process */
 };
 
-void cts_probe_adapter(const char *path, struct cts_adapter_facts *f);
+/* Loads the adapter and lists its devices in a child process (its own process group)
+ * that is killed after timeout_ms; a failure, crash or hang there is f->why. Warns on
+ * stderr, once, when the adapter lists more devices than the judge runs. */
+void cts_probe_adapter(const char *path, int timeout_ms, struct cts_adapter_facts *f);
 /* Runs every job whose status is -1; prints TAP lines to stdout as results arrive,
  * after the caller's cts_tap_begin. Jobs decided beforehand are printed first. */
 void cts_run_jobs(struct cts_job *jobs, size_t n, const struct cts_run_opts *opts);

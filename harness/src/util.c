@@ -82,6 +82,15 @@ void cts_buf_free(struct cts_buf *b) {
   b->len = b->cap = 0;
 }
 
+char *cts_printf_dup(const char *fmt, ...) {
+  struct cts_buf b = {0};
+  va_list ap;
+  va_start(ap, fmt);
+  cts_buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  return cts_buf_take(&b);
+}
+
 char *cts_buf_take(struct cts_buf *b) {
   char *s = b->buf ? b->buf : cts_xstrdup("");
   b->buf = NULL;
@@ -93,12 +102,37 @@ char *cts_buf_take(struct cts_buf *b) {
  * scratch holds a replacement built on the fly. */
 typedef const char *escape_fn(unsigned char c, char scratch[8]);
 
+size_t cts_utf8_sequence(const unsigned char *p) {
+  if (p[0] < 0x80) return 1;
+  size_t len = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
+  if (p[0] < 0xc2 || p[0] > 0xf4) return 0; /* a continuation byte, or an overlong lead */
+  uint32_t cp = p[0] & (0x3f >> (len - 1));
+  for (size_t i = 1; i < len; i++) {
+    if ((p[i] & 0xc0) != 0x80) return 0; /* also stops at the terminating NUL */
+    cp = cp << 6 | (p[i] & 0x3f);
+  }
+  static const uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < least[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return len;
+}
+
+/* Writes s through `escape`, byte by byte for ASCII; a byte that does not start a valid
+ * UTF-8 sequence becomes U+FFFD, so that every report is strict UTF-8 whatever an
+ * adapter printed or a file held. */
 static void put_escaped(FILE *f, const char *s, escape_fn *escape) {
   char scratch[8];
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-    const char *e = escape(*p, scratch);
+  const unsigned char *p = (const unsigned char *)(s ? s : "");
+  while (*p) {
+    size_t len = cts_utf8_sequence(p);
+    if (len == 0) {
+      fputs(CTS_REPLACEMENT_CHARACTER, f);
+      p++;
+      continue;
+    }
+    const char *e = len == 1 ? escape(*p, scratch) : NULL;
     if (e) fputs(e, f);
-    else fputc(*p, f);
+    else fwrite(p, 1, len, f);
+    p += len;
   }
 }
 
@@ -117,7 +151,7 @@ static const char *xml_escape(unsigned char c, char scratch[8]) {
   (void)scratch;
   if (c < sizeof named / sizeof named[0] && named[c]) return named[c];
   /* XML 1.0 forbids most control characters even as references. */
-  return c < 0x20 && c != '\t' ? "?" : NULL;
+  return (c < 0x20 && c != '\t') || c == 0x7f ? "?" : NULL;
 }
 
 void cts_json_string(FILE *f, const char *s) {

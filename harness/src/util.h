@@ -37,7 +37,17 @@ void cts_buf_append(struct cts_buf *b, const char *s, size_t n);
 void cts_buf_free(struct cts_buf *b);
 /* Returns the string and leaves b empty; the caller frees it. */
 char *cts_buf_take(struct cts_buf *b);
+/* A new string (the caller frees it) formatted as printf would. */
+char *cts_printf_dup(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The length of the valid UTF-8 sequence that starts at p (1 for ASCII and for the
+ * terminating NUL), or 0 when p does not start one (a stray, overlong, surrogate or
+ * truncated sequence). The writers below replace such a byte by U+FFFD. */
+size_t cts_utf8_sequence(const unsigned char *p);
+#define CTS_REPLACEMENT_CHARACTER "\xef\xbf\xbd"
+
+/* s as a JSON string (control characters as \uXXXX) and as XML 1.0 character data
+ * (control characters it forbids as '?'); both strict UTF-8. */
 void cts_json_string(FILE *f, const char *s);
 void cts_xml_escaped(FILE *f, const char *s);
 
