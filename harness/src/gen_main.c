@@ -2,7 +2,8 @@
  * harness/src/gen_main.c: the `tsm-cts gen` command. Each case is generated from its own
  * seed (the run's seed and its index) and completed in a forked child, so an adapter
  * that crashes on a generated case costs that case only; the child writes
- * OUTDIR/gen-SEED-INDEX.tsm and exits with its completion outcome.
+ * OUTDIR/gen-SEED-INDEX.tsm and exits with its completion outcome; --jobs N keeps N
+ * children at work.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -20,7 +21,7 @@
 struct gen_options {
   unsigned long long seed;
   long count;
-  int min, max;
+  int min, max, jobs;
   unsigned families;
   const char *adapter, *spec, *outdir;
 };
@@ -29,12 +30,13 @@ static const struct option gen_long_options[] = {
     {"seed", required_argument, NULL, 's'},   {"count", required_argument, NULL, 'n'},
     {"min", required_argument, NULL, 'm'},    {"max", required_argument, NULL, 'M'},
     {"families", required_argument, NULL, 'f'}, {"adapter", required_argument, NULL, 'a'},
-    {"spec", required_argument, NULL, 'S'},   {NULL, 0, NULL, 0},
+    {"spec", required_argument, NULL, 'S'},   {"jobs", required_argument, NULL, 'j'},
+    {NULL, 0, NULL, 0},
 };
 
 static int gen_usage(void) {
   fputs("usage: tsm-cts gen --seed S --count N [--min 5] [--max 40] [--families LIST]\n"
-        "                   [--adapter SO] [--spec DIR] OUTDIR\n"
+        "                   [--adapter SO] [--spec DIR] [--jobs N] OUTDIR\n"
         "LIST: requires: names, comma-separated (managers,scopes,composites,dlpack-c,graphs)\n"
         "SO: the adapter completion runs through (default: $TSM_CTS_GEN_ADAPTER, else\n"
         "build/lib/tsmref_adapter.so)\n", stderr);
@@ -51,7 +53,7 @@ static unsigned parse_families(const char *list) {
 }
 
 static int parse_gen_options(int argc, char **argv, struct gen_options *o) {
-  *o = (struct gen_options){0, 0, 5, 40, 0, getenv("TSM_CTS_GEN_ADAPTER"), NULL, NULL};
+  *o = (struct gen_options){0, 0, 5, 40, 1, 0, getenv("TSM_CTS_GEN_ADAPTER"), NULL, NULL};
   if (!o->adapter) o->adapter = "build/lib/tsmref_adapter.so";
   int code;
   optind = 1;
@@ -63,9 +65,10 @@ static int parse_gen_options(int argc, char **argv, struct gen_options *o) {
     else if (code == 'f') o->families = parse_families(optarg);
     else if (code == 'a') o->adapter = optarg;
     else if (code == 'S') o->spec = optarg;
+    else if (code == 'j') o->jobs = atoi(optarg);
     else return -1;
   }
-  if (optind != argc - 1 || o->count <= 0 || o->min < 1 || o->max < o->min) return -1;
+  if (optind != argc - 1 || o->count <= 0 || o->min < 1 || o->max < o->min || o->jobs < 1) return -1;
   o->outdir = argv[optind];
   return 0;
 }
@@ -101,20 +104,29 @@ static int one_case(const struct gen_options *o, long index, const struct tsm_ad
   return outcome;
 }
 
+/* Counts a finished child's outcome. */
+static void reap(long *outcomes, long *crashed) {
+  int status = 0;
+  if (wait(&status) < 0 || !WIFEXITED(status)) (*crashed)++;
+  else outcomes[WEXITSTATUS(status) % 10]++;
+}
+
 static int run_cases(const struct gen_options *o, const struct tsm_adapter *a,
                      const struct cts_spec *spec) {
   long outcomes[10] = {0}, crashed = 0;
+  int running = 0;
   for (long i = 0; i < o->count; i++) {
+    if (running == o->jobs) reap(outcomes, &crashed), running--;
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
       if (!freopen("/dev/null", "w", stdout)) _exit(9); /* dumps are for humans */
       _exit(one_case(o, i, a, spec));
     }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) crashed++;
-    else outcomes[WEXITSTATUS(status) % 10]++;
+    if (pid < 0) crashed++;
+    else running++;
   }
+  while (running-- > 0) reap(outcomes, &crashed);
   fprintf(stderr, "tsm-cts gen: %ld cases in %s: %ld agree with the model, %ld diverge "
           "(the body ends at the divergence), %ld unfinished, %ld crashed, %ld not written\n",
           o->count, o->outdir, outcomes[CTS_GEN_AGREES], outcomes[CTS_GEN_DIVERGES],
