@@ -138,11 +138,8 @@ static void keep_pending(struct gen *g) {
 }
 
 void cts_gen_case_add(struct cts_gen_case *gc, char *text, char *alt, int kind) {
-  if (gc->n == gc->cap) {
-    gc->cap = gc->cap ? 2 * gc->cap : 64;
-    gc->lines = cts_xrealloc(gc->lines, gc->cap * sizeof *gc->lines);
-  }
-  gc->lines[gc->n++] = (struct cts_gen_line){text, alt, kind};
+  struct cts_gen_line line = {text, alt, kind};
+  CTS_PUSH(gc->lines, gc->n, gc->cap, line);
 }
 
 void cts_gen_case_free(struct cts_gen_case *gc) {
