@@ -145,10 +145,12 @@ static int complete_step(struct cts_gen_case *gc, unsigned long long seed, size_
 int cts_complete(struct cts_gen_case *gc, unsigned long long seed, size_t index,
                  const struct tsm_adapter *a, const struct cts_spec *spec) {
   int outcome = CTS_GEN_UNFINISHED;
-  for (size_t runs = 0; runs < 4 * gc->n + 8; runs++) {
+  size_t budget = 4 * gc->n + 8; /* a line is amended at most three times */
+  for (size_t runs = 0; runs < budget; runs++) {
     int rc = complete_step(gc, seed, index, a, spec, &outcome);
     if (rc < 0) return CTS_GEN_UNFINISHED;
     if (rc == 0) return outcome;
   }
+  fprintf(stderr, "tsm-cts gen: seed %llu case %zu: completion did not settle\n", seed, index);
   return CTS_GEN_UNFINISHED;
 }
