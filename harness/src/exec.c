@@ -147,7 +147,8 @@ int cts__judge_codes(struct cts_run *r, int model_rc, int adapter_rc, int expect
                          cts_err_name(expected_err), cts_err_name(adapter_rc));
     return 0;
   }
-  if (model_rc && cts_exec_on_report) cts_exec_on_report(r->cur->line, CTS_ERROR, model_rc);
+  if (model_rc && cts_exec_on_report)
+    cts_exec_on_report(r->cur ? r->cur->line : 0, CTS_ERROR, model_rc);
   if (model_rc)
     return cts__report(r, CTS_ERROR, "the spec model refuses this with %s: the case must say "
                        "`expect error %s: ...`", cts_err_name(model_rc), cts_err_name(model_rc));

@@ -2,8 +2,9 @@
  * harness/src/gen_write.c: the generator's writers, one per PARSE function of the
  * statement table (stmt_table.h), keyed by its name: a writer puts the row's keyword and
  * a verb of the row, then operands of the kinds the parse function reads, into the line.
- * Rows whose parse function has no writer here (blocks: repeat, thread, parallel,
- * wrapped; expectations) are not generated; `tsm-cts gen --rows` lists them.
+ * Rows whose parse function has no writer here (the blocks repeat, thread, parallel and
+ * wrapped, and result) are not generated. The final expectations (gen_expectations)
+ * give each symbol its state in the model's view, through the expectation rows.
  */
 #include <stdarg.h>
 #include <stdio.h>
