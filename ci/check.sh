@@ -104,6 +104,10 @@ fail_alloc() {
   return $rc
 }
 
+# The combination lane: generated cases (fixed seeds) completed against the model and
+# judged through the reference; harness/tests/check_gen.sh.
+combinations() { bash harness/tests/check_gen.sh "$primary"; }
+
 # The Python capsule protocol between every producer and consumer of {reference,
 # numpy, apache-tvm-ffi, jax} (harness/python), then the bridge's own self-tests with
 # deliberately broken consumers (the IREE leak, the turbine rename-back).
@@ -164,6 +168,7 @@ lane coverage cts coverage
 lane reference reference "$primary"
 lane reference-$other_cc reference "$other"
 lane mutants mutants
+lane combinations combinations
 lane example-adapter example
 lane tsan tsan
 lane asan bash ci/sanitizers.sh asan

@@ -35,6 +35,8 @@ int cts_status_ok(int s) {
   return s == CTS_PASS || s == CTS_NOTSUPPORTED || s == CTS_SKIP || s == CTS_XFAIL;
 }
 
+void (*cts_exec_on_report)(int line, int status, int model_rc);
+
 /* ---- operands ---------------------------------------------------------------- */
 
 int cts__operand(struct cts_run *r, int sym, int *out) {
@@ -163,6 +165,8 @@ int cts__judge_codes(struct cts_run *r, int model_rc, int adapter_rc, int expect
                          cts_err_name(expected_err), cts_err_name(adapter_rc));
     return 0;
   }
+  if (model_rc && cts_exec_on_report)
+    cts_exec_on_report(r->cur ? r->cur->line : 0, CTS_ERROR, model_rc);
   if (model_rc)
     return cts__report(r, CTS_ERROR, "the spec model refuses this with %s: the case must say "
                        "`expect error %s: ...`", cts_err_name(model_rc), cts_err_name(model_rc));

@@ -33,4 +33,9 @@ int cts_status_ok(int status);
 int cts_exec_case(const struct cts_case *c, const struct tsm_adapter *a, int device_index,
                   struct cts_buf *msg, uint64_t fail_max);
 
+/* Completion (tsm-cts gen, complete.c) sets this to learn where a run stops: called with
+ * the line of the statement being judged (0 outside the body), the status, and, when the
+ * model refuses an action the case does not expect to fail, the model's code (else 0). */
+extern void (*cts_exec_on_report)(int line, int status, int model_rc);
+
 #endif

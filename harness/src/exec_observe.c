@@ -18,6 +18,7 @@
 int cts__report(struct cts_run *r, int status, const char *fmt, ...) {
   if (r->status != CTS_PASS) return -1;
   r->status = status;
+  if (cts_exec_on_report) cts_exec_on_report(r->cur ? r->cur->line : 0, status, 0);
   if (r->cur)
     cts_buf_printf(r->msg, "%s:%d: `%s`: ", r->c->path, r->cur->line, r->cur->text);
   else

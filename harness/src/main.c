@@ -17,6 +17,7 @@
 #include "merge.h"
 #include "report.h"
 #include "runner.h"
+#include "gen.h"
 #include "spec_index.h"
 #include "summary.h"
 #include "tsm/adapter.h"
@@ -33,8 +34,8 @@ static void usage(FILE *f) {
       "       tsm-cts coverage [--spec DIR] [--cases DIR] [--extra DIR,DIR...]\n"
       "       tsm-cts list [--spec DIR] [--cases DIR] [SELECTOR...]\n"
       "       tsm-cts merge [--json FILE] [--junit FILE] REPORT.json...\n"
-      "       tsm-cts --help | --version\n"
-      "\n"
+      "       tsm-cts gen --seed S --count N [--min N --max N] [--families LIST] OUTDIR\n"
+      "       tsm-cts --help | --version\n" "\n"
       "SELECTOR: a case file or folder, a glob over case ids (managers/temp/*), or a\n"
       "clause id or prefix (MGR.TEMP.4, MGR.TEMP). Default: every case under --cases.\n"
       "\n",
@@ -741,6 +742,7 @@ int main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
+  if (!strcmp(argv[1], "gen")) return cts_gen_main(argc - 1, argv + 1);
   struct options o;
   /* getopt_long reads from argv[1]: the command is argv[0] of what it is given, unless
    * the command line starts with an option (--help, --version). */

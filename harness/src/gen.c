@@ -1,0 +1,166 @@
+/*
+ * harness/src/gen.c: the scenario generator's statement stream. Every action row of the
+ * statement table (stmt_table.h) whose PARSE function has a writer here is a candidate at
+ * every step, so a new row with an existing argument shape is generated the day it is
+ * added; its keyword and verbs come from the row, its operands from the symbols bound so
+ * far (right kinds, bound before use), biased toward odd resources: views, components,
+ * imported tensors, and whatever a release, close, dispose, move or borrow touched.
+ * Clauses come from the per-row list below; the frontmatter from the rows used.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "case.h"
+#include "families.h"
+#include "gen_internal.h"
+#include "spec_index.h"
+
+/* The statement table's rows, as the generator reads them. */
+#define GEN__ROW(kind, cls, lead, verb, binds, fam, cap, shape, made, parse, ...) \
+  {CTS_##kind, cls, lead, verb, binds, fam, cap, #parse},
+const struct gen_row gen_rows[] = {CTS_STATEMENTS(GEN__ROW)};
+#undef GEN__ROW
+const size_t gen_n_rows = sizeof gen_rows / sizeof gen_rows[0];
+
+/* The op table: name, tensor operands, where it may stand. */
+#define GEN__OP(name, op, arity, in_mgr, in_graph) {name, arity, in_mgr, in_graph},
+const struct gen_op gen_ops[] = {CTS_OPS(GEN__OP)};
+#undef GEN__OP
+const size_t gen_n_ops = sizeof gen_ops / sizeof gen_ops[0];
+
+/* The clause each row's statement checks first (spec/), by kind name. */
+static const char *const row_clauses[][2] = {
+    {"MGR_SUB", "MGR.SUB.1"}, {"MGR_SUB_OF", "MGR.SUB.4"}, {"CREATE", "MGR.CREATE.1"},
+    {"OP", "MGR.OP.1"}, {"ATTACH", "MGR.ATTACH.1"}, {"DETACH", "MGR.DETACH.1"},
+    {"BORROW", "MGR.TEMP.1"}, {"RET", "MGR.RET.1"}, {"RELEASE", "MGR.REL.1"},
+    {"CLOSE", "MGR.CLOSE.1"}, {"CAP", "MGR.CAP.1"}, {"DUMP", "MGR.COUNT.1"},
+    {"SCOPE_OPEN", "SCOPE.STACK.1"}, {"SCOPE_DISPOSE", "SCOPE.DISP.1"},
+    {"SCOPE_MOVE_OUTER", "SCOPE.MOVE.1"}, {"SCOPE_MOVE_OTHER", "SCOPE.MOVE.2"},
+    {"SCOPE_DETACH", "SCOPE.DETACH.1"}, {"SCOPE_ATTACH", "SCOPE.ATTACH.1"},
+    {"SCOPE_DISPOSE_ALL", "SCOPE.ALL.1"}, {"SCOPE_HANDOVER", "SCOPE.HAND.1"},
+    {"PACK", "COMP.PACK.1"}, {"LIST", "COMP.LIST.1"}, {"COMPONENT", "COMP.UNIT.1"},
+    {"DL_EXPORT", "DLP.EXPORT.1"}, {"DL_MAKE", "DLP.IMPORT.1"}, {"DL_IMPORT", "DLP.MGR.1"},
+    {"DL_DROP", "DLP.DEL.1"}, {"G_NEW", "GRAPH.MGR.1"}, {"G_LEAF", "GRAPH.BUILD.1"},
+    {"G_EXTERNAL", "GRAPH.EXT.1"}, {"G_OP", "GRAPH.OP.1"}, {"G_FLAG", "GRAPH.FLAG.1"},
+    {"G_EXPAND", "GRAPH.BUILD.1"}, {"G_COMPUTE", "GRAPH.PLAN.1"},
+    {"G_RECOMPUTE", "GRAPH.PLAN.1"}, {"G_RELEASE", "GRAPH.MGR.1"},
+    {"EXPECT_ERROR", "ERR.CODE.1"}, {"EXPECT_VALID", "MGR.REL.1"},
+    {"EXPECT_STATE", "MGR.CLOSE.1"}, {"EXPECT_SCOPE_STATE", "SCOPE.DISP.1"},
+    {"EXPECT_GRAPH_STATE", "GRAPH.MGR.1"}, {"EXPECT_DELETED", "DLP.DEL.1"},
+};
+
+const char *gen_row_clause(int kind) {
+  const char *name = cts_stmt_kind_name(kind);
+  for (size_t i = 0; i < sizeof row_clauses / sizeof row_clauses[0]; i++)
+    if (!strcmp(row_clauses[i][0], name)) return row_clauses[i][1];
+  return NULL;
+}
+
+uint32_t gen_row_cap(int kind) { return gen_rows[kind].cap; }
+
+/* ---- randomness and symbols ------------------------------------------------- */
+
+uint64_t gen_rand(struct gen *g, uint64_t n) {
+  g->rng ^= g->rng << 13;
+  g->rng ^= g->rng >> 7;
+  g->rng ^= g->rng << 17;
+  return n ? g->rng % n : 0;
+}
+
+/* One of the '|'-separated alternatives of a row's verb, into buf. */
+const char *gen_pick_word(struct gen *g, const char *alternatives, char *buf, size_t n) {
+  size_t count = 1;
+  for (const char *p = alternatives; *p; p++) count += *p == '|';
+  size_t want = (size_t)gen_rand(g, count);
+  const char *start = alternatives;
+  for (size_t k = 0; k < want; k++) start = strchr(start, '|') + 1;
+  size_t len = strcspn(start, "|");
+  snprintf(buf, n, "%.*s", (int)len, start);
+  return buf;
+}
+
+/* A bound symbol of one of the kinds in mask, odd ones first half of the time; or NULL. */
+struct gen_sym *gen_pick(struct gen *g, int mask) {
+  size_t n = 0, n_odd = 0;
+  for (size_t i = 0; i < g->n_syms; i++)
+    if (g->syms[i].kind & mask) {
+      n++;
+      n_odd += g->syms[i].odd != 0;
+    }
+  if (!n) return NULL;
+  int odd_only = n_odd && gen_rand(g, 2);
+  size_t k = (size_t)gen_rand(g, odd_only ? n_odd : n);
+  for (size_t i = 0; i < g->n_syms; i++) {
+    struct gen_sym *s = &g->syms[i];
+    if (!(s->kind & mask) || (odd_only && !s->odd)) continue;
+    if (k-- == 0) return s;
+  }
+  return NULL;
+}
+
+/* A fresh name for a symbol of `kind`, bound when the line is kept (gen_keep). */
+const char *gen_fresh(struct gen *g, int kind, int elems, int odd) {
+  struct gen_sym *s = &g->pending[g->n_pending++];
+  static const char prefix[] = "mtspxgn"; /* by the kind's bit */
+  int bit = 0;
+  while ((1 << bit) < kind) bit++;
+  snprintf(s->name, sizeof s->name, "%c%d", prefix[bit], g->next_name++);
+  s->kind = kind;
+  s->elems = elems;
+  s->odd = odd;
+  return s->name;
+}
+
+/* ---- a case ------------------------------------------------------------------ */
+
+static int row_usable(const struct gen_row *row) {
+  return row->cls == CTS_CLASS_ACTION && gen_writer_of(row->parse) != NULL;
+}
+
+/* One statement from a random usable row into g->line. RETURN its kind, or -1. */
+static int one_statement(struct gen *g) {
+  for (int tries = 0; tries < 16; tries++) {
+    const struct gen_row *row = &gen_rows[gen_rand(g, gen_n_rows)];
+    if (!row_usable(row) || (g->families && !(g->families & row->cap))) continue;
+    if (!row->binds && gen_rand(g, 3)) continue; /* makers first: more to act on */
+    g->line.len = 0;
+    g->n_pending = 0;
+    if (gen_writer_of(row->parse)(g, row) == 0) return row->kind;
+  }
+  return -1;
+}
+
+static void keep_pending(struct gen *g) {
+  for (size_t i = 0; i < g->n_pending && g->n_syms < GEN_MAX_SYMS; i++)
+    g->syms[g->n_syms++] = g->pending[i];
+  g->n_pending = 0;
+}
+
+void cts_gen_case_add(struct cts_gen_case *gc, char *text, char *alt, int kind) {
+  struct cts_gen_line line = {text, alt, kind};
+  CTS_PUSH(gc->lines, gc->n, gc->cap, line);
+}
+
+void cts_gen_case_free(struct cts_gen_case *gc) {
+  for (size_t i = 0; i < gc->n; i++) {
+    free(gc->lines[i].text);
+    free(gc->lines[i].alt);
+  }
+  free(gc->lines);
+  memset(gc, 0, sizeof *gc);
+}
+
+/* The generated statements of one case, then a candidate expectation per symbol. */
+void gen_case(struct gen *g, struct cts_gen_case *gc) {
+  g->n_syms = 0;
+  g->syms[g->n_syms++] = (struct gen_sym){"root", CTS_SYM_MANAGER, 0, 0};
+  int n = g->min + (int)gen_rand(g, (uint64_t)(g->max - g->min + 1));
+  for (int i = 0; i < n; i++) {
+    int kind = one_statement(g);
+    if (kind < 0) continue;
+    keep_pending(g);
+    cts_gen_case_add(gc, cts_xstrndup(g->line.buf, g->line.len), NULL, kind);
+  }
+  gen_expectations(g, gc);
+}

@@ -1,0 +1,51 @@
+/*
+ * harness/src/gen.h: `tsm-cts gen`, the scenario generator (cases/README.md, "Generated
+ * cases"). gen.c writes a seeded random stream of statements per case from the rows of
+ * the statement table (stmt_table.h); complete.c completes each case against the model
+ * (refusals become `expect error`, final states become expectations).
+ */
+#ifndef CTS_GEN_H
+#define CTS_GEN_H
+
+#include <stddef.h>
+
+#include "tsm/adapter.h"
+#include "util.h"
+
+struct cts_spec;
+
+/* One body line of a generated case. `alt` is the line to try instead when the model
+ * contradicts `text` (an expectation's other state), or NULL. `kind` is the statement
+ * row that wrote it (enum cts_stmt_kind). The lines own their strings. */
+struct cts_gen_line {
+  char *text, *alt;
+  int kind;
+};
+
+/* A generated case: its body lines, owned. */
+struct cts_gen_case {
+  struct cts_gen_line *lines;
+  size_t n, cap;
+};
+
+void cts_gen_case_add(struct cts_gen_case *gc, char *text, char *alt, int kind);
+void cts_gen_case_free(struct cts_gen_case *gc);
+/* The case file's text: frontmatter (always CTS_GEN_FRONT_LINES lines) and body. */
+#define CTS_GEN_FRONT_LINES 7
+char *cts_gen_render(const struct cts_gen_case *gc, unsigned long long seed, size_t index,
+                     const struct cts_spec *spec);
+
+/* What completion ended with. */
+enum cts_gen_outcome { CTS_GEN_AGREES, CTS_GEN_DIVERGES, CTS_GEN_UNFINISHED };
+
+/* Completes gc against the model, running it through adapter a (device 0): an action the
+ * model refuses becomes `expect error CODE: ...`, an expectation the model contradicts
+ * takes its alt or goes, a statement the case cannot run goes; where the adapter first
+ * diverges from the model the body ends. RETURN enum cts_gen_outcome. */
+int cts_complete(struct cts_gen_case *gc, unsigned long long seed, size_t index,
+                 const struct tsm_adapter *a, const struct cts_spec *spec);
+
+/* `tsm-cts gen` with its own arguments (argv[0] is "gen"). RETURN the exit status. */
+int cts_gen_main(int argc, char **argv);
+
+#endif

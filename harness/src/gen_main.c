@@ -1,0 +1,156 @@
+/*
+ * harness/src/gen_main.c: the `tsm-cts gen` command. Each case is generated from its own
+ * seed (the run's seed and its index) and completed in a forked child, so an adapter
+ * that crashes on a generated case costs that case only; the child writes
+ * OUTDIR/gen-SEED-INDEX.tsm and exits with its completion outcome; --jobs N keeps N
+ * children at work.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "adapter_load.h"
+#include "case.h"
+#include "gen_internal.h"
+#include "spec_index.h"
+
+/* The command line; the strings point into argv. */
+struct gen_options {
+  unsigned long long seed;
+  long count;
+  int min, max, jobs;
+  unsigned families;
+  const char *adapter, *spec, *outdir;
+};
+
+static const struct option gen_long_options[] = {
+    {"seed", required_argument, NULL, 's'},   {"count", required_argument, NULL, 'n'},
+    {"min", required_argument, NULL, 'm'},    {"max", required_argument, NULL, 'M'},
+    {"families", required_argument, NULL, 'f'}, {"adapter", required_argument, NULL, 'a'},
+    {"spec", required_argument, NULL, 'S'},   {"jobs", required_argument, NULL, 'j'},
+    {NULL, 0, NULL, 0},
+};
+
+static int gen_usage(void) {
+  fputs("usage: tsm-cts gen --seed S --count N [--min 5] [--max 40] [--families LIST]\n"
+        "                   [--adapter SO] [--spec DIR] [--jobs N] OUTDIR\n"
+        "LIST: requires: names, comma-separated (managers,scopes,composites,dlpack-c,graphs)\n"
+        "SO: the adapter completion runs through (default: $TSM_CTS_GEN_ADAPTER, else\n"
+        "build/lib/tsmref_adapter.so)\n", stderr);
+  return 2;
+}
+
+static unsigned parse_families(const char *list) {
+  unsigned caps = cts_family_cap("managers");
+  char *copy = cts_xstrdup(list), *save = NULL;
+  for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save))
+    caps |= cts_family_cap(w);
+  free(copy);
+  return caps;
+}
+
+static int parse_gen_options(int argc, char **argv, struct gen_options *o) {
+  *o = (struct gen_options){0, 0, 5, 40, 1, 0, getenv("TSM_CTS_GEN_ADAPTER"), NULL, NULL};
+  if (!o->adapter) o->adapter = "build/lib/tsmref_adapter.so";
+  int code;
+  optind = 1;
+  while ((code = getopt_long(argc, argv, "", gen_long_options, NULL)) != -1) {
+    if (code == 's') o->seed = strtoull(optarg, NULL, 10);
+    else if (code == 'n') o->count = strtol(optarg, NULL, 10);
+    else if (code == 'm') o->min = atoi(optarg);
+    else if (code == 'M') o->max = atoi(optarg);
+    else if (code == 'f') o->families = parse_families(optarg);
+    else if (code == 'a') o->adapter = optarg;
+    else if (code == 'S') o->spec = optarg;
+    else if (code == 'j') o->jobs = atoi(optarg);
+    else return -1;
+  }
+  if (optind != argc - 1 || o->count <= 0 || o->min < 1 || o->max < o->min || o->jobs < 1) return -1;
+  o->outdir = argv[optind];
+  return 0;
+}
+
+/* splitmix64: one well-mixed seed per case. */
+static uint64_t case_seed(unsigned long long seed, long index) {
+  uint64_t z = seed * 0x9e3779b97f4a7c15ull + (uint64_t)index + 1;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return (z ^ (z >> 31)) | 1;
+}
+
+/* In the child: one case, completed and written. RETURN its outcome (exit status). */
+static int one_case(const struct gen_options *o, long index, const struct tsm_adapter *a,
+                    const struct cts_spec *spec) {
+  struct gen g = {0};
+  g.rng = case_seed(o->seed, index);
+  g.min = o->min;
+  g.max = o->max;
+  g.families = o->families;
+  struct cts_gen_case gc = {0};
+  gen_case(&g, &gc);
+  cts_buf_free(&g.line);
+  int outcome = cts_complete(&gc, o->seed, (size_t)index, a, spec);
+  char *text = cts_gen_render(&gc, o->seed, (size_t)index, spec);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/gen-%llu-%05ld.tsm", o->outdir, o->seed, index);
+  FILE *f = fopen(path, "w");
+  if (!f || fputs(text, f) < 0) outcome = 9;
+  if (f) fclose(f);
+  free(text);
+  cts_gen_case_free(&gc);
+  return outcome;
+}
+
+/* Counts a finished child's outcome. */
+static void reap(long *outcomes, long *crashed) {
+  int status = 0;
+  if (wait(&status) < 0 || !WIFEXITED(status)) (*crashed)++;
+  else outcomes[WEXITSTATUS(status) % 10]++;
+}
+
+static int run_cases(const struct gen_options *o, const struct tsm_adapter *a,
+                     const struct cts_spec *spec) {
+  long outcomes[10] = {0}, crashed = 0;
+  int running = 0;
+  for (long i = 0; i < o->count; i++) {
+    if (running == o->jobs) reap(outcomes, &crashed), running--;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (!freopen("/dev/null", "w", stdout)) _exit(9); /* dumps are for humans */
+      _exit(one_case(o, i, a, spec));
+    }
+    if (pid < 0) crashed++;
+    else running++;
+  }
+  while (running-- > 0) reap(outcomes, &crashed);
+  fprintf(stderr, "tsm-cts gen: %ld cases in %s: %ld agree with the model, %ld diverge "
+          "(the body ends at the divergence), %ld unfinished, %ld crashed, %ld not written\n",
+          o->count, o->outdir, outcomes[CTS_GEN_AGREES], outcomes[CTS_GEN_DIVERGES],
+          outcomes[CTS_GEN_UNFINISHED], crashed, outcomes[9]);
+  return crashed || outcomes[CTS_GEN_UNFINISHED] || outcomes[9] ? 1 : 0;
+}
+
+int cts_gen_main(int argc, char **argv) {
+  struct gen_options o;
+  if (parse_gen_options(argc, argv, &o)) return gen_usage();
+  char why[512];
+  const struct tsm_adapter *a = cts_adapter_load(o.adapter, why, sizeof why);
+  if (!a) {
+    fprintf(stderr, "tsm-cts gen: %s: %s\n", o.adapter, why);
+    return 2;
+  }
+  const struct tsm_device *devices = NULL;
+  a->device_list(&devices); /* once, before forking: every child inherits what it found */
+  struct cts_spec spec = {0};
+  if (cts_spec_load(&spec, cts_spec_dir(o.spec)) != 0) {
+    fprintf(stderr, "tsm-cts gen: cannot read the spec\n");
+    return 2;
+  }
+  int rc = run_cases(&o, a, &spec);
+  cts_spec_free(&spec);
+  return rc;
+}

@@ -1,0 +1,375 @@
+/*
+ * harness/src/gen_write.c: the generator's writers, one per PARSE function of the
+ * statement table (stmt_table.h), keyed by its name: a writer puts the row's keyword and
+ * a verb of the row, then operands of the kinds the parse function reads, into the line.
+ * Rows whose parse function has no writer here (the blocks repeat, thread, parallel and
+ * wrapped, and result) are not generated. The final expectations (gen_expectations)
+ * give each symbol its state in the model's view, through the expectation rows.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "case.h"
+#include "families.h"
+#include "gen_internal.h"
+
+static void put(struct gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct gen *g, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  cts_buf_vprintf(&g->line, fmt, ap);
+  va_end(ap);
+}
+
+/* "LEAD NAME = VERB" for a binding row; the verb is one of the row's spellings. */
+static void bind_head(struct gen *g, const struct gen_row *row, const char *verb, int elems,
+                      int odd) {
+  put(g, "%s %s = %s", row->lead, gen_fresh(g, row->binds, elems, odd), verb);
+}
+
+/* A shape of 0 to 3 dimensions, mostly small, sometimes empty. RETURN its elements. */
+static int put_shape(struct gen *g) {
+  int ndim = (int)gen_rand(g, 4), elems = 1;
+  put(g, " [");
+  for (int d = 0; d < ndim; d++) {
+    int n = gen_rand(g, 8) ? 1 + (int)gen_rand(g, 3) : 0;
+    put(g, "%s%d", d ? ", " : "", n);
+    elems *= n;
+  }
+  put(g, "]");
+  return elems;
+}
+
+static void put_values(struct gen *g, int n) {
+  put(g, " [");
+  for (int i = 0; i < n; i++) put(g, "%s%d", i ? ", " : "", (int)gen_rand(g, 7) - 3);
+  put(g, "]");
+}
+
+#define NEED(var, mask)                 \
+  struct gen_sym *var = gen_pick(g, mask); \
+  if (!var) return -1
+
+static int w_use_manager(struct gen *g, const struct gen_row *row) {
+  NEED(m, CTS_SYM_MANAGER);
+  if (row->binds) {
+    bind_head(g, row, row->verb, -1, 0);
+    put(g, " %s", m->name);
+  } else {
+    put(g, "%s %s", row->lead, m->name);
+    m->odd = 1;
+  }
+  return 0;
+}
+
+static int w_use_resource(struct gen *g, const struct gen_row *row) {
+  NEED(r, CTS_SYM_RESOURCE);
+  bind_head(g, row, row->verb, -1, 0);
+  put(g, " %s", r->name);
+  return 0;
+}
+
+static int w_create(struct gen *g, const struct gen_row *row) {
+  NEED(m, CTS_SYM_MANAGER);
+  char verb[16];
+  gen_pick_word(g, row->verb, verb, sizeof verb);
+  bind_head(g, row, verb, -1, 0);
+  put(g, " %s", m->name);
+  int elems = put_shape(g);
+  g->pending[g->n_pending - 1].elems = elems;
+  if (!strcmp(verb, "full")) put(g, " 2.5");
+  if (gen_rand(g, 4) == 0) put(g, " i32");
+  if (!strcmp(verb, "values")) put_values(g, elems);
+  return 0;
+}
+
+/* A reshape's target shape: the operand's elements in one or two dimensions. */
+static void put_reshape(struct gen *g, const struct gen_sym *a) {
+  int n = a->elems >= 0 ? a->elems : 1;
+  if (gen_rand(g, 2)) put(g, " [%d]", n);
+  else put(g, " [1, %d]", n);
+}
+
+static const struct gen_op *pick_op(struct gen *g, int in_graphs) {
+  for (;;) {
+    const struct gen_op *op = &gen_ops[gen_rand(g, gen_n_ops)];
+    if (in_graphs ? op->in_graphs : op->in_managers) return op;
+  }
+}
+
+static int w_op(struct gen *g, const struct gen_row *row) {
+  int in_graphs = row->binds == CTS_SYM_NODE;
+  const struct gen_op *op = pick_op(g, in_graphs);
+  NEED(a, row->binds);
+  NEED(b, row->binds);
+  int view = !strcmp(op->name, "reshape");
+  if (!strcmp(op->name, "svd")) {
+    put(g, "%s %s, ", row->lead, gen_fresh(g, row->binds, -1, 0));
+    put(g, "%s, %s = svd", gen_fresh(g, row->binds, -1, 0), gen_fresh(g, row->binds, -1, 0));
+  } else {
+    bind_head(g, row, op->name, view ? a->elems : -1, view);
+  }
+  put(g, " %s", a->name);
+  if (op->arity == 2) put(g, " %s", b->name);
+  if (view) put_reshape(g, a);
+  if (!in_graphs && gen_rand(g, 5) == 0) {
+    NEED(m, CTS_SYM_MANAGER);
+    put(g, " in %s", m->name);
+  }
+  return 0;
+}
+
+/* attach R to a manager, or to a scope when the row is the scopes family's. */
+static int w_attach(struct gen *g, const struct gen_row *row) {
+  NEED(r, CTS_SYM_RESOURCE);
+  NEED(to, row->family == CTS_FAMILY_SCOPES ? CTS_SYM_SCOPE : CTS_SYM_MANAGER);
+  put(g, "%s %s to %s", row->lead, r->name, to->name);
+  r->odd = 1;
+  return 0;
+}
+
+static int w_detach(struct gen *g, const struct gen_row *row) {
+  NEED(r, CTS_SYM_RESOURCE);
+  put(g, "%s %s", row->lead, r->name);
+  if (row->family == CTS_FAMILY_SCOPES) {
+    NEED(s, CTS_SYM_SCOPE);
+    put(g, " from %s", s->name);
+  }
+  r->odd = 1;
+  return 0;
+}
+
+/* `borrow R into M` and `ret R from M`: a resource and a manager. */
+static int w_resource_manager(struct gen *g, const struct gen_row *row, const char *word) {
+  NEED(r, CTS_SYM_RESOURCE);
+  NEED(m, CTS_SYM_MANAGER);
+  put(g, "%s %s %s %s", row->lead, r->name, word, m->name);
+  r->odd = 1;
+  return 0;
+}
+
+static int w_borrow(struct gen *g, const struct gen_row *row) {
+  return w_resource_manager(g, row, "into");
+}
+
+static int w_ret(struct gen *g, const struct gen_row *row) {
+  return w_resource_manager(g, row, "from");
+}
+
+/* `LEAD X` on one symbol of `mask`, which becomes odd. */
+static int w_one(struct gen *g, const struct gen_row *row, int mask) {
+  NEED(x, mask);
+  put(g, "%s %s", row->lead, x->name);
+  x->odd = 1;
+  return 0;
+}
+
+static int w_release(struct gen *g, const struct gen_row *row) {
+  return w_one(g, row, row->family == CTS_FAMILY_GRAPHS ? CTS_SYM_GRAPH : CTS_SYM_RESOURCE);
+}
+
+static int w_dump(struct gen *g, const struct gen_row *row) {
+  return w_one(g, row, CTS_SYM_MANAGER);
+}
+
+static int w_use_scope(struct gen *g, const struct gen_row *row) {
+  return w_one(g, row, CTS_SYM_SCOPE);
+}
+
+static int w_use_dlpack(struct gen *g, const struct gen_row *row) {
+  return w_one(g, row, CTS_SYM_DLPACK);
+}
+
+static int w_use_graph(struct gen *g, const struct gen_row *row) {
+  return w_one(g, row, CTS_SYM_GRAPH);
+}
+
+static int w_nothing(struct gen *g, const struct gen_row *row) {
+  bind_head(g, row, row->verb, -1, 0);
+  return 0;
+}
+
+/* `dispose S`, or `dispose everything in S [but [R]]` for the SCOPE.ALL row. */
+static int w_dispose(struct gen *g, const struct gen_row *row) {
+  NEED(s, CTS_SYM_SCOPE);
+  s->odd = 1;
+  if (strcmp(cts_stmt_kind_name(row->kind), "SCOPE_DISPOSE_ALL")) {
+    put(g, "%s %s", row->lead, s->name);
+    return 0;
+  }
+  put(g, "%s everything in %s", row->lead, s->name);
+  struct gen_sym *keep = gen_rand(g, 2) ? gen_pick(g, CTS_SYM_RESOURCE) : NULL;
+  if (keep) put(g, " but [%s]", keep->name);
+  return 0;
+}
+
+/* `move R out of S`, or `move R from S to S2|none` for the SCOPE.MOVE.2 row. */
+static int w_move(struct gen *g, const struct gen_row *row) {
+  NEED(r, CTS_SYM_RESOURCE);
+  NEED(s, CTS_SYM_SCOPE);
+  NEED(to, CTS_SYM_SCOPE);
+  r->odd = 1;
+  if (!strcmp(cts_stmt_kind_name(row->kind), "SCOPE_MOVE_OUTER"))
+    put(g, "%s %s out of %s", row->lead, r->name, s->name);
+  else
+    put(g, "%s %s from %s to %s", row->lead, r->name, s->name,
+        gen_rand(g, 3) ? to->name : "none");
+  return 0;
+}
+
+static int w_pack(struct gen *g, const struct gen_row *row) {
+  NEED(a, CTS_SYM_TENSOR);
+  NEED(b, CTS_SYM_TENSOR);
+  bind_head(g, row, row->verb, -1, 0);
+  put(g, " [%s, %s] %s", a->name, b->name, gen_rand(g, 4) ? "unsorted" : "sorted");
+  return 0;
+}
+
+static int w_list_items(struct gen *g, const struct gen_row *row) {
+  NEED(a, CTS_SYM_TENSOR);
+  NEED(b, CTS_SYM_TENSOR);
+  bind_head(g, row, row->verb, -1, 0);
+  put(g, " [%s, %s]", a->name, b->name);
+  return 0;
+}
+
+static int w_component(struct gen *g, const struct gen_row *row) {
+  static const char *const parts[] = {"data", "batch_sizes", "sorted_indices",
+                                      "unsorted_indices", "0", "1"};
+  NEED(p, CTS_SYM_COMPOSITE);
+  bind_head(g, row, row->verb, -1, 1);
+  put(g, " %s %s", p->name, parts[gen_rand(g, 6)]);
+  return 0;
+}
+
+static const char *form(struct gen *g) { return gen_rand(g, 2) ? "versioned" : "legacy"; }
+
+static int w_export(struct gen *g, const struct gen_row *row) {
+  NEED(t, CTS_SYM_TENSOR);
+  bind_head(g, row, row->verb, t->elems, 0);
+  put(g, " %s %s", t->name, form(g));
+  if (gen_rand(g, 4) == 0) put(g, " copy");
+  if (gen_rand(g, 6) == 0) put(g, " readonly");
+  return 0;
+}
+
+/* Strides for a `make`: often a zero or a transposed stride. */
+static void put_strides(struct gen *g, const char *shape) {
+  int ndim = 0;
+  for (const char *p = shape; *p; p++) ndim += *p == ',';
+  ndim += strcmp(shape, " []") != 0;
+  put(g, " strides [");
+  for (int d = 0; d < ndim; d++) put(g, "%s%d", d ? ", " : "", (int)gen_rand(g, 4));
+  put(g, "]");
+}
+
+static int w_make(struct gen *g, const struct gen_row *row) {
+  bind_head(g, row, row->verb, -1, 0);
+  put(g, " %s", form(g));
+  size_t at = g->line.len;
+  int elems = put_shape(g);
+  g->pending[g->n_pending - 1].elems = elems;
+  char shape[64];
+  snprintf(shape, sizeof shape, "%s", g->line.buf + at);
+  if (gen_rand(g, 2)) put(g, " arange");
+  else if (gen_rand(g, 2)) put(g, " values"), put_values(g, elems);
+  if (gen_rand(g, 3) == 0) put_strides(g, shape);
+  return 0;
+}
+
+static int w_import(struct gen *g, const struct gen_row *row) {
+  NEED(x, CTS_SYM_DLPACK);
+  NEED(m, CTS_SYM_MANAGER);
+  bind_head(g, row, row->verb, x->elems, 1);
+  put(g, " %s into %s", x->name, m->name);
+  return 0;
+}
+
+static int w_leaf(struct gen *g, const struct gen_row *row) {
+  NEED(gr, CTS_SYM_GRAPH);
+  bind_head(g, row, row->verb, -1, 0);
+  put(g, " %s", gr->name);
+  g->pending[g->n_pending - 1].elems = put_shape(g);
+  if (gen_rand(g, 2)) put(g, " arange");
+  return 0;
+}
+
+static int w_external(struct gen *g, const struct gen_row *row) {
+  NEED(gr, CTS_SYM_GRAPH);
+  NEED(t, CTS_SYM_TENSOR);
+  bind_head(g, row, row->verb, t->elems, 1);
+  put(g, " %s %s", gr->name, t->name);
+  return 0;
+}
+
+static int w_flag(struct gen *g, const struct gen_row *row) {
+  static const char *const flags[] = {"input", "output", "param"};
+  NEED(n, CTS_SYM_NODE);
+  put(g, "%s %s %s", row->lead, n->name, flags[gen_rand(g, 3)]);
+  if (gen_rand(g, 3) == 0) put(g, " %s", flags[gen_rand(g, 3)]);
+  return 0;
+}
+
+static int w_expand(struct gen *g, const struct gen_row *row) {
+  NEED(gr, CTS_SYM_GRAPH);
+  NEED(n, CTS_SYM_NODE);
+  put(g, "%s %s %s", row->lead, gr->name, n->name);
+  return 0;
+}
+
+static const struct {
+  const char *parse;
+  gen_writer write;
+} writers[] = {
+    {"parse_use_manager", w_use_manager}, {"parse_use_resource", w_use_resource},
+    {"parse_create", w_create}, {"parse_op", w_op}, {"parse_graph_op", w_op},
+    {"parse_attach", w_attach}, {"parse_detach", w_detach}, {"parse_borrow", w_borrow},
+    {"parse_ret", w_ret}, {"parse_release", w_release}, {"parse_dump", w_dump},
+    {"parse_nothing", w_nothing}, {"parse_dispose", w_dispose}, {"parse_move", w_move},
+    {"parse_use_scope", w_use_scope}, {"parse_pack", w_pack},
+    {"parse_list_items", w_list_items}, {"parse_component", w_component},
+    {"parse_export", w_export}, {"parse_make", w_make}, {"parse_import", w_import},
+    {"parse_use_dlpack", w_use_dlpack}, {"parse_leaf", w_leaf},
+    {"parse_external", w_external}, {"parse_flag", w_flag}, {"parse_expand", w_expand},
+    {"parse_use_graph", w_use_graph},
+};
+
+gen_writer gen_writer_of(const char *parse) {
+  for (size_t i = 0; i < sizeof writers / sizeof writers[0]; i++)
+    if (!strcmp(writers[i].parse, parse)) return writers[i].write;
+  return NULL;
+}
+
+/* ---- expectations at the end -------------------------------------------------- */
+
+/* A symbol's candidate expectation and its other state, by its kind. */
+static const struct {
+  int kind;    /* enum cts_sym_kind */
+  int stmt;    /* the expectation's row */
+  const char *fmt, *yes, *no;
+} final_checks[] = {
+    {CTS_SYM_TENSOR, CTS_EXPECT_VALID, "expect %s %s", "valid", "released"},
+    {CTS_SYM_COMPOSITE, CTS_EXPECT_VALID, "expect %s %s", "valid", "released"},
+    {CTS_SYM_MANAGER, CTS_EXPECT_STATE, "expect state %s == %s", "open", "closed"},
+    {CTS_SYM_SCOPE, CTS_EXPECT_SCOPE_STATE, "expect state %s == %s", "open", "disposed"},
+    {CTS_SYM_GRAPH, CTS_EXPECT_GRAPH_STATE, "expect state %s == %s", "open", "released"},
+    {CTS_SYM_DLPACK, CTS_EXPECT_DELETED, "expect deleted %s == %s", "0", "1"},
+};
+
+static char *format_check(const char *fmt, const char *name, const char *state) {
+  struct cts_buf b = {0};
+  if (!strncmp(fmt, "expect %s", 9)) cts_buf_printf(&b, fmt, state, name);
+  else cts_buf_printf(&b, fmt, name, state);
+  return cts_buf_take(&b);
+}
+
+void gen_expectations(struct gen *g, struct cts_gen_case *gc) {
+  for (size_t i = 1; i < g->n_syms; i++)
+    for (size_t k = 0; k < sizeof final_checks / sizeof final_checks[0]; k++) {
+      if (final_checks[k].kind != g->syms[i].kind) continue;
+      const char *fmt = final_checks[k].fmt, *name = g->syms[i].name;
+      cts_gen_case_add(gc, format_check(fmt, name, final_checks[k].yes),
+                       format_check(fmt, name, final_checks[k].no), final_checks[k].stmt);
+    }
+}
