@@ -51,31 +51,41 @@ static void put_number(FILE *f, double v) {
   fputs(buf, f);
 }
 
-static void put_numbers(FILE *f, const char *key, const double *v, size_t n) {
+typedef void (*put_item_fn)(FILE *f, const void *items, size_t i);
+
+/* `"key":[...]`, item writing the i-th of items. */
+static void put_array(FILE *f, const char *key, const void *items, size_t n, put_item_fn item) {
   put_key(f, key);
   fputc('[', f);
   for (size_t i = 0; i < n; i++) {
     if (i) fputc(',', f);
-    put_number(f, v[i]);
+    item(f, items, i);
   }
   fputc(']', f);
+}
+
+static void number_item(FILE *f, const void *items, size_t i) {
+  put_number(f, ((const double *)items)[i]);
+}
+
+static void int_item(FILE *f, const void *items, size_t i) {
+  fprintf(f, "%lld", (long long)((const int64_t *)items)[i]);
+}
+
+static void string_item(FILE *f, const void *items, size_t i) {
+  cts_json_string(f, ((char *const *)items)[i]);
+}
+
+static void put_numbers(FILE *f, const char *key, const double *v, size_t n) {
+  put_array(f, key, v, n, number_item);
 }
 
 static void put_ints(FILE *f, const char *key, const int64_t *v, size_t n) {
-  put_key(f, key);
-  fputc('[', f);
-  for (size_t i = 0; i < n; i++) fprintf(f, "%s%lld", i ? "," : "", (long long)v[i]);
-  fputc(']', f);
+  put_array(f, key, v, n, int_item);
 }
 
 static void put_strings(FILE *f, const char *key, char *const *v, size_t n) {
-  put_key(f, key);
-  fputc('[', f);
-  for (size_t i = 0; i < n; i++) {
-    if (i) fputc(',', f);
-    cts_json_string(f, v[i]);
-  }
-  fputc(']', f);
+  put_array(f, key, v, n, string_item);
 }
 
 /* A symbol by name: null when absent (-1), "none" for `none` (-2). */

@@ -181,10 +181,10 @@ const char *kind_name(int kind) {
     case CTS_SYM_NODE: return "graph node";
     case CTS_SYM_RESOURCE: return "tensor or composite";
     case CTS_SYM_MANAGER | CTS_SYM_SCOPE: return "manager or scope";
-    case CTS_SYM_ARRAY: return "array";
+    case CTS_SYM_ARRAY: return "producer array";
     case CTS_SYM_CAPSULE: return "capsule";
-    case CTS_SYM_ARRAY | CTS_SYM_TENSOR: return "array or tensor";
-    case CTS_SYM_PY_ANY: return "array, capsule or tensor";
+    case CTS_SYM_ARRAY | CTS_SYM_TENSOR: return "producer array or tensor";
+    case CTS_SYM_PY_ANY: return "producer array, capsule or tensor";
     default: return "name";
   }
 }
