@@ -3,7 +3,8 @@
  * table and its statement tree. The statement kinds are the rows of the statement table
  * (stmt_table.h); a statement is a tagged union whose member its row's shape names. A
  * case owns all of it; cts_case_free releases it. Parsed by case_parse.c, case_stmt.c
- * and case_lex.c.
+ * and case_lex.c, from `.tsm` files and capsule-level `.pytsm` ones; written as JSON by
+ * case_json.c.
  */
 #ifndef CTS_CASE_H
 #define CTS_CASE_H

@@ -1,6 +1,7 @@
 /*
- * harness/src/case_parse.c: a case file (cases/README.md): its frontmatter, its body's
- * blocks, and the case's lifetime. The statements themselves are read by their rows of
+ * harness/src/case_parse.c: a case file (cases/README.md), `.tsm` or capsule-level
+ * `.pytsm` (cases/dlpack/python/README.md; the suffix picks the dialect): its frontmatter
+ * (`roles:` only in .pytsm), its body's blocks, and the case's lifetime. The statements themselves are read by their rows of
  * the statement table (case_stmt.c); tokens, names and literals are case_lex.c's.
  */
 #include <ctype.h>

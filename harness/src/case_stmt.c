@@ -1,8 +1,9 @@
 /*
  * harness/src/case_stmt.c: the statements of the case language (cases/README.md). The
  * statement table (stmt_table.h) selects a row by the statement's first word and its
- * verb; the row's parse function below reads the rest of the line into the statement's
- * operands and the union member of its shape.
+ * verb, among the rows of the case's dialect (.tsm, or .pytsm: the dlpack-py rows); the
+ * row's parse function below reads the rest of the line into the statement's operands
+ * and the union member of its shape. The word tables the JSON writer shares are here.
  */
 #include <stdio.h>
 #include <stdlib.h>

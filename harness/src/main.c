@@ -1,5 +1,5 @@
 /*
- * harness/src/main.c: the tsm-cts command line: run, lint, coverage, list.
+ * harness/src/main.c: the tsm-cts command line: run, lint, parse, coverage, list, merge.
  * Exit status: 0 when every result is Pass, NotSupported, Skip or XFail (or the
  * check found nothing wrong); 1 when a result or check fails; 2 on a usage or
  * harness error. Never 77 or 99, which build systems read as skip and hard error.
@@ -28,12 +28,11 @@ static void usage(FILE *f) {
   fputs(
       "usage: tsm-cts run --adapter SO [options] [SELECTOR...]\n"
       "       tsm-cts lint [--spec DIR] [PATH...]\n"
-      "       tsm-cts parse --json [--spec DIR] FILE...   (.tsm or .pytsm: one JSON line each)\n"
+      "       tsm-cts parse --json [--spec DIR] FILE...  (a JSON line per .tsm or .pytsm)\n"
       "       tsm-cts coverage [--spec DIR] [--cases DIR] [--extra DIR,DIR...]\n"
       "       tsm-cts list [--spec DIR] [--cases DIR] [SELECTOR...]\n"
       "       tsm-cts merge [--json FILE] [--junit FILE] REPORT.json...\n"
-      "       tsm-cts --help | --version\n"
-      "\n"
+      "       tsm-cts --help | --version\n\n"
       "SELECTOR: a case file or folder, a glob over case ids (managers/temp/*), or a\n"
       "clause id or prefix (MGR.TEMP.4, MGR.TEMP). Default: every case under --cases.\n"
       "\n"
