@@ -10,6 +10,7 @@
 #                    exit on any unexpected result. INTEROP_FLAGS=--large adds `large`.
 #   interop-selftest the bridge's self-tests: deliberately broken consumers (the IREE
 #                    leak, the turbine rename-back) must be reported
+#   Both read the cases through the judge, $(TSM_CTS) parse --json (TSM_CTS_BUILD).
 #   bench-python     capsule round-trip micro-benchmark (harness/python/bench_capsule.py)
 #
 # The extension is built without $(SAN): a sanitizer runtime cannot be loaded into an
@@ -36,12 +37,13 @@ $(PYTHON_EXT): $(PYTHON_EXT_SRC) $(TSMREF_LIB) $(VENV_STAMP) $(DLPACK_V1_INC_FIL
 	  -I"$$($(VENV_PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
 	  -shared -o $@ $(PYTHON_EXT_SRC) -L$(dir $(TSMREF_LIB)) -ltsmref -Wl,-rpath,'$$ORIGIN/../lib'
 
-interop: $(PYTHON_EXT)
+# The bridge reads cases through the judge's front end (tsm-cts parse --json).
+interop: $(PYTHON_EXT) $(TSM_CTS)
 	@mkdir -p $(B)/report
 	$(PYTHON_BRIDGE_ENV) $(VENV_PY) harness/python/bridge.py run $(INTEROP_FLAGS) \
 	  --json $(B)/report/interop.json cases/dlpack/python
 
-interop-selftest: $(PYTHON_EXT)
+interop-selftest: $(PYTHON_EXT) $(TSM_CTS)
 	$(PYTHON_BRIDGE_ENV) $(VENV_PY) harness/python/test_bridge.py
 
 bench-python: $(PYTHON_EXT)

@@ -410,11 +410,10 @@ def worker_main(args):
     """Runs the jobs of one producer row, one JSON line per result."""
     with open(args.jobs) as f:
         jobs = json.load(f)
-    spec = caselang.spec_clause_ids(os.path.join(ROOT, "spec"))
     cache = {}
     for j in jobs:
         if j["path"] not in cache:
-            cache[j["path"]] = caselang.parse_file(j["path"], spec)
+            cache[j["path"]] = caselang.parse_file(j["path"])
         print(json.dumps({"start": j}), flush=True)
         p = "tsmref" if j["producer"] == "-" else j["producer"]
         c = "tsmref" if j["consumer"] == "-" else j["consumer"]
@@ -441,14 +440,13 @@ def progress(row, out, n_cells, secs, exps):
 
 
 def run_main(args):
-    spec = caselang.spec_clause_ids(os.path.join(ROOT, "spec"))
     files = caselang.collect(args.paths)
     cases, errors = [], []
-    for f in files:
-        try:
-            cases.append(caselang.parse_file(f, spec))
-        except caselang.ParseError as e:
-            errors.append(str(e))
+    for _, parsed in caselang.parse_files(files):
+        if isinstance(parsed, caselang.ParseError):
+            errors.append(str(parsed))
+        else:
+            cases.append(parsed)
     for e in errors:
         print(f"parse error: {e}", file=sys.stderr)
     peers_list = args.peers.split(",")
@@ -613,15 +611,15 @@ def report_document(results, peers_list, args, secs):
 
 
 def lint_main(args):
-    spec = caselang.spec_clause_ids(os.path.join(ROOT, "spec"))
     bad = 0
     files = caselang.collect(args.paths)
-    for f in files:
-        try:
-            caselang.parse_file(f, spec)
-        except caselang.ParseError as e:
-            print(e)
+    for _, parsed in caselang.parse_files(files):
+        if isinstance(parsed, caselang.ParseError):
+            print(parsed)
             bad += 1
+        else:
+            for w in parsed["warnings"]:
+                print(w)
     print(f"bridge lint: {len(files)} case files, {bad} with errors", file=sys.stderr)
     return 1 if bad else 0
 

@@ -3,12 +3,14 @@
  * table and its statement tree. The statement kinds are the rows of the statement table
  * (stmt_table.h); a statement is a tagged union whose member its row's shape names. A
  * case owns all of it; cts_case_free releases it. Parsed by case_parse.c, case_stmt.c
- * and case_lex.c.
+ * and case_lex.c, from `.tsm` files and capsule-level `.pytsm` ones; written as JSON by
+ * case_json.c.
  */
 #ifndef CTS_CASE_H
 #define CTS_CASE_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "stmt_table.h"
@@ -47,6 +49,9 @@ enum cts_sym_kind {
   CTS_SYM_DLPACK = 16, /* a managed tensor the judge holds or handed over */
   CTS_SYM_GRAPH = 32,
   CTS_SYM_NODE = 64,   /* a graph tensor */
+  CTS_SYM_ARRAY = 128, /* .pytsm: a producer's array */
+  CTS_SYM_CAPSULE = 256, /* .pytsm: a DLPack capsule */
+  CTS_SYM_PY_ANY = CTS_SYM_ARRAY | CTS_SYM_CAPSULE | CTS_SYM_TENSOR, /* .pytsm `drop` */
   CTS_SYM_RESOURCE = CTS_SYM_TENSOR | CTS_SYM_COMPOSITE,
   CTS_SYM_ANY = 15     /* bogus: any kind but a DLPack tensor */
 };
@@ -79,6 +84,49 @@ struct cts_literal {
   double *vals;   /* CTS_VALUES */
   size_t nvals;
 };
+
+/* The options of a capsule-level `capsule C = export A ...` (.pytsm, __dlpack__'s
+ * keywords); a has_ flag is 0 when the case leaves that keyword out. */
+struct cts_py_export {
+  int form;                     /* enum cts_py_form */
+  int has_max_version, has_copy, has_stream, has_device;
+  int64_t max_version[2];
+  int copy;
+  int64_t stream;
+  int64_t device[2];
+};
+
+/* The capsule-level expectations (.pytsm `expect WHAT X ...`). */
+enum cts_py_expect { CTS_PY_NAME, CTS_PY_VERSION, CTS_PY_FLAG, CTS_PY_NOFLAG, CTS_PY_DELETED,
+                     CTS_PY_VALUES, CTS_PY_SHAPE, CTS_PY_DTYPE, CTS_PY_DEVICE, CTS_PY_STRIDES,
+                     CTS_PY_OFFSET, CTS_PY_ALIVE, CTS_N_PY_EXPECTS };
+enum cts_py_form { CTS_PY_FORM_NONE, CTS_PY_FORM_VERSIONED, CTS_PY_FORM_LEGACY };
+/* The exceptions `expect error` of a .pytsm names, as bits. */
+enum cts_py_exc { CTS_PY_BUFFER_ERROR = 1, CTS_PY_VALUE_ERROR = 2, CTS_PY_TYPE_ERROR = 4,
+                  CTS_PY_RUNTIME_ERROR = 8, CTS_PY_ANY_ERROR = 16 };
+
+/* A capsule-level `expect WHAT X ...` (.pytsm). The statement owns v. */
+struct cts_py_expectation {
+  int what;                   /* enum cts_py_expect */
+  int flag;                   /* FLAG, NOFLAG: the index in cts_py_flag_names */
+  int word;                   /* NAME: the index in cts_py_capsule_names; DTYPE: tsm_dtype */
+  int scalar;                 /* VALUES: `== N`, not a list */
+  int64_t pair[2];            /* DEVICE */
+  int64_t want;               /* VERSION, DELETED, OFFSET */
+  double *v;                  /* VALUES */
+  size_t n;
+  int ndim;                   /* SHAPE, STRIDES */
+  int64_t dims[TSM_MAX_DIMS];
+};
+
+/* The names of the capsule-level words, NULL-terminated, indexed by their enums. */
+extern const char *const cts_py_expect_names[], *const cts_py_capsule_names[],
+    *const cts_py_exc_names[], *const cts_py_form_names[], *const cts_py_flag_names[];
+
+/* The names of enum cts_create_kind, enum cts_dl_where, enum tsm_graph_flag bits and enum
+ * cts_stat, NULL-terminated (case_stmt.c). */
+extern const char *const cts_fill_names[], *const cts_where_names[],
+    *const cts_graph_flag_names[], *const cts_stat_names[];
 
 /* Symbols 0 and 1 are predefined. */
 #define CTS_SYM_ROOT 0
@@ -148,6 +196,13 @@ struct cts_stmt {
       int64_t want[CTS_N_STATS];
       unsigned mask;                               /* 1u << enum cts_stat per counter given */
     } stats;                                       /* CTS_SHAPE_STATS */
+    struct cts_py_export py_export;                /* CTS_SHAPE_PY_EXPORT */
+    struct {
+      unsigned exc;                                /* enum cts_py_exc bits */
+      struct cts_stmt *inner;                      /* the action that must raise */
+    } py_error;                                    /* CTS_SHAPE_PY_ERROR */
+    struct cts_py_expectation py_expect;           /* CTS_SHAPE_PY_EXPECT */
+    struct { int64_t mib; } flat;                  /* CTS_SHAPE_FLAT, and the body */
   } u;
 };
 
@@ -172,6 +227,11 @@ struct cts_case {
   size_t n_threads, cap_threads;
   int uses_dump;
   int uses_wrapped;  /* runs code inside the adapter's call: no fault injection */
+  int capsule_level; /* a .pytsm file: the Python runner's statements, not the C judge's */
+  char **roles;      /* .pytsm: producer, consumer (default both) */
+  size_t n_roles;
+  char **warnings;   /* "LINE:COL: warning: ..." for each retired spelling still read */
+  size_t n_warnings, cap_warnings;
   struct cts_symbol *syms;
   size_t n_syms, cap_syms;
   struct cts_block body;
@@ -192,6 +252,8 @@ struct cts_case *cts_case_parse(const char *path, const char *text,
 struct cts_case *cts_case_load(const char *path, const struct cts_spec *spec,
                                struct cts_parse_error *err);
 void cts_case_free(struct cts_case *c);
+/* Writes c as one line of JSON (case_json.c; the format is cases/README.md's). */
+void cts_case_json(FILE *f, const struct cts_case *c);
 
 int cts_case_has_tag(const struct cts_case *c, const char *tag);
 /* Maps a family name of `requires:` to its capability bit; 0 if unknown (families.h). */
@@ -205,5 +267,6 @@ const char *cts_stmt_verb(int kind);
 int cts_stmt_shape(int kind);
 const char *cts_err_name(int code); /* "CAPPED" for TSM_ECAPPED; "OK"; "?" */
 const char *cts_op_name(int op);
+const char *cts_dtype_name(int dtype); /* "f32" for TSM_F32, "i32" for TSM_I32 */
 
 #endif

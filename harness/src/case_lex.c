@@ -26,6 +26,15 @@ void fail_at(struct parser *p, int line, int col, const char *fmt, ...) {
   va_end(ap);
 }
 
+void warn_at(struct parser *p, int line, int col, const char *fmt, ...) {
+  struct cts_buf b = {0};
+  cts_buf_printf(&b, "%d:%d: warning: ", line, col);
+  va_list ap;
+  va_start(ap, fmt);
+  cts_buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  CTS_PUSH(p->c->warnings, p->c->n_warnings, p->c->cap_warnings, cts_buf_take(&b));
+}
 
 void fail_expected(struct parser *p, struct line_toks *lt, const struct tok *t, const char *what) {
   if (t->kind == T_END)
@@ -83,7 +92,7 @@ static size_t scan_token(struct parser *p, const char *line, size_t len, size_t 
   } else if ((ch == '=' || ch == '<') && i + 1 < len && line[i + 1] == '=') {
     t->kind = T_PUNCT;
     j = i + 2;
-  } else if (strchr("[],={}:", ch)) {
+  } else if (strchr("[],={}:", ch) || (p->c->capsule_level && strchr("()|", ch))) {
     t->kind = T_PUNCT;
     j = i + 1;
   } else {
@@ -172,6 +181,10 @@ const char *kind_name(int kind) {
     case CTS_SYM_NODE: return "graph node";
     case CTS_SYM_RESOURCE: return "tensor or composite";
     case CTS_SYM_MANAGER | CTS_SYM_SCOPE: return "manager or scope";
+    case CTS_SYM_ARRAY: return "producer array";
+    case CTS_SYM_CAPSULE: return "capsule";
+    case CTS_SYM_ARRAY | CTS_SYM_TENSOR: return "producer array or tensor";
+    case CTS_SYM_PY_ANY: return "producer array, capsule or tensor";
     default: return "name";
   }
 }
@@ -346,20 +359,46 @@ int parse_values(struct parser *p, struct line_toks *lt, double **vals, size_t *
   }
 }
 
+/* The dtype names of both dialects; float32 and int32 are the spellings .pytsm cases
+ * used before the grammars were one, read with a warning. */
+static const struct {
+  const char *name, *now;
+  int dtype; /* enum tsm_dtype */
+} dtype_names[] = {{"f32", NULL, TSM_F32}, {"i32", NULL, TSM_I32},
+                   {"float32", "f32", TSM_F32}, {"int32", "i32", TSM_I32}};
+
+const char *cts_dtype_name(int dtype) { return dtype == TSM_I32 ? "i32" : "f32"; }
+
+int dtype_of(struct parser *p, int line, const struct tok *t) {
+  for (size_t i = 0; i < sizeof dtype_names / sizeof dtype_names[0]; i++) {
+    if (!tok_is(t, dtype_names[i].name)) continue;
+    if (dtype_names[i].now)
+      warn_at(p, line, t->col, "'%s' is retired: write '%s'", dtype_names[i].name,
+              dtype_names[i].now);
+    return dtype_names[i].dtype;
+  }
+  return 0;
+}
+
+int take_dtype(struct parser *p, struct line_toks *lt, int *dtype) {
+  int d = dtype_of(p, lt->line, peek(lt));
+  if (d) *dtype = d, next(lt);
+  return d != 0;
+}
+
+int parse_dtype(struct parser *p, struct line_toks *lt, int *dtype) {
+  struct tok *t = peek(lt);
+  if (take_dtype(p, lt, dtype)) return 0;
+  fail_expected(p, lt, t, "a dtype (f32 or i32)");
+  return -1;
+}
+
 int parse_dtype_opt(struct parser *p, struct line_toks *lt, int *dtype) {
   struct tok *t = peek(lt);
   *dtype = TSM_F32;
-  if (t->kind != T_WORD || tok_is(t, "in")) return 0;
-  if (tok_is(t, "f32")) {
-    *dtype = TSM_F32;
-  } else if (tok_is(t, "i32")) {
-    *dtype = TSM_I32;
-  } else {
-    fail_at(p, lt->line, t->col, "unknown dtype '%.*s' (f32 or i32)", (int)t->len, t->s);
-    return -1;
-  }
-  next(lt);
-  return 0;
+  if (t->kind != T_WORD || tok_is(t, "in") || take_dtype(p, lt, dtype)) return 0;
+  fail_at(p, lt->line, t->col, "unknown dtype '%.*s' (f32 or i32)", (int)t->len, t->s);
+  return -1;
 }
 
 int64_t shape_elems(int ndim, const int64_t *shape) {

@@ -57,6 +57,9 @@ struct open_block {
 
 void fail_at(struct parser *p, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Records "LINE:COL: warning: ..." (a retired spelling still read) in the case. */
+void warn_at(struct parser *p, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Fails at t: "expected WHAT at end of line" or "expected WHAT, found 'T'". */
 void fail_expected(struct parser *p, struct line_toks *lt, const struct tok *t, const char *what);
 
@@ -82,6 +85,12 @@ int parse_int(struct parser *p, struct line_toks *lt, int64_t min, int64_t *out,
               const char *what);
 int parse_shape(struct parser *p, struct line_toks *lt, int *ndim, int64_t *shape);
 int parse_values(struct parser *p, struct line_toks *lt, double **vals, size_t *n);
+/* Dtypes: dtype_of RETURNs t's enum tsm_dtype or 0; take_dtype takes the next token
+ * when it is a dtype (RETURN 1); parse_dtype requires one; parse_dtype_opt defaults to
+ * f32 and refuses any other word but `in`. */
+int dtype_of(struct parser *p, int line, const struct tok *t);
+int take_dtype(struct parser *p, struct line_toks *lt, int *dtype);
+int parse_dtype(struct parser *p, struct line_toks *lt, int *dtype);
 int parse_dtype_opt(struct parser *p, struct line_toks *lt, int *dtype);
 int64_t shape_elems(int ndim, const int64_t *shape);
 
@@ -89,6 +98,7 @@ int64_t shape_elems(int ndim, const int64_t *shape);
  * binding binds nothing. A block statement's row reads p->outer and fills p->open. */
 int parse_action(struct parser *p, struct line_toks *lt, struct cts_stmt *st, int binds);
 int parse_statement(struct parser *p, struct line_toks *lt, struct cts_stmt *st);
-int stmt_class(const struct tok *first); /* enum cts_stmt_class of its row */
+/* enum cts_stmt_class of the row first selects in the case's dialect. */
+int stmt_class(const struct parser *p, const struct tok *first);
 
 #endif

@@ -1,6 +1,7 @@
 /*
- * harness/src/case_parse.c: a case file (cases/README.md): its frontmatter, its body's
- * blocks, and the case's lifetime. The statements themselves are read by their rows of
+ * harness/src/case_parse.c: a case file (cases/README.md), `.tsm` or capsule-level
+ * `.pytsm` (cases/dlpack/python/README.md; the suffix picks the dialect): its frontmatter
+ * (`roles:` only in .pytsm), its body's blocks, and the case's lifetime. The statements themselves are read by their rows of
  * the statement table (case_stmt.c); tokens, names and literals are case_lex.c's.
  */
 #include <ctype.h>
@@ -84,6 +85,7 @@ struct fm_value {
 /* What parse_frontmatter has seen. */
 struct fm_seen {
   int description, clauses;
+  int requires_line; /* 0 when the case has no `requires:` */
 };
 
 static int fm_text(struct parser *p, const char *key, const struct fm_value *v, char **out) {
@@ -133,6 +135,25 @@ static int fm_requires(struct parser *p, const struct fm_value *v) {
   return rc;
 }
 
+/* `roles:`, of capsule-level cases only: which peers the Python runner pairs. */
+static int fm_roles(struct parser *p, int key_col, const struct fm_value *v) {
+  struct cts_case *c = p->c;
+  if (!c->capsule_level) {
+    fail_at(p, v->line, key_col, "'roles' belongs to capsule-level .pytsm cases");
+    return -1;
+  }
+  int *cols = NULL, rc = parse_list(p, v->raw, v->raw_len, v->line, v->col, &c->roles,
+                                    &c->n_roles, &cols);
+  for (size_t i = 0; rc == 0 && i < c->n_roles; i++) {
+    if (strcmp(c->roles[i], "producer") && strcmp(c->roles[i], "consumer")) {
+      fail_at(p, v->line, cols[i], "unknown role '%s' (producer or consumer)", c->roles[i]);
+      rc = -1;
+    }
+  }
+  free(cols);
+  return rc;
+}
+
 static int fm_timeout(struct parser *p, const struct fm_value *v) {
   char *end;
   char *num = cts_xstrndup(v->text, v->len);
@@ -153,7 +174,8 @@ static int fm_key(struct parser *p, const char *key, int key_col, const struct f
   if (strcmp(key, "description") == 0) return seen->description = 1, fm_text(p, key, v, &c->description);
   if (strcmp(key, "origin") == 0) return fm_text(p, key, v, &c->origin);
   if (strcmp(key, "clauses") == 0) return seen->clauses = 1, fm_clauses(p, v);
-  if (strcmp(key, "requires") == 0) return fm_requires(p, v);
+  if (strcmp(key, "requires") == 0) return seen->requires_line = v->line, fm_requires(p, v);
+  if (strcmp(key, "roles") == 0) return fm_roles(p, key_col, v);
   if (strcmp(key, "devices") == 0)
     return parse_list(p, v->raw, v->raw_len, v->line, v->col, &c->devices, &c->n_devices, NULL);
   if (strcmp(key, "tags") == 0)
@@ -185,6 +207,27 @@ static int fm_line(struct parser *p, const char *s, size_t len, int line, struct
   return rc;
 }
 
+/* What a key left out means: requires: [managers] (a .tsm case; a .pytsm case names
+ * dlpack-py), roles: [producer, consumer]. */
+static int frontmatter_defaults(struct parser *p, const struct fm_seen *seen) {
+  struct cts_case *c = p->c;
+  int has_py = 0;
+  for (size_t i = 0; i < c->n_requires; i++) has_py |= !strcmp(c->requires[i], "dlpack-py");
+  if (c->capsule_level && !has_py) {
+    fail_at(p, seen->requires_line ? seen->requires_line : 1, 1,
+            "a capsule-level case requires [dlpack-py]");
+    return -1;
+  }
+  size_t cap = 0;
+  if (c->n_requires == 0) CTS_PUSH(c->requires, c->n_requires, cap, cts_xstrdup("managers"));
+  if (c->capsule_level && c->n_roles == 0) {
+    cap = 0;
+    CTS_PUSH(c->roles, c->n_roles, cap, cts_xstrdup("producer"));
+    CTS_PUSH(c->roles, c->n_roles, cap, cts_xstrdup("consumer"));
+  }
+  return 0;
+}
+
 static int parse_frontmatter(struct parser *p, struct text_cursor *tc) {
   const char *s;
   size_t len;
@@ -192,7 +235,7 @@ static int parse_frontmatter(struct parser *p, struct text_cursor *tc) {
     fail_at(p, 1, 1, "missing frontmatter: a case starts with a '---' line");
     return -1;
   }
-  struct fm_seen seen = {0, 0};
+  struct fm_seen seen = {0, 0, 0};
   for (;;) {
     if (!next_line(tc, &s, &len)) {
       fail_at(p, 1, 1, "unterminated frontmatter: no closing '---' line");
@@ -205,7 +248,7 @@ static int parse_frontmatter(struct parser *p, struct text_cursor *tc) {
     fail_at(p, tc->line, 1, "frontmatter lacks '%s'", seen.description ? "clauses" : "description");
     return -1;
   }
-  return 0;
+  return frontmatter_defaults(p, &seen);
 }
 
 /* ---- body ------------------------------------------------------------------ */
@@ -310,7 +353,7 @@ static int body_statement(struct parser *p, struct line_toks *lt, struct body_st
   struct cts_stmt st;
   struct open_block ob;
   init_stmt(&st, lt, s, len);
-  int opens = stmt_class(peek(lt)) == CTS_CLASS_BLOCK;
+  int opens = stmt_class(p, peek(lt)) == CTS_CLASS_BLOCK;
   memset(&ob, 0, sizeof ob);
   ob.in_parallel = top ? top->in_parallel : 0;
   ob.in_thread = top ? top->in_thread : 0;
@@ -383,17 +426,14 @@ struct cts_case *cts_case_parse(const char *path, const char *text,
   struct cts_symbol bogus = {cts_xstrdup("bogus"), CTS_SYM_ANY};
   CTS_PUSH(c->syms, c->n_syms, c->cap_syms, root);
   CTS_PUSH(c->syms, c->n_syms, c->cap_syms, bogus);
+  size_t plen = strlen(path);
+  c->capsule_level = plen > 6 && !strcmp(path + plen - 6, ".pytsm");
   struct parser p = {.c = c, .spec = spec, .err = err};
   memset(err, 0, sizeof *err);
   struct text_cursor tc = {text, 0};
   if (parse_frontmatter(&p, &tc) || parse_body(&p, &tc)) {
     cts_case_free(c);
     return NULL;
-  }
-  if (c->n_requires == 0) {
-    c->requires = cts_xcalloc(1, sizeof(char *));
-    c->requires[0] = cts_xstrdup("managers");
-    c->n_requires = 1;
   }
   for (size_t i = 0; i < c->n_requires; i++) c->families |= cts_family_cap(c->requires[i]);
   if (c->n_threads == 0) CTS_PUSH(c->threads, c->n_threads, c->cap_threads, cts_xstrdup("main"));
@@ -422,6 +462,11 @@ static void free_block(struct cts_block *b) {
   free(b->items);
 }
 
+static void free_inner(struct cts_stmt *inner) {
+  if (inner) free_stmt(inner);
+  free(inner);
+}
+
 static void free_stmt(struct cts_stmt *st) {
   free(st->text);
   free(st->list);
@@ -430,10 +475,9 @@ static void free_stmt(struct cts_stmt *st) {
     case CTS_SHAPE_LITERAL: free(st->u.literal.vals); break;
     case CTS_SHAPE_MAKE: free(st->u.make.literal.vals); break;
     case CTS_SHAPE_VALUES: free(st->u.values.v); break;
-    case CTS_SHAPE_ERROR:
-      if (st->u.error.inner) free_stmt(st->u.error.inner);
-      free(st->u.error.inner);
-      break;
+    case CTS_SHAPE_ERROR: free_inner(st->u.error.inner); break;
+    case CTS_SHAPE_PY_ERROR: free_inner(st->u.py_error.inner); break;
+    case CTS_SHAPE_PY_EXPECT: free(st->u.py_expect.v); break;
     default: break;
   }
 }
@@ -456,6 +500,8 @@ void cts_case_free(struct cts_case *c) {
   free_strings(c->devices, c->n_devices);
   free_strings(c->tags, c->n_tags);
   free_strings(c->threads, c->n_threads);
+  free_strings(c->roles, c->n_roles);
+  free_strings(c->warnings, c->n_warnings);
   for (size_t i = 0; i < c->n_syms; i++) free(c->syms[i].name);
   free(c->syms);
   free_block(&c->body);

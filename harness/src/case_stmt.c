@@ -1,14 +1,16 @@
 /*
  * harness/src/case_stmt.c: the statements of the case language (cases/README.md). The
  * statement table (stmt_table.h) selects a row by the statement's first word and its
- * verb; the row's parse function below reads the rest of the line into the statement's
- * operands and the union member of its shape.
+ * verb, among the rows of the case's dialect (.tsm, or .pytsm: the dlpack-py rows); the
+ * row's parse function below reads the rest of the line into the statement's operands
+ * and the union member of its shape. The word tables the JSON writer shares are here.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "case_lex.h"
+#include "families.h"
 #include "util.h"
 
 typedef int (*parse_fn)(struct parser *p, struct line_toks *lt, struct cts_stmt *st);
@@ -23,6 +25,7 @@ struct stmt_row {
   int kind, cls;
   const char *lead, *verb;
   int binds;
+  int family; /* enum cts_family_id: CTS_FAMILY_DLPACK_PY rows are .pytsm's */
   uint32_t cap;
   int shape;
   parse_fn parse;
@@ -30,7 +33,7 @@ struct stmt_row {
 
 static const struct stmt_row rows[CTS_N_STMT_KINDS] = {
 #define CTS__ROW(kind, cls, lead, verb, binds, fam, cap, shape, made, parse, ...) \
-  {#kind, CTS_##kind, cls, lead, verb, binds, cap, shape, parse},
+  {#kind, CTS_##kind, cls, lead, verb, binds, fam, cap, shape, parse},
     CTS_STATEMENTS(CTS__ROW)
 #undef CTS__ROW
 };
@@ -78,28 +81,49 @@ static int verb_matches(const struct stmt_row *row, const struct tok *verb) {
   return tok_is_one_of(verb, row->verb);
 }
 
-/* The first row for lead (and verb, when given) of the class; NULL if none. */
-static const struct stmt_row *find_row(const struct tok *lead, const struct tok *verb, int cls) {
+/* The row is one of the dialect of the case being read (stmt_table.h). */
+static int in_dialect(const struct parser *p, const struct stmt_row *row) {
+  return CTS_IN_BOTH_DIALECTS(row->kind) ||
+         (row->family == CTS_FAMILY_DLPACK_PY) == (p->c->capsule_level != 0);
+}
+
+/* The first row for lead (and verb, when given) of the class, in the case's dialect or,
+ * with other set, only in the other one; NULL if none. */
+static const struct stmt_row *find_row(const struct parser *p, const struct tok *lead,
+                                       const struct tok *verb, int cls, int other) {
   for (int k = 0; k < CTS_N_STMT_KINDS; k++)
-    if (rows[k].cls == cls && tok_is(lead, rows[k].lead) && (!verb || verb_matches(&rows[k], verb)))
+    if (rows[k].cls == cls && in_dialect(p, &rows[k]) != other && tok_is(lead, rows[k].lead) &&
+        (!verb || verb_matches(&rows[k], verb)))
       return &rows[k];
   return NULL;
 }
 
+/* Fails when lead (and verb) select a row only of the other dialect. RETURN -1 if so. */
+static int other_dialect(struct parser *p, struct line_toks *lt, const struct tok *lead,
+                         const struct tok *verb, int cls) {
+  if (!find_row(p, lead, verb, cls, 1)) return 0;
+  const struct tok *t = verb ? verb : lead;
+  int py = p->c->capsule_level;
+  fail_at(p, lt->line, t->col, "'%.*s' belongs to %s cases; a %s case cannot use it",
+          (int)t->len, t->s, py ? ".tsm" : "capsule-level .pytsm", py ? ".pytsm" : ".tsm");
+  return -1;
+}
+
 /* The symbol kind lead binds, or 0 when it is no binding statement's lead. */
-static int binding_kind(const struct tok *lead) {
+static int binding_kind(const struct parser *p, const struct tok *lead) {
   for (int k = 0; k < CTS_N_STMT_KINDS; k++)
-    if (rows[k].binds && tok_is(lead, rows[k].lead)) return rows[k].binds;
+    if (rows[k].binds && in_dialect(p, &rows[k]) && tok_is(lead, rows[k].lead))
+      return rows[k].binds;
   return 0;
 }
 
 /* "'sub' or 'sub_of'": the verbs the table has for lead. */
-static void list_verbs(const struct tok *lead, char *buf, size_t n) {
+static void list_verbs(const struct parser *p, const struct tok *lead, char *buf, size_t n) {
   const char *words[64];
   char quoted[64][48];
   int nw = 0;
   for (int k = 0; k < CTS_N_STMT_KINDS && nw < 64; k++) {
-    if (!rows[k].verb || !tok_is(lead, rows[k].lead)) continue;
+    if (!rows[k].verb || !in_dialect(p, &rows[k]) || !tok_is(lead, rows[k].lead)) continue;
     int is_op = strcmp(rows[k].verb, CTS_VERB_OP) == 0;
     for (const char *a = rows[k].verb; *a && nw < 64;) {
       size_t len = is_op ? strlen(a) : strcspn(a, "|");
@@ -174,11 +198,12 @@ static int parse_values_for(struct parser *p, struct line_toks *lt, struct cts_l
   return -1;
 }
 
+const char *const cts_fill_names[] = {"zeros", "ones", "full", "arange", "values", NULL};
+
 static int parse_create(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
-  static const char *const fills[] = {"zeros", "ones", "full", "arange", "values"};
   struct cts_literal *lit = &st->u.literal;
-  for (int i = 0; i < 5; i++)
-    if (tok_is(p->verb, fills[i])) lit->fill = i;
+  for (int i = 0; cts_fill_names[i]; i++)
+    if (tok_is(p->verb, cts_fill_names[i])) lit->fill = i;
   if (use_a(p, lt, st, CTS_SYM_MANAGER) || parse_shape(p, lt, &lit->ndim, lit->shape)) return -1;
   if (lit->fill == CTS_FULL) {
     struct tok *t = next(lt);
@@ -367,10 +392,11 @@ static int parse_make_dtype(struct parser *p, struct line_toks *lt, struct cts_d
   return 0;
 }
 
+const char *const cts_where_names[] = {"host",   "cpu",    "cuda_host", "cuda_managed",
+                                      "opencl", "vulkan", NULL};
+
 static int parse_make_device(struct parser *p, struct line_toks *lt, struct cts_dl_opts *dl) {
-  static const char *const wheres[] = {"host", "cpu", "cuda_host", "cuda_managed", "opencl",
-                                       "vulkan", NULL};
-  dl->where = pick_word(p, lt, wheres, "expected host, cpu, cuda_host, cuda_managed, opencl or "
+  dl->where = pick_word(p, lt, cts_where_names, "expected host, cpu, cuda_host, cuda_managed, opencl or "
                         "vulkan (the judge's memory is host memory)");
   return dl->where < 0 ? -1 : 0;
 }
@@ -435,7 +461,7 @@ static int parse_make(struct parser *p, struct line_toks *lt, struct cts_stmt *s
   dl->lanes = 1;
   if (parse_form(p, lt, &dl->form) || parse_shape(p, lt, &lit->ndim, lit->shape)) return -1;
   lit->dtype = TSM_F32;
-  if (tok_is(peek(lt), "f32") || tok_is(peek(lt), "i32")) lit->dtype = tok_is(next(lt), "f32") ? TSM_F32 : TSM_I32;
+  take_dtype(p, lt, &lit->dtype);
   while (peek(lt)->kind != T_END)
     if (parse_make_option(p, lt, st)) return -1;
   if (lit->fill == CTS_VALUES && (int64_t)lit->nvals != shape_elems(lit->ndim, lit->shape)) {
@@ -446,13 +472,159 @@ static int parse_make(struct parser *p, struct line_toks *lt, struct cts_stmt *s
   return 0;
 }
 
+/* ---- capsule-level DLPack (.pytsm) ----------------------------------------------------- */
+
+#define ANY_INT_MIN (-(int64_t)9e15)
+
+static int parse_inner_action(struct parser *p, struct line_toks *lt, const struct cts_stmt *st,
+                              struct cts_stmt **inner);
+
+const char *const cts_py_expect_names[] = {"name",  "version", "flag",    "not",
+                                           "deleted", "values", "shape",  "dtype",
+                                           "device",  "strides", "offset", "alive", NULL};
+const char *const cts_py_capsule_names[] = {"dltensor", "dltensor_versioned", "used_dltensor",
+                                            "used_dltensor_versioned", NULL};
+const char *const cts_py_exc_names[] = {"BufferError", "ValueError", "TypeError",
+                                        "RuntimeError", "any", NULL};
+const char *const cts_py_form_names[] = {"none", "versioned", "legacy", NULL};
+const char *const cts_py_flag_names[] = {"copied", "readonly", NULL};
+
+/* `(A, B)`: two integers, as __dlpack__'s device and max_version are written. */
+static int parse_pair(struct parser *p, struct line_toks *lt, int64_t *pair) {
+  if (expect_punct(p, lt, "(") || parse_int(p, lt, ANY_INT_MIN, &pair[0], "an integer") ||
+      expect_punct(p, lt, ",") || parse_int(p, lt, ANY_INT_MIN, &pair[1], "an integer"))
+    return -1;
+  return expect_punct(p, lt, ")");
+}
+
+/* `array A = make SHAPE DTYPE zeros|arange|values LIST` */
+static int parse_py_make(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  static const char *const fills[] = {"zeros", "arange", "values", NULL};
+  static const int fill_kinds[] = {CTS_ZEROS, CTS_ARANGE, CTS_VALUES};
+  struct cts_literal *lit = &st->u.literal;
+  if (parse_shape(p, lt, &lit->ndim, lit->shape) || parse_dtype(p, lt, &lit->dtype)) return -1;
+  int i = pick_word(p, lt, fills, "expected zeros, arange or values");
+  if (i < 0) return -1;
+  lit->fill = fill_kinds[i];
+  return lit->fill == CTS_VALUES ? parse_values_for(p, lt, lit) : 0;
+}
+
+/* One keyword of __dlpack__ after `export A`. */
+static int parse_py_export_option(struct parser *p, struct line_toks *lt,
+                                  struct cts_py_export *e) {
+  static const char *const words[] = {"none", "versioned", "legacy", "max_version",
+                                      "copy", "stream", "device", NULL};
+  static const char *const truth[] = {"false", "true", NULL};
+  int i = pick_word(p, lt, words, "expected versioned, legacy, none, max_version, copy, "
+                    "stream or device");
+  if (i < 0) return -1;
+  if (i <= CTS_PY_FORM_LEGACY) return e->form = i, 0;
+  if (i == 3) return e->has_max_version = 1, parse_pair(p, lt, e->max_version);
+  if (i == 5) return e->has_stream = 1, parse_int(p, lt, ANY_INT_MIN, &e->stream, "a stream");
+  if (i == 6) return e->has_device = 1, parse_pair(p, lt, e->device);
+  e->has_copy = 1;
+  e->copy = pick_word(p, lt, truth, "expected true or false");
+  return e->copy < 0 ? -1 : 0;
+}
+
+/* `capsule C = export A [OPTION...]` */
+static int parse_py_export(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_a(p, lt, st, CTS_SYM_ARRAY | CTS_SYM_TENSOR)) return -1;
+  while (peek(lt)->kind != T_END)
+    if (parse_py_export_option(p, lt, &st->u.py_export)) return -1;
+  return 0;
+}
+
+static int parse_py_use_capsule(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return use_a(p, lt, st, CTS_SYM_CAPSULE);
+}
+
+/* `tensor T = from A [as C]`: C names the capsule the consumer was handed. */
+static int parse_py_from(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_a(p, lt, st, CTS_SYM_ARRAY)) return -1;
+  if (!tok_is(peek(lt), "as")) return 0;
+  next(lt);
+  return (st->out = bind_name(p, lt, CTS_SYM_CAPSULE)) < 0 ? -1 : 0;
+}
+
+/* `drop X [Y ...]` */
+static int parse_py_drop(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  size_t cap = 0;
+  do {
+    int sym = use_name(p, lt, CTS_SYM_PY_ANY);
+    if (sym < 0) return -1;
+    CTS_PUSH(st->list, st->n_list, cap, sym);
+  } while (peek(lt)->kind != T_END);
+  return 0;
+}
+
+/* `flat memory N MiB {` */
+static int parse_py_flat(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (expect_punct(p, lt, "memory")) return -1;
+  if (parse_int(p, lt, 1, &st->u.flat.mib, "a size in MiB")) return -1;
+  return expect_punct(p, lt, "MiB");
+}
+
+/* `expect error EXC[|EXC...]: ACTION` */
+static int parse_py_expect_error(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  do {
+    int i = pick_word(p, lt, cts_py_exc_names, "expected BufferError, ValueError, TypeError, "
+                      "RuntimeError or any");
+    if (i < 0) return -1;
+    st->u.py_error.exc |= 1u << i;
+  } while (tok_is(peek(lt), "|") && next(lt));
+  return parse_inner_action(p, lt, st, &st->u.py_error.inner);
+}
+
+/* `== V` of an expectation, V as the expectation's kind takes it. */
+static int parse_py_expected(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  struct cts_py_expectation *e = &st->u.py_expect;
+  if (expect_punct(p, lt, "==")) return -1;
+  switch (e->what) {
+    case CTS_PY_NAME:
+      e->word = pick_word(p, lt, cts_py_capsule_names, "expected a capsule name: dltensor, "
+                          "dltensor_versioned, used_dltensor or used_dltensor_versioned");
+      return e->word < 0 ? -1 : 0;
+    case CTS_PY_VALUES:
+      if (peek(lt)->kind != T_NUM) return parse_values(p, lt, &e->v, &e->n);
+      e->scalar = 1;
+      e->v = cts_xmalloc(sizeof *e->v);
+      e->v[0] = next(lt)->num;
+      e->n = 1;
+      return 0;
+    case CTS_PY_SHAPE:
+    case CTS_PY_STRIDES: return parse_shape(p, lt, &e->ndim, e->dims);
+    case CTS_PY_DTYPE: return parse_dtype(p, lt, &e->word);
+    case CTS_PY_DEVICE: return parse_pair(p, lt, e->pair);
+    default: return parse_int(p, lt, 0, &e->want, "a non-negative integer");
+  }
+}
+
+/* `expect WHAT X ...`: what X must be, and what follows it. */
+static int parse_py_expect(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  static const int kinds[CTS_N_PY_EXPECTS] = {
+      CTS_SYM_CAPSULE, CTS_SYM_CAPSULE, CTS_SYM_CAPSULE, CTS_SYM_CAPSULE,
+      CTS_SYM_CAPSULE, CTS_SYM_PY_ANY,  CTS_SYM_PY_ANY,  CTS_SYM_PY_ANY,
+      CTS_SYM_ARRAY | CTS_SYM_TENSOR,   CTS_SYM_CAPSULE, CTS_SYM_CAPSULE, CTS_SYM_PY_ANY};
+  struct cts_py_expectation *e = &st->u.py_expect;
+  for (int i = 0; cts_py_expect_names[i]; i++)
+    if (tok_is(p->verb, cts_py_expect_names[i])) e->what = i;
+  if (e->what == CTS_PY_NOFLAG && expect_punct(p, lt, "flag")) return -1;
+  if (use_a(p, lt, st, kinds[e->what])) return -1;
+  if (e->what == CTS_PY_FLAG || e->what == CTS_PY_NOFLAG) {
+    e->flag = pick_word(p, lt, cts_py_flag_names, "expected copied or readonly");
+    return e->flag < 0 ? -1 : 0;
+  }
+  return e->what == CTS_PY_ALIVE ? 0 : parse_py_expected(p, lt, st);
+}
+
 /* ---- graphs -------------------------------------------------------------------------- */
 
 static int parse_leaf(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   struct cts_literal *lit = &st->u.literal;
   if (use_a(p, lt, st, CTS_SYM_GRAPH) || parse_shape(p, lt, &lit->ndim, lit->shape)) return -1;
   lit->dtype = TSM_F32;
-  if (tok_is(peek(lt), "f32") || tok_is(peek(lt), "i32")) lit->dtype = tok_is(next(lt), "f32") ? TSM_F32 : TSM_I32;
+  take_dtype(p, lt, &lit->dtype);
   lit->fill = CTS_ZEROS;
   if (tok_is(peek(lt), "arange")) {
     next(lt);
@@ -474,8 +646,10 @@ static int parse_graph_op(struct parser *p, struct line_toks *lt, struct cts_stm
   return parse_op_operands(p, lt, st, CTS_SYM_NODE);
 }
 
+const char *const cts_graph_flag_names[] = {"input", "output", "param", NULL};
+
 static int parse_flag(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
-  static const char *const flags[] = {"input", "output", "param", NULL};
+  const char *const *flags = cts_graph_flag_names;
   if (use_a(p, lt, st, CTS_SYM_NODE)) return -1;
   do {
     int i = pick_word(p, lt, flags, "expected input, output or param");
@@ -492,8 +666,9 @@ static int parse_expand(struct parser *p, struct line_toks *lt, struct cts_stmt 
 
 /* ---- blocks -------------------------------------------------------------------------- */
 
+/* A .pytsm loop runs at least once, as the Python runner always required. */
 static int parse_repeat(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
-  return parse_int(p, lt, 0, &st->u.repeat.times, "a repeat count");
+  return parse_int(p, lt, p->c->capsule_level ? 1 : 0, &st->u.repeat.times, "a repeat count");
 }
 
 static int parse_wrapped(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
@@ -559,6 +734,23 @@ static int parse_result(struct parser *p, struct line_toks *lt, struct cts_stmt 
 
 /* ---- expectations -------------------------------------------------------------------- */
 
+/* `: ACTION` after the error an `expect error` names, into *inner. */
+static int parse_inner_action(struct parser *p, struct line_toks *lt, const struct cts_stmt *st,
+                              struct cts_stmt **inner) {
+  if (expect_punct(p, lt, ":")) return -1;
+  struct tok *inner_kw = peek(lt);
+  if (tok_is(inner_kw, "expect") || tok_is(inner_kw, "repeat")) {
+    fail_at(p, lt->line, inner_kw->col, "'expect error' takes an action, not '%.*s'",
+            (int)inner_kw->len, inner_kw->s);
+    return -1;
+  }
+  struct cts_stmt *in = *inner = cts_xcalloc(1, sizeof *in);
+  in->line = st->line;
+  in->col = inner_kw->col;
+  in->text = cts_xstrdup(st->text);
+  return parse_action(p, lt, in, 0);
+}
+
 static int parse_expect_error(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   struct tok *code = next(lt);
   int found = 0;
@@ -571,18 +763,7 @@ static int parse_expect_error(struct parser *p, struct line_toks *lt, struct cts
             (int)code->len, code->s);
     return -1;
   }
-  if (expect_punct(p, lt, ":")) return -1;
-  struct tok *inner_kw = peek(lt);
-  if (tok_is(inner_kw, "expect") || tok_is(inner_kw, "repeat")) {
-    fail_at(p, lt->line, inner_kw->col, "'expect error' takes an action, not '%.*s'",
-            (int)inner_kw->len, inner_kw->s);
-    return -1;
-  }
-  struct cts_stmt *inner = st->u.error.inner = cts_xcalloc(1, sizeof *inner);
-  inner->line = st->line;
-  inner->col = inner_kw->col;
-  inner->text = cts_xstrdup(st->text);
-  return parse_action(p, lt, inner, 0);
+  return parse_inner_action(p, lt, st, &st->u.error.inner);
 }
 
 /* `== NAME|none` of kind into st->b. */
@@ -706,11 +887,13 @@ static int parse_expect_node(struct parser *p, struct line_toks *lt, struct cts_
   return parse_values(p, lt, &st->u.values.v, &st->u.values.n);
 }
 
+const char *const cts_stat_names[CTS_N_STATS + 1] = {
+    "created_in", "created_outside", "disposed_in", "disposed_outside",
+    "attached",   "detached",        "live",        NULL};
+
 static int parse_expect_stats(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   static const char *const kinds[] = {"tensor", "composite", NULL};
-  static const char *const counters[CTS_N_STATS + 1] = {
-      "created_in", "created_outside", "disposed_in", "disposed_outside",
-      "attached",   "detached",        "live",        NULL};
+  const char *const *counters = cts_stat_names;
   int k = pick_word(p, lt, kinds, "expected 'tensor' or 'composite'");
   if (k < 0 || expect_punct(p, lt, "==")) return -1;
   st->u.stats.kind = k == 0 ? TSM_KIND_TENSOR : TSM_KIND_COMPOSITE;
@@ -793,10 +976,11 @@ static int parse_binding(struct parser *p, struct line_toks *lt, struct cts_stmt
   int pos[3], n;
   if (read_bound_names(p, lt, kind, pos, &n) || expect_punct(p, lt, "=")) return -1;
   struct tok *verb = next(lt);
-  const struct stmt_row *row = find_row(lead, verb, CTS_CLASS_ACTION);
+  const struct stmt_row *row = find_row(p, lead, verb, CTS_CLASS_ACTION, 0);
   if (!row) {
     char verbs[512];
-    list_verbs(lead, verbs, sizeof verbs);
+    if (other_dialect(p, lt, lead, verb, CTS_CLASS_ACTION)) return -1;
+    list_verbs(p, lead, verbs, sizeof verbs);
     fail_expected(p, lt, verb, verbs);
     return -1;
   }
@@ -814,40 +998,43 @@ static int parse_binding(struct parser *p, struct line_toks *lt, struct cts_stmt
 int parse_action(struct parser *p, struct line_toks *lt, struct cts_stmt *st, int binds) {
   struct tok *kw = next(lt);
   st->dst = st->a = st->b = st->out = -1;
-  int kind = binds || !tok_is(kw, "node") ? binding_kind(kw) : 0;
+  int kind = binds || !tok_is(kw, "node") ? binding_kind(p, kw) : 0;
   if (kind) return parse_binding(p, lt, st, kw, kind, binds);
-  const struct stmt_row *row = find_row(kw, NULL, CTS_CLASS_ACTION);
+  const struct stmt_row *row = find_row(p, kw, NULL, CTS_CLASS_ACTION, 0);
   if (row && !row->binds) {
     p->verb = kw;
     return run_row(p, lt, st, row);
   }
+  for (int cls = CTS_CLASS_ACTION; cls <= CTS_CLASS_RESULT; cls++)
+    if (other_dialect(p, lt, kw, NULL, cls)) return -1;
   return fail_unknown(p, lt, kw, "expected a statement", "statement");
 }
 
 static int parse_expect(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   struct tok *lead = next(lt);
   struct tok *what = next(lt);
-  const struct stmt_row *row = find_row(lead, what, CTS_CLASS_EXPECT);
+  const struct stmt_row *row = find_row(p, lead, what, CTS_CLASS_EXPECT, 0);
   if (row) {
     p->verb = what;
     return run_row(p, lt, st, row);
   }
+  if (other_dialect(p, lt, lead, what, CTS_CLASS_EXPECT)) return -1;
   return fail_unknown(p, lt, what, "expected what to expect at end of line", "expectation");
 }
 
-int stmt_class(const struct tok *first) {
+int stmt_class(const struct parser *p, const struct tok *first) {
   for (int k = 0; k < CTS_N_STMT_KINDS; k++)
-    if (tok_is(first, rows[k].lead)) return rows[k].cls;
+    if (in_dialect(p, &rows[k]) && tok_is(first, rows[k].lead)) return rows[k].cls;
   return CTS_CLASS_ACTION;
 }
 
 int parse_statement(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   struct tok *first = peek(lt);
-  int cls = stmt_class(first);
+  int cls = stmt_class(p, first);
   if (cls == CTS_CLASS_EXPECT) return parse_expect(p, lt, st);
   if (cls == CTS_CLASS_ACTION) return parse_action(p, lt, st, 1);
   p->verb = next(lt);
-  return run_row(p, lt, st, find_row(first, NULL, cls));
+  return run_row(p, lt, st, find_row(p, first, NULL, cls, 0));
 }
 
 const char *cts_err_name(int code) {

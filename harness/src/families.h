@@ -16,6 +16,7 @@ enum cts_family_id {
   CTS_FAMILY_SCOPES,    /* scopes and composites: exec_scopes.c, exec_managers.c, exec_expect.c */
   CTS_FAMILY_DLPACK,    /* exec_dlpack.c */
   CTS_FAMILY_GRAPHS,    /* exec_graph.c */
+  CTS_FAMILY_DLPACK_PY, /* .pytsm statements: parsed here, run by harness/python */
   CTS_N_FAMILIES
 };
 

@@ -114,8 +114,11 @@ const char *gen_fresh(struct gen *g, int kind, int elems, int odd) {
 
 /* ---- a case ------------------------------------------------------------------ */
 
+/* Generated cases are .tsm: the capsule-level rows (.pytsm, run by the Python bridge)
+ * are not theirs, even where a writer exists for the same argument shape. */
 static int row_usable(const struct gen_row *row) {
-  return row->cls == CTS_CLASS_ACTION && gen_writer_of(row->parse) != NULL;
+  return row->cls == CTS_CLASS_ACTION && row->family != CTS_FAMILY_DLPACK_PY &&
+         gen_writer_of(row->parse) != NULL;
 }
 
 /* One statement from a random usable row into g->line. RETURN its kind, or -1. */

@@ -1,5 +1,5 @@
 /*
- * harness/src/main.c: the tsm-cts command line: run, lint, coverage, list.
+ * harness/src/main.c: the tsm-cts command line: run, lint, parse, coverage, list, merge.
  * Exit status: 0 when every result is Pass, NotSupported, Skip or XFail (or the
  * check found nothing wrong); 1 when a result or check fails; 2 on a usage or
  * harness error. Never 77 or 99, which build systems read as skip and hard error.
@@ -31,11 +31,12 @@ static void usage(FILE *f) {
   fputs(
       "usage: tsm-cts run --adapter SO [options] [SELECTOR...]\n"
       "       tsm-cts lint [--spec DIR] [PATH...]\n"
+      "       tsm-cts parse --json [--spec DIR] FILE...  (a JSON line per .tsm or .pytsm)\n"
       "       tsm-cts coverage [--spec DIR] [--cases DIR] [--extra DIR,DIR...]\n"
       "       tsm-cts list [--spec DIR] [--cases DIR] [SELECTOR...]\n"
       "       tsm-cts merge [--json FILE] [--junit FILE] REPORT.json...\n"
       "       tsm-cts gen --seed S --count N [--min N --max N] [--families LIST] OUTDIR\n"
-      "       tsm-cts --help | --version\n" "\n"
+      "       tsm-cts --help | --version\n\n"
       "SELECTOR: a case file or folder, a glob over case ids (managers/temp/*), or a\n"
       "clause id or prefix (MGR.TEMP.4, MGR.TEMP). Default: every case under --cases.\n"
       "\n",
@@ -737,12 +738,47 @@ static int cmd_coverage(const struct options *o) {
   return uncovered || errors ? 1 : 0;
 }
 
+/* One case as a line of JSON on stdout; its warnings, or its first error, on stderr. */
+static int parse_one(const char *path, const struct cts_spec *spec) {
+  struct cts_parse_error pe;
+  struct cts_case *c = cts_case_load(path, spec, &pe);
+  if (!c) {
+    fprintf(stderr, "%s:%d:%d: error: %s\n", path, pe.line, pe.col, pe.msg);
+    return 1;
+  }
+  for (size_t i = 0; i < c->n_warnings; i++) fprintf(stderr, "%s:%s\n", path, c->warnings[i]);
+  cts_case_json(stdout, c);
+  cts_case_free(c);
+  return 0;
+}
+
+/* `parse --json [--spec DIR] FILE...` (its own arguments: run's --json takes a file). */
+static int cmd_parse(int argc, char **argv) {
+  struct options o = {0};
+  int json = 0, n = 0, bad = 0;
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--json")) json = 1;
+    else if (!strcmp(argv[i], "--spec") && i + 1 < argc) o.spec = argv[++i];
+    else argv[n++] = argv[i];
+  }
+  struct cts_spec spec;
+  if (!json || n == 0 || argv[0][0] == '-') {
+    fprintf(stderr, "usage: tsm-cts parse --json [--spec DIR] FILE...\n");
+    return 2;
+  }
+  if (!load_spec(&o, &spec)) return 2;
+  for (int i = 0; i < n; i++) bad |= parse_one(argv[i], &spec);
+  cts_spec_free(&spec);
+  return bad;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
     return 2;
   }
   if (!strcmp(argv[1], "gen")) return cts_gen_main(argc - 1, argv + 1);
+  if (!strcmp(argv[1], "parse")) return cmd_parse(argc - 2, argv + 2);
   struct options o;
   /* getopt_long reads from argv[1]: the command is argv[0] of what it is given, unless
    * the command line starts with an option (--help, --version). */

@@ -25,6 +25,11 @@
  *            does both sides itself
  *   ADAPTER  the adapter's side of a generic action (cts_adapter_fn), cts__adapter_none
  *   EXEC     runs the statement (cts_exec_fn): cts__exec_action for generic actions
+ *
+ * The rows of CTS_FAMILY_DLPACK_PY are the capsule-level statements of `.pytsm` cases:
+ * the C front end parses them (`tsm-cts parse --json`) for the Python runner, which
+ * executes them; their EXEC only reports an Error. A `.pytsm` file may use those rows
+ * and the rows CTS_IN_BOTH_DIALECTS names; a `.tsm` file every other row.
  */
 #ifndef CTS_STMT_TABLE_H
 #define CTS_STMT_TABLE_H
@@ -80,6 +85,17 @@
   X(G_COMPUTE, CTS_CLASS_ACTION, "compute", NULL, 0, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_use_graph, cts__model_none, cts__adapter_none, cts__exec_graph_compute) \
   X(G_RECOMPUTE, CTS_CLASS_ACTION, "recompute", NULL, 0, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_use_graph, cts__model_none, cts__adapter_none, cts__exec_graph_recompute) \
   X(G_RELEASE, CTS_CLASS_ACTION, "release", NULL, 0, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_release, cts__model_none, cts__adapter_none, cts__exec_graph_build) \
+  /* capsule-level DLPack (.pytsm only; the Python runner executes them) */ \
+  X(PY_MAKE, CTS_CLASS_ACTION, "array", "make", CTS_SYM_ARRAY, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_LITERAL, CTS_MADE_NOTHING, parse_py_make, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
+  X(PY_EXPORT, CTS_CLASS_ACTION, "capsule", "export", CTS_SYM_CAPSULE, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_PY_EXPORT, CTS_MADE_NOTHING, parse_py_export, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
+  X(PY_CONSUME, CTS_CLASS_ACTION, "tensor", "consume", CTS_SYM_TENSOR, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_py_use_capsule, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
+  X(PY_FROM, CTS_CLASS_ACTION, "tensor", "from", CTS_SYM_TENSOR, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_py_from, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
+  X(PY_RECONSUME, CTS_CLASS_ACTION, "reconsume", NULL, 0, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_py_use_capsule, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
+  X(PY_DROP, CTS_CLASS_ACTION, "drop", NULL, 0, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_py_drop, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
+  X(PY_COLLECT, CTS_CLASS_ACTION, "collect", NULL, 0, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_nothing, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
+  X(PY_FLAT, CTS_CLASS_BLOCK, "flat", NULL, 0, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_FLAT, CTS_MADE_NOTHING, parse_py_flat, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
+  X(PY_EXPECT_ERROR, CTS_CLASS_EXPECT, "expect", "error", 0, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_PY_ERROR, CTS_MADE_NOTHING, parse_py_expect_error, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
+  X(PY_EXPECT, CTS_CLASS_EXPECT, "expect", "name|version|flag|not|deleted|values|shape|dtype|device|strides|offset|alive", 0, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_PY_EXPECT, CTS_MADE_NOTHING, parse_py_expect, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
   /* expectations */ \
   X(EXPECT_ERROR, CTS_CLASS_EXPECT, "expect", "error", 0, CTS_FAMILY_CORE, 0, CTS_SHAPE_ERROR, CTS_MADE_NOTHING, parse_expect_error, cts__model_none, cts__adapter_none, cts__exec_expect_error) \
   X(EXPECT_OWNER, CTS_CLASS_EXPECT, "expect", "owner", 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_expect_holder, cts__model_none, cts__adapter_none, cts__expect_owner) \
@@ -121,6 +137,9 @@
   X("svd", TSM_OP_SVD, 1, 0, 1)
 /* clang-format on */
 
+/* The rows both `.tsm` and `.pytsm` cases use. */
+#define CTS_IN_BOTH_DIALECTS(kind) ((kind) == CTS_REPEAT)
+
 enum cts_stmt_class { CTS_CLASS_ACTION, CTS_CLASS_EXPECT, CTS_CLASS_BLOCK, CTS_CLASS_RESULT };
 
 /* Which member of struct cts_stmt's union a statement fills (case.h). */
@@ -142,7 +161,11 @@ enum cts_stmt_shape {
   CTS_SHAPE_STATE,    /* .state */
   CTS_SHAPE_VALUES,   /* .values */
   CTS_SHAPE_DIMS,     /* .dims */
-  CTS_SHAPE_STATS     /* .stats */
+  CTS_SHAPE_STATS,    /* .stats */
+  CTS_SHAPE_PY_EXPORT,/* .py_export */
+  CTS_SHAPE_PY_ERROR, /* .py_error */
+  CTS_SHAPE_PY_EXPECT,/* .py_expect */
+  CTS_SHAPE_FLAT      /* .flat, and the body */
 };
 
 /* What a generic action made, for binding and checking it (exec.c). */

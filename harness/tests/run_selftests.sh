@@ -5,7 +5,8 @@
 #
 # (a) lint: every harness/tests/parse/bad-*.tsm fails with exit 1 and its first line
 #     starts with FILE:LINE:COL: from the sibling .pos; good-*.tsm and the self-test
-#     cases lint clean.
+#     cases lint clean; check_parse.sh passes (`tsm-cts parse --json` on every case,
+#     the located errors of bad-*.pytsm, the Python runner reading cases through it).
 # (b) broken adapters (harness/tests/broken, built by `make` as BUILD/lib/broken_*.so):
 #     each run completes, exits 1, and reports every case with the right status and,
 #     when the adapter cannot load, a message naming the problem.
@@ -74,6 +75,13 @@ for f in "$TESTS"/parse/good-*.tsm "$CASES"; do
     printf '%s\n' "$out" | show
   fi
 done
+
+if bash "$TESTS/check_parse.sh" "$BUILD" >"$TMP/parse.out" 2>&1; then
+  ok "check_parse.sh: $(tail -n 1 "$TMP/parse.out")"
+else
+  not_ok "check_parse.sh failed"
+  grep -v '^ok' "$TMP/parse.out" | show
+fi
 
 # ---- the JSON checker -----------------------------------------------------------------
 
