@@ -82,10 +82,17 @@ struct fm_value {
   int line, col;    /* col: the colon's column + 1 */
 };
 
-/* What parse_frontmatter has seen. */
+/* The frontmatter keys, in the order of fm_key's dispatch. */
+enum fm_key_id { FM_DESCRIPTION, FM_ORIGIN, FM_CLAUSES, FM_REQUIRES, FM_ROLES, FM_DEVICES,
+                 FM_TAGS, FM_TIMEOUT, FM_N_KEYS };
+static const char *const fm_key_names[FM_N_KEYS] = {
+    "description", "origin", "clauses", "requires", "roles", "devices", "tags", "timeout"};
+
+/* What parse_frontmatter has seen: the line of each key, 0 when absent. A key given
+ * twice is an error: a second value would either be ignored or replace the first, and
+ * the case author meant one of them. */
 struct fm_seen {
-  int description, clauses;
-  int requires_line; /* 0 when the case has no `requires:` */
+  int line[FM_N_KEYS];
 };
 
 static int fm_text(struct parser *p, const char *key, const struct fm_value *v, char **out) {
@@ -168,21 +175,37 @@ static int fm_timeout(struct parser *p, const struct fm_value *v) {
   return 0;
 }
 
+static int fm_value(struct parser *p, int id, int key_col, const struct fm_value *v) {
+  struct cts_case *c = p->c;
+  switch (id) {
+  case FM_DESCRIPTION: return fm_text(p, fm_key_names[id], v, &c->description);
+  case FM_ORIGIN: return fm_text(p, fm_key_names[id], v, &c->origin);
+  case FM_CLAUSES: return fm_clauses(p, v);
+  case FM_REQUIRES: return fm_requires(p, v);
+  case FM_ROLES: return fm_roles(p, key_col, v);
+  case FM_DEVICES:
+    return parse_list(p, v->raw, v->raw_len, v->line, v->col, &c->devices, &c->n_devices, NULL);
+  case FM_TAGS:
+    return parse_list(p, v->raw, v->raw_len, v->line, v->col, &c->tags, &c->n_tags, NULL);
+  default: return fm_timeout(p, v);
+  }
+}
+
 static int fm_key(struct parser *p, const char *key, int key_col, const struct fm_value *v,
                   struct fm_seen *seen) {
-  struct cts_case *c = p->c;
-  if (strcmp(key, "description") == 0) return seen->description = 1, fm_text(p, key, v, &c->description);
-  if (strcmp(key, "origin") == 0) return fm_text(p, key, v, &c->origin);
-  if (strcmp(key, "clauses") == 0) return seen->clauses = 1, fm_clauses(p, v);
-  if (strcmp(key, "requires") == 0) return seen->requires_line = v->line, fm_requires(p, v);
-  if (strcmp(key, "roles") == 0) return fm_roles(p, key_col, v);
-  if (strcmp(key, "devices") == 0)
-    return parse_list(p, v->raw, v->raw_len, v->line, v->col, &c->devices, &c->n_devices, NULL);
-  if (strcmp(key, "tags") == 0)
-    return parse_list(p, v->raw, v->raw_len, v->line, v->col, &c->tags, &c->n_tags, NULL);
-  if (strcmp(key, "timeout") == 0) return fm_timeout(p, v);
-  fail_at(p, v->line, key_col, "unknown frontmatter key '%s'", key);
-  return -1;
+  int id = 0;
+  while (id < FM_N_KEYS && strcmp(key, fm_key_names[id]) != 0) id++;
+  if (id == FM_N_KEYS) {
+    fail_at(p, v->line, key_col, "unknown frontmatter key '%s'", key);
+    return -1;
+  }
+  if (seen->line[id]) {
+    fail_at(p, v->line, key_col, "frontmatter key '%s' given twice (first on line %d)", key,
+            seen->line[id]);
+    return -1;
+  }
+  seen->line[id] = v->line;
+  return fm_value(p, id, key_col, v);
 }
 
 /* One line inside the frontmatter; blank and comment lines are skipped. */
@@ -214,7 +237,7 @@ static int frontmatter_defaults(struct parser *p, const struct fm_seen *seen) {
   int has_py = 0;
   for (size_t i = 0; i < c->n_requires; i++) has_py |= !strcmp(c->requires[i], "dlpack-py");
   if (c->capsule_level && !has_py) {
-    fail_at(p, seen->requires_line ? seen->requires_line : 1, 1,
+    fail_at(p, seen->line[FM_REQUIRES] ? seen->line[FM_REQUIRES] : 1, 1,
             "a capsule-level case requires [dlpack-py]");
     return -1;
   }
@@ -235,7 +258,7 @@ static int parse_frontmatter(struct parser *p, struct text_cursor *tc) {
     fail_at(p, 1, 1, "missing frontmatter: a case starts with a '---' line");
     return -1;
   }
-  struct fm_seen seen = {0, 0, 0};
+  struct fm_seen seen = {{0}};
   for (;;) {
     if (!next_line(tc, &s, &len)) {
       fail_at(p, 1, 1, "unterminated frontmatter: no closing '---' line");
@@ -244,8 +267,9 @@ static int parse_frontmatter(struct parser *p, struct text_cursor *tc) {
     if (len == 3 && memcmp(s, "---", 3) == 0) break;
     if (fm_line(p, s, len, tc->line, &seen)) return -1;
   }
-  if (!seen.description || !seen.clauses) {
-    fail_at(p, tc->line, 1, "frontmatter lacks '%s'", seen.description ? "clauses" : "description");
+  if (!seen.line[FM_DESCRIPTION] || !seen.line[FM_CLAUSES]) {
+    fail_at(p, tc->line, 1, "frontmatter lacks '%s'",
+            seen.line[FM_DESCRIPTION] ? "clauses" : "description");
     return -1;
   }
   return frontmatter_defaults(p, &seen);
