@@ -58,6 +58,7 @@ static void scan_chapter(struct cts_spec *spec, const char *path, const char *fi
 }
 
 int cts_spec_load(struct cts_spec *spec, const char *dir) {
+  memset(spec, 0, sizeof *spec);
   char **files = NULL;
   size_t n = 0, cap = 0;
   if (cts_collect_files(dir, ".md", &files, &n, &cap) != 0) return -1;

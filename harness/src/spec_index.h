@@ -22,7 +22,8 @@ struct cts_spec {
   size_t n, cap;
 };
 
-/* Loads every *.md under dir. Returns 0, or -1 if dir cannot be read. */
+/* Loads every *.md under dir into *spec (OUT: overwritten, freed by cts_spec_free).
+ * Returns 0, or -1 if dir cannot be read. */
 int cts_spec_load(struct cts_spec *spec, const char *dir);
 struct cts_clause *cts_spec_find(const struct cts_spec *spec, const char *id);
 void cts_spec_free(struct cts_spec *spec);
