@@ -100,8 +100,7 @@ static int fm_text(struct parser *p, const char *key, const struct fm_value *v, 
     fail_at(p, v->line, v->col + 1, "empty %s", key);
     return -1;
   }
-  free(*out);
-  *out = cts_xstrndup(v->text, v->len);
+  *out = cts_xstrndup(v->text, v->len); /* fm_key refuses a key given twice */
   return 0;
 }
 

@@ -16,20 +16,12 @@
 # any check failed.
 set -euo pipefail
 
-if [ $# -ne 1 ] || [ ! -d "$1" ]; then
-  echo "usage: bash harness/tests/check_parse.sh BUILD_DIR" >&2
-  exit 2
-fi
-BUILD=$(cd "$1" && pwd)
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$ROOT"
-CTS="$BUILD/bin/tsm-cts"
+# shellcheck source=harness/tests/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+tap_setup check_parse.sh "$@"
 PARSE=harness/tests/parse
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-
-# shellcheck source=harness/tests/tap.sh
-. harness/tests/tap.sh
 
 good=0
 while IFS= read -r f; do

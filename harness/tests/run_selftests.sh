@@ -20,15 +20,9 @@
 # if any check failed.
 set -euo pipefail
 
-if [ $# -ne 1 ] || [ ! -d "$1" ]; then
-  echo "usage: bash harness/tests/run_selftests.sh BUILD_DIR" >&2
-  exit 2
-fi
-BUILD=$(cd "$1" && pwd)
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$ROOT"
-
-CTS="$BUILD/bin/tsm-cts"
+# shellcheck source=harness/tests/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+tap_setup run_selftests.sh "$@"
 TESTS=harness/tests
 CASES=$TESTS/cases
 TMP=$(mktemp -d)
@@ -38,8 +32,6 @@ trap 'rm -rf "$TMP"' EXIT
 LIMIT=()
 if command -v timeout >/dev/null 2>&1; then LIMIT=(timeout 300); fi
 
-# shellcheck source=harness/tests/tap.sh
-. "$TESTS/tap.sh"
 
 if [ ! -x "$CTS" ]; then
   not_ok "judge exists: $CTS (run make first)"

@@ -18,3 +18,16 @@ tap_summary() {
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]
 }
+
+# The start of a self-test script that takes one build folder: checks its argument,
+# sets BUILD (absolute) and CTS (its judge) and moves to the repository root.
+#   tap_setup SCRIPT_NAME "$@"
+tap_setup() {
+  if [ $# -ne 2 ] || [ ! -d "$2" ]; then
+    echo "usage: bash harness/tests/$1 BUILD_DIR" >&2
+    exit 2
+  fi
+  BUILD=$(cd "$2" && pwd)
+  cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
+  CTS="$BUILD/bin/tsm-cts"
+}
