@@ -9,7 +9,7 @@
 # `make fuzz FUZZ_SECONDS=N` builds the libFuzzer targets with ASan+UBSan into
 # $(FUZZ_LF_BUILD) and fuzzes each for N seconds with its corpus under build/fuzz/.
 
-FUZZ_TARGETS := parse dlpack-consume planner
+FUZZ_TARGETS := parse dlpack-consume planner scenario
 FUZZ_ENGINE ?= standalone
 LIB_FUZZING_ENGINE ?= -fsanitize=fuzzer
 FUZZ_SECONDS ?= 60
@@ -27,6 +27,7 @@ FUZZ_ENGINE_LD := $(if $(filter standalone,$(FUZZ_ENGINE)),,$(LIB_FUZZING_ENGINE
 fuzz_obj_parse := $(FUZZ_OBJ)/fuzz_parse.o
 fuzz_obj_dlpack-consume := $(FUZZ_OBJ)/fuzz_dlpack.o $(FUZZ_OBJ)/fuzz_dl_forms.o
 fuzz_obj_planner := $(FUZZ_OBJ)/fuzz_planner.o
+fuzz_obj_scenario := $(FUZZ_OBJ)/fuzz_scenario.o
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_BIN)/%)
 
 ALL_TARGETS += $(FUZZ_BINS)

@@ -38,4 +38,13 @@ int cts_exec_case(const struct cts_case *c, const struct tsm_adapter *a, int dev
  * model refuses an action the case does not expect to fail, the model's code (else 0). */
 extern void (*cts_exec_on_report)(int line, int status, int model_rc);
 
+/* The scenario fuzzer and the combination generator (fuzz/fuzz_scenario.c, combo.c)
+ * set this to let the model decide every outcome a case leaves open: an action the
+ * model refuses is judged as if the case said `expect error CODE` (the adapter must
+ * refuse with the same code, ERR.CODE.1), and a statement the case cannot run (its
+ * operand's binding was refused, or an expectation the model contradicts) is skipped.
+ * Then any divergence of the adapter from the model is a Fail, and Error means a bug
+ * of the judge. */
+extern int cts_exec_model_decides;
+
 #endif

@@ -250,21 +250,9 @@ static int check_export(struct cts_run *r, const struct cts_stmt *st, int x, int
   return check_export_elems(r, &v, src, name);
 }
 
-/* The model id of operand sym: `bogus`, or bound. */
-static int dl_operand(struct cts_run *r, int sym, int *id) {
-  if (sym == CTS_SYM_BOGUS) {
-    *id = CTS_BOGUS;
-    return 0;
-  }
-  if (r->sym_obj[sym] < 0)
-    return cts__report(r, CTS_ERROR, "'%s' is not bound here", r->c->syms[sym].name);
-  *id = r->sym_obj[sym];
-  return 0;
-}
-
 int cts__exec_dl_export(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
   int src = CTS_NONE;
-  if (dl_operand(r, st->a, &src)) return -1;
+  if (cts__operand(r, st->a, &src)) return -1;
   int x = CTS_NONE;
   void *managed = NULL;
   int adapter_rc = r->a->dlpack_export(r->s, cts__res_handle(r, src), st->u.export.form,
@@ -272,7 +260,7 @@ int cts__exec_dl_export(struct cts_run *r, const struct cts_stmt *st, int expect
   if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
   int model_rc = cts_model_dl_export(&r->m, src, st->u.export.form, st->u.export.request, &x);
   if (adapter_rc == 0 && model_rc != 0 && managed) dl_delete(st->u.export.form, managed);
-  if (cts__judge_codes(r, model_rc, adapter_rc, expected_err)) return -1;
+  if (cts__judge_codes(r, model_rc, adapter_rc, &expected_err)) return -1;
   if (expected_err) return cts__check_state(r);
   if (!managed) return cts__report(r, CTS_FAIL, "dlpack_export succeeded with a NULL tensor");
   remember_dl(r, x, managed, NULL, st);
@@ -284,17 +272,17 @@ int cts__exec_dl_export(struct cts_run *r, const struct cts_stmt *st, int expect
 
 static int judge_owned(struct cts_run *r, int sym, int *x) {
   if (r->sym_obj[sym] < 0)
-    return cts__report(r, CTS_ERROR, "'%s' is not bound here", r->c->syms[sym].name);
+    return cts__unbound(r, sym);
   *x = r->sym_obj[sym];
   if (r->m.dls[*x].state != CTS_DL_JUDGE)
-    return cts__report(r, CTS_ERROR, "'%s' is no longer the judge's: it was handed over or "
-                       "deleted", r->c->syms[sym].name);
+    return cts__cannot_run(r, "'%s' is no longer the judge's: it was handed over or deleted",
+                           r->c->syms[sym].name);
   return 0;
 }
 
 int cts__exec_dl_import(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
   int x, g = CTS_NONE;
-  if (judge_owned(r, st->a, &x) || dl_operand(r, st->b, &g)) return -1;
+  if (judge_owned(r, st->a, &x) || cts__operand(r, st->b, &g)) return -1;
   int made = CTS_NONE;
   tsm_handle h = TSM_NONE;
   int form = r->m.dls[x].form;
@@ -304,7 +292,7 @@ int cts__exec_dl_import(struct cts_run *r, const struct cts_stmt *st, int expect
     return cts__injected(r);
   }
   int model_rc = cts_model_dl_import(&r->m, x, g, &made);
-  if (cts__judge_codes(r, model_rc, adapter_rc, expected_err)) return -1;
+  if (cts__judge_codes(r, model_rc, adapter_rc, &expected_err)) return -1;
   if (!expected_err && cts__bind_made(r, st, made, h)) return -1;
   if (cts__check_state(r)) return -1;
   return expected_err ? 0 : cts__check_made_values(r, st, made);
@@ -332,12 +320,12 @@ static int deletes_seen(struct cts_run *r, int x) {
 int cts__expect_deleted(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
   (void)expected_err;
   int x = r->sym_obj[st->a];
-  if (x < 0) return cts__report(r, CTS_ERROR, "'%s' is not bound here", r->c->syms[st->a].name);
+  if (x < 0) return cts__unbound(r, st->a);
   const struct cts_mdl *d = &r->m.dls[x];
   int model = d->judge_made ? d->deletes : dl_of(r)->v[x].judge_drops;
-  if (model != st->u.count.want)
-    return cts__report(r, CTS_ERROR, "the case contradicts the spec model: the deleter has run "
-                       "%d times in the model", model);
+  if (cts__model_agrees(r, model == st->u.count.want, "the deleter has run %d times in the model",
+                        model))
+    return -1;
   return check_dlpack(r);
 }
 

@@ -40,21 +40,6 @@ static const char *node_name(struct cts_run *r, int x, char *buf, size_t n) {
   return buf;
 }
 
-static int sym_id(struct cts_run *r, int sym, int *out) {
-  if (sym == -1) {
-    *out = CTS_NONE;
-    return 0;
-  }
-  if (sym == CTS_SYM_BOGUS) {
-    *out = CTS_BOGUS;
-    return 0;
-  }
-  if (r->sym_obj[sym] < 0)
-    return cts__report(r, CTS_ERROR, "'%s' is not bound here", r->c->syms[sym].name);
-  *out = r->sym_obj[sym];
-  return 0;
-}
-
 static int bind(struct cts_run *r, struct cts_objinfo **v, size_t *cap, int sym, int id,
                 tsm_handle h, int line) {
   if (h == TSM_NONE || h == CTS_BOGUS_HANDLE)
@@ -142,13 +127,13 @@ static int model_build(struct cts_run *r, const struct cts_stmt *st, int a, int 
 
 int cts__exec_graph_build(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
   int a, b;
-  if (sym_id(r, st->a, &a) || sym_id(r, st->b, &b)) return -1;
+  if (cts__operand(r, st->a, &a) || cts__operand(r, st->b, &b)) return -1;
   int made[3] = {CTS_NONE, CTS_NONE, CTS_NONE};
   tsm_handle h[3] = {0, 0, 0};
   int adapter_rc = adapter_build(r, st, a, b, h);
   if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
   int model_rc = model_build(r, st, a, b, made);
-  if (cts__judge_codes(r, model_rc, adapter_rc, expected_err)) return -1;
+  if (cts__judge_codes(r, model_rc, adapter_rc, &expected_err)) return -1;
   if (!expected_err && st->kind == CTS_G_NEW &&
       bind(r, &gs_of(r)->graph, &gs_of(r)->graph_cap, st->dst, made[0], h[0], st->line))
     return -1;
@@ -421,12 +406,12 @@ static int planned_run(struct cts_run *r, int g, uint64_t none_bytes) {
 
 int cts__exec_graph_compute(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
   int g;
-  if (sym_id(r, st->a, &g)) return -1;
+  if (cts__operand(r, st->a, &g)) return -1;
   int model_rc = g == CTS_BOGUS ? TSM_EINVAL : compute_check(&r->m, g);
   int adapter_rc = r->a->graph_plan(r->s, graph_h(r, g), TSM_PLAN_NONE);
   if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
   if (model_rc || adapter_rc || expected_err)
-    return cts__judge_codes(r, model_rc, adapter_rc, expected_err) ? -1 : cts__check_state(r);
+    return cts__judge_codes(r, model_rc, adapter_rc, &expected_err) ? -1 : cts__check_state(r);
   if (unplanned_run(r, g)) return -1;
   /* planned_bytes before the reuse plan replaces the unplanned one */
   if (planned_run(r, g, planned_bytes(r, g))) return -1;
@@ -438,12 +423,12 @@ int cts__exec_graph_compute(struct cts_run *r, const struct cts_stmt *st, int ex
  * overwritten (GRAPH.OUT.3); an svd that has none leaves its derived values unjudged. */
 int cts__exec_graph_recompute(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
   int g;
-  if (sym_id(r, st->a, &g)) return -1;
+  if (cts__operand(r, st->a, &g)) return -1;
   int model_rc = g == CTS_BOGUS ? TSM_EINVAL : compute_check(&r->m, g);
   int adapter_rc = 0;
   if (model_rc || expected_err) {
     adapter_rc = r->a->graph_compute(r->s, graph_h(r, g));
-    return cts__judge_codes(r, model_rc, adapter_rc, expected_err) ? -1 : cts__check_state(r);
+    return cts__judge_codes(r, model_rc, adapter_rc, &expected_err) ? -1 : cts__check_state(r);
   }
   if (write_leaves(r, g, &adapter_rc) == 0) adapter_rc = r->a->graph_compute(r->s, graph_h(r, g));
   if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
@@ -473,7 +458,7 @@ int cts__exec_graph_recompute(struct cts_run *r, const struct cts_stmt *st, int 
 int cts__expect_planned(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
   (void)expected_err;
   int x;
-  if (sym_id(r, st->a, &x)) return -1;
+  if (cts__operand(r, st->a, &x)) return -1;
   uint64_t none = 0;
   for (size_t i = 0; i < r->m.graphs[x].order.n; i++) {
     const struct cts_mgnode *n = &r->m.gnodes[r->m.graphs[x].order.v[i]];
@@ -481,10 +466,9 @@ int cts__expect_planned(struct cts_run *r, const struct cts_stmt *st, int expect
       none += node_bytes(n);
   }
   int64_t want = st->u.count.want;
-  if ((uint64_t)want < none)
-    return cts__report(r, CTS_ERROR, "the case contradicts the spec model: the spec bounds a "
-                       "plan only by the unplanned %llu bytes (GRAPH.PLAN.3)",
-                       (unsigned long long)none);
+  if (cts__model_agrees(r, (uint64_t)want >= none, "the spec bounds a plan only by the "
+                        "unplanned %llu bytes (GRAPH.PLAN.3)", (unsigned long long)none))
+    return -1;
   uint64_t got = planned_bytes(r, x);
   return got <= (uint64_t)want ? 0
                                : cts__report(r, CTS_FAIL, "the plan takes %llu bytes, more than %lld",
@@ -499,9 +483,9 @@ static int node_model_agrees(struct cts_run *r, int x, const double *want, size_
     return cts__report(r, CTS_ERROR, "%zu values for %lld elements", n_want, (long long)e);
   for (int64_t i = 0; i < e; i++) {
     double w = cts_opsem_expected(n->dtype, want[i]);
-    if (!node_equal(n, w, n->vals[i]))
-      return cts__report(r, CTS_ERROR, "the case contradicts the spec model: element %lld is %.9g "
-                         "in the model", (long long)i, n->vals[i]);
+    if (cts__model_agrees(r, node_equal(n, w, n->vals[i]), "element %lld is %.9g in the model",
+                          (long long)i, n->vals[i]))
+      return -1;
   }
   return 0;
 }
@@ -532,18 +516,15 @@ static int node_reads(struct cts_run *r, int x, const double *want) {
 int cts__expect_node(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
   (void)expected_err;
   int x;
-  if (sym_id(r, st->a, &x)) return -1;
+  if (cts__operand(r, st->a, &x)) return -1;
   char name[200];
   const struct cts_mgnode *n = &r->m.gnodes[x];
   int guaranteed = n->in_graph && r->m.graphs[n->graph].computed && cts_model_graph_guaranteed(&r->m, x);
   if (st->u.values.unspecified)
-    return guaranteed ? cts__report(r, CTS_ERROR, "the case contradicts the spec model: %s is "
-                                    "guaranteed", node_name(r, x, name, sizeof name))
-                      : 0;
-  if (!guaranteed)
-    return cts__report(r, CTS_ERROR, "the case contradicts the spec model: %s has no guaranteed "
-                       "value (GRAPH.OUT.3): flag it output, or `expect node ... unspecified`",
-                       node_name(r, x, name, sizeof name));
+    return cts__model_agrees(r, !guaranteed, "%s is guaranteed", node_name(r, x, name, sizeof name));
+  if (cts__model_agrees(r, guaranteed, "%s has no guaranteed value (GRAPH.OUT.3): flag it "
+                        "output, or `expect node ... unspecified`", node_name(r, x, name, sizeof name)))
+    return -1;
   if (node_model_agrees(r, x, st->u.values.v, st->u.values.n)) return -1;
   return node_reads(r, x, st->u.values.v);
 }

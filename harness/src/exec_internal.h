@@ -47,6 +47,7 @@ struct cts_run {
   int cuda_session;
   int fault;                 /* allocation-failure mode: ENOMEM ends the run cleanly */
   int injected;              /* the armed failure surfaced as ENOMEM */
+  int skipped;               /* the model decides: the statement cannot run, go on */
 };
 
 /* A family (families.h): the hooks the core calls; any may be NULL. */
@@ -174,7 +175,15 @@ double *cts__literal_values(const struct cts_literal *lit, int64_t *n);
 int cts__bind_handle(struct cts_run *r, const struct cts_stmt *st, int id, tsm_handle h);
 int cts__bind_made(struct cts_run *r, const struct cts_stmt *st, int id, tsm_handle h);
 int cts__check_made_values(struct cts_run *r, const struct cts_stmt *st, int id);
-int cts__judge_codes(struct cts_run *r, int model_rc, int adapter_rc, int expected_err);
+/* Compares the two sides' codes; *expected_err is the code the case expects (0: none),
+ * which becomes the model's refusal when the model decides. RETURN 0 when the statement
+ * may go on. */
+int cts__judge_codes(struct cts_run *r, int model_rc, int adapter_rc, int *expected_err);
+/* A statement the case cannot run (fmt says why): Error, or skipped when the model
+ * decides. RETURN -1 always. */
+int cts__cannot_run(struct cts_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Symbol sym's binding failed or never ran: cts__cannot_run. */
+int cts__unbound(struct cts_run *r, int sym);
 /* An expectation the model must agree with first: otherwise the case is wrong (Error). */
 int cts__model_agrees(struct cts_run *r, int ok, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -90,10 +90,11 @@ static int replay_block(struct cts_run *r, struct recorder *rec, const struct ct
                          r->c->syms[rec->unbound_sym].name, r->c->threads[rec->thread->u.thread.number]);
     struct record one = rec->v[(*at)++];
     struct cts_operands o;
-    int made = CTS_NONE;
+    int made = CTS_NONE, expected_err = 0;
     int rc = cts__resolve(r, st, &o);
     if (rc == 0) {
-      rc = cts__judge_codes(r, cts_stmt_exec[st->kind].model(&r->m, st, &o, &made), one.rc, 0);
+      int model_rc = cts_stmt_exec[st->kind].model(&r->m, st, &o, &made);
+      rc = cts__judge_codes(r, model_rc, one.rc, &expected_err);
       if (rc == 0) rc = cts__bind_made(r, st, made, one.made);
       if (rc == 0 && (cts_stmt_exec[st->kind].binds & CTS_SYM_RESOURCE) && made != CTS_NONE) {
         struct made_res one_made = {made, st};

@@ -61,7 +61,15 @@ uint32_t gen_row_cap(int kind) { return gen_rows[kind].cap; }
 
 /* ---- randomness and symbols ------------------------------------------------- */
 
+/* The next byte of a fuzzer's input; past the end, 0 (every choice its first). */
+static uint64_t next_byte(struct gen *g) { return g->at < g->n_bytes ? g->bytes[g->at++] : 0; }
+
 uint64_t gen_rand(struct gen *g, uint64_t n) {
+  if (g->bytes) {
+    uint64_t v = next_byte(g);
+    if (n > 256) v = v << 8 | next_byte(g);
+    return n ? v % n : 0;
+  }
   g->rng ^= g->rng << 13;
   g->rng ^= g->rng >> 7;
   g->rng ^= g->rng << 17;
@@ -154,16 +162,30 @@ void cts_gen_case_free(struct cts_gen_case *gc) {
   memset(gc, 0, sizeof *gc);
 }
 
-/* The generated statements of one case, then a candidate expectation per symbol. */
+/* The generated statements of one case (from bytes: until they run out), then a
+ * candidate expectation per symbol. */
 void gen_case(struct gen *g, struct cts_gen_case *gc) {
   g->n_syms = 0;
   g->syms[g->n_syms++] = (struct gen_sym){"root", CTS_SYM_MANAGER, 0, 0};
   int n = g->min + (int)gen_rand(g, (uint64_t)(g->max - g->min + 1));
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < n && !(g->bytes && g->at >= g->n_bytes); i++) {
     int kind = one_statement(g);
     if (kind < 0) continue;
     keep_pending(g);
     cts_gen_case_add(gc, cts_xstrndup(g->line.buf, g->line.len), NULL, kind);
   }
   gen_expectations(g, gc);
+}
+
+void cts_gen_from_bytes(const uint8_t *data, size_t size, unsigned families,
+                        struct cts_gen_case *gc) {
+  struct gen *g = cts_xcalloc(1, sizeof *g);
+  g->bytes = data;
+  g->n_bytes = size;
+  g->min = 1;
+  g->max = 40;
+  g->families = families;
+  gen_case(g, gc);
+  cts_buf_free(&g->line);
+  free(g);
 }

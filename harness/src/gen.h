@@ -8,6 +8,7 @@
 #define CTS_GEN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tsm/adapter.h"
 #include "util.h"
@@ -34,6 +35,13 @@ void cts_gen_case_free(struct cts_gen_case *gc);
 #define CTS_GEN_FRONT_LINES 7
 char *cts_gen_render(const struct cts_gen_case *gc, unsigned long long seed, size_t index,
                      const struct cts_spec *spec);
+
+/* One case's statements (1 to 40, from rows of the families in the capability mask
+ * `families`, 0: all) drawn from a fuzzer's input instead of a seed: each choice reads
+ * the next bytes, and past the end every choice is its first, so a small change of the
+ * bytes is a small change of the scenario (fuzz/fuzz_scenario.c). */
+void cts_gen_from_bytes(const uint8_t *data, size_t size, unsigned families,
+                        struct cts_gen_case *gc);
 
 /* What completion ended with. */
 enum cts_gen_outcome { CTS_GEN_AGREES, CTS_GEN_DIVERGES, CTS_GEN_UNFINISHED };

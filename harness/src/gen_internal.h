@@ -35,9 +35,13 @@ struct gen_sym {
   int kind, elems, odd;
 };
 
-/* One generator: its random state and the case being written; owns line. */
+/* One generator: its random state (a seed's xorshift stream, or a fuzzer's bytes when
+ * bytes is set: each choice reads the next ones) and the case being written; owns line,
+ * never bytes. */
 struct gen {
   uint64_t rng;
+  const uint8_t *bytes;
+  size_t n_bytes, at;
   int min, max;
   unsigned families;             /* capabilities to draw rows from; 0: all */
   struct gen_sym syms[GEN_MAX_SYMS];
