@@ -3,7 +3,7 @@
  * reduced body no longer needs goes: each family of `requires:` whose statement rows no
  * longer appear (the statement table's CAP column; `managers`, every case's, stays), and
  * each clause of `clauses:` that is the clause of rows the original used and the reduced
- * case does not (the rows' clauses of gen.c), as long as one clause stays. The
+ * case does not (the rows' clauses of gen.c), unless none would stay. The
  * description says how many statements went; `origin:` and the other keys stay as
  * written.
  */
@@ -55,14 +55,17 @@ static void put_requires(struct cts_buf *b, const struct cts_case *reduced,
   cts_buf_printf(b, "%s]", n ? "" : "managers");
 }
 
+/* The clauses that stay; all of them when none would (a case cites at least one). */
 static void put_clauses(struct cts_buf *b, const struct cts_case *reduced,
                         const unsigned char *before, const unsigned char *now) {
+  size_t staying = 0;
+  for (size_t i = 0; i < reduced->n_clauses; i++)
+    staying += !clause_went(reduced->clauses[i], before, now);
   int n = 0;
   cts_buf_printf(b, "clauses: [");
   for (size_t i = 0; i < reduced->n_clauses; i++)
-    if (!clause_went(reduced->clauses[i], before, now))
+    if (!staying || !clause_went(reduced->clauses[i], before, now))
       cts_buf_printf(b, "%s%s", n++ ? ", " : "", reduced->clauses[i]);
-  if (!n) cts_buf_printf(b, "%s", reduced->clauses[0]); /* a case cites at least one */
   cts_buf_printf(b, "]");
 }
 
