@@ -14,7 +14,8 @@
 #   that went dropped and the description saying how many statements went;
 # - each reduced case lints clean and, run by `tsm-cts run`, fails the way the padded
 #   one does: the same status, and the same message once paths and numbers are set
-#   aside;
+#   aside (a reduction whose adapter the build folder lacks is skipped: the sanitizer
+#   lanes' self-test folders hold the example and the broken adapters, not the reference);
 # - reduce exits 1 on a case that passes and on one the adapter does not run
 #   (NotSupported), writing nothing, and 2 on a case that does not parse, with its
 #   FILE:LINE:COL.
@@ -60,6 +61,10 @@ EOF
 # NAME.expected.tsm, which lints clean and fails the same way.
 reduce_to() {
   local name=$1 so=$2 status=$3 out="$TMP/$1.reduced.tsm" rc=0
+  if [ ! -f "$so" ]; then # the sanitizer lanes' self-test folders hold no reference
+    ok "reduce $name.tsm # SKIP $so is not in this build folder"
+    return
+  fi
   "${LIMIT[@]}" "$CTS" reduce "$DIR/$name.tsm" --adapter "$so" -o "$out" --timeout 5 \
     >"$TMP/$name.out" 2>"$TMP/$name.err" || rc=$?
   if [ "$rc" -ne 0 ] || [ "$(cat "$TMP/$name.out")" != "$out" ]; then
