@@ -201,10 +201,10 @@ static int write_reduced(struct reducer *R, const struct reduce_options *o,
   if (bad)
     fprintf(stderr, "tsm-cts reduce: cannot write %s: %s\n", out, strerror(errno));
   else
-    fprintf(stderr, "tsm-cts reduce: %s%s: %zu of %zu statements left, %zu candidates run, %zu "
-            "did not parse, %.1f s\n", R->stop ? "interrupted; wrote the smallest case so far, "
-            : "wrote ", out, R->best, R->original, R->runs, R->unparsed,
-            (cts_now_ms() - R->started) / 1000);
+    fprintf(stderr, "%stsm-cts reduce: %s%s: %zu of %zu statements left, %zu candidates run, "
+            "%zu did not parse, %.1f s\n", R->live ? "\r\033[K" : "",
+            R->stop ? "interrupted; wrote the smallest case so far, " : "wrote ", out, R->best,
+            R->original, R->runs, R->unparsed, (cts_now_ms() - R->started) / 1000);
   if (!bad) printf("%s\n", out);
   free(out);
   free(text);
