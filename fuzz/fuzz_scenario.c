@@ -14,6 +14,8 @@
  * shape: sections run on worker threads (the main thread waits, so the outcome stays
  * deterministic, SCOPE.THREAD.1), and a graph episode whose externals are tensors the
  * scenario made (GRAPH.EXT.1, GRAPH.PLAN.1). No bytes left: the plain stream.
+ *
+ * A finding prints the scenario as a case any adapter replays (finding_case).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,12 +75,16 @@ static void add_episode(struct fuzz_in *in, struct cts_gen_case *gc) {
   }
   episode_phase(in, &e, 0);
   if (fuzz_u8(in) & 1) episode_phase(in, &e, 1);
-  text.buf[--text.len] = '\0'; /* the case adds each line's newline */
-  cts_gen_case_add(gc, cts_buf_take(&text), NULL, CTS_G_NEW);
+  for (char *line = text.buf, *end; *line; line = end + 1) { /* one case line each */
+    end = strchr(line, '\n');
+    cts_gen_case_add(gc, cts_xstrndup(line, (size_t)(end - line)), NULL, CTS_G_NEW);
+  }
+  cts_buf_free(&text);
 }
 
-/* The scenario's text, owned by the caller. */
-static char *write_scenario(const uint8_t *data, size_t size, uint32_t caps) {
+/* The scenario's body lines (into gc, the caller's). */
+static void write_scenario(const uint8_t *data, size_t size, uint32_t caps,
+                           struct cts_gen_case *out) {
   struct cts_gen_case gen = {0}, gc = {0};
   size_t used = cts_gen_from_bytes(data, size, caps, &gen);
   struct fuzz_in in = {data + used, size - used, 0};
@@ -90,27 +96,75 @@ static char *write_scenario(const uint8_t *data, size_t size, uint32_t caps) {
     memset(&gen, 0, sizeof gen);
   }
   if ((shape & SHAPE_EPISODE) && (caps & TSM_CAP_GRAPHS)) add_episode(&in, &gc);
-  char *text = cts_gen_render(&gc, 0, 0, NULL);
-  cts_gen_case_free(&gc);
+  *out = gc;
+}
+
+/* What the executor decided per body line while the model decided (exec.h): the refusal
+ * code, SKIPPED, or 0; and the line of the first finding. */
+#define SKIPPED 1 /* the ABI's error codes are negative */
+static struct {
+  int *code;
+  size_t n;
+  int finding_line;
+} decided;
+
+static void on_report(int line, int status, int model_rc) {
+  size_t i = (size_t)(line - CTS_GEN_FRONT_LINES - 1);
+  if (status == CTS_PASS || status == CTS_SKIP) {
+    if (line > CTS_GEN_FRONT_LINES && i < decided.n) decided.code[i] = model_rc ? model_rc : SKIPPED;
+  } else if (!decided.finding_line) {
+    decided.finding_line = line;
+  }
+}
+
+/* The finding as a case any adapter replays with `tsm-cts run` (and `tsm-cts reduce`
+ * shrinks): each refusal the model decided written as `expect error`, skipped lines and
+ * refused nodes (which the language cannot write under `expect error`) left out, and the
+ * body ending at the finding's line. */
+static char *finding_case(struct cts_gen_case *gc) {
+  struct cts_gen_case out = {0};
+  int in_thread = 0;
+  for (size_t i = 0; i < gc->n; i++) {
+    const char *t = gc->lines[i].text;
+    int code = decided.code[i], last = (int)i + CTS_GEN_FRONT_LINES + 1 == decided.finding_line;
+    if (code == SKIPPED || (code && !strncmp(t, "node ", 5) && !last)) continue;
+    in_thread = !strncmp(t, "thread ", 7) ? 1 : !strcmp(t, "}") ? 0 : in_thread;
+    char *line = code ? cts_printf_dup("expect error %s: %s", cts_err_name(code), t) : cts_xstrdup(t);
+    cts_gen_case_add(&out, line, NULL, gc->lines[i].kind);
+    if (last) break;
+  }
+  if (in_thread) add_text(&out, "}", CTS_THREAD);
+  char *text = cts_gen_render(&out, 0, 0, NULL);
+  cts_gen_case_free(&out);
   return text;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const struct tsm_adapter *a = fuzz_adapter();
-  char *text = write_scenario(data, size, a->caps);
+  struct cts_gen_case gc = {0};
+  write_scenario(data, size, a->caps, &gc);
+  char *text = cts_gen_render(&gc, 0, 0, NULL);
   if (getenv("FUZZ_VERBOSE")) fputs(text, stderr);
   struct cts_parse_error err;
   struct cts_case *c = cts_case_parse("scenario.tsm", text, NULL, &err);
   FUZZ_CHECK(c, "harness/src/gen.c", "the scenario does not parse: %d:%d: %s\n%s", err.line,
              err.col, err.msg, text);
   struct cts_buf msg = {0};
+  decided.code = cts_xcalloc(gc.n + 1, sizeof *decided.code);
+  decided.n = gc.n;
+  decided.finding_line = 0;
   cts_exec_model_decides = 1;
+  cts_exec_on_report = on_report;
   int status = cts_exec_case(c, a, 0, &msg, 0);
-  FUZZ_CHECK(status == CTS_PASS || status == CTS_NOTSUPPORTED, "ERR.CODE.1", "%s: %s\n%s",
-             cts_status_name(status), msg.buf ? msg.buf : "", text);
+  if (status != CTS_PASS && status != CTS_NOTSUPPORTED)
+    fuzz_fail("ERR.CODE.1", "%s: %s\nthe finding as a case (save it under cases/regress/, "
+              "shrink it with tsm-cts reduce):\n%s", cts_status_name(status),
+              msg.buf ? msg.buf : "", finding_case(&gc));
+  free(decided.code);
   cts_buf_free(&msg);
   cts_case_free(c);
+  cts_gen_case_free(&gc);
   free(text);
   return 0;
 }
