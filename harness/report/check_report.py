@@ -31,6 +31,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -49,7 +50,7 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run
                   "--disable-extensions", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--disable-default-apps",
                   "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=socks5://127.0.0.1:9"]
-CHROMIUM_TIMEOUT = 120
+CHROMIUM_TIMEOUT = 60
 
 
 class Tap:
@@ -139,12 +140,21 @@ def chromium_command():
 
 
 def run_chromium(cmd, page, extra):
-    """stdout of chromium on the page with a throwaway profile."""
+    """stdout of chromium on the page with a throwaway profile, or None when it ran past
+    CHROMIUM_TIMEOUT (a page whose script opens a dialog blocks it): then chromium and
+    its helpers, in their own process group, are killed."""
     with tempfile.TemporaryDirectory() as profile:
         argv = cmd + CHROMIUM_FLAGS + [f"--user-data-dir={profile}"] + extra + \
             ["file://" + os.path.abspath(page)]
-        done = subprocess.run(argv, capture_output=True, timeout=CHROMIUM_TIMEOUT)
-    return done.stdout.decode("utf-8", "replace")
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        try:
+            out, _ = proc.communicate(timeout=CHROMIUM_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            return None
+    return out.decode("utf-8", "replace")
 
 
 def shrink(png):
@@ -245,6 +255,9 @@ def main(argv=None):
               "or run 'make deps'", file=sys.stderr)
         return 1
     dumped = run_chromium(cmd, args.html, ["--dump-dom"])
+    if not tap.ok(dumped is not None, f"{cmd[-1]} loaded the page within {CHROMIUM_TIMEOUT} s",
+                  "timed out (a script dialog?)"):
+        dumped = ""
     tap.ok(len(dumped) > 1000, f"{cmd[-1]} dumped the DOM ({len(dumped)} characters)", "empty dump")
     if args.dom:
         with open(args.dom, "w", encoding="utf-8") as f:
@@ -252,7 +265,7 @@ def main(argv=None):
     dom = Dom()
     dom.feed(dumped)
     check_dom(tap, dom, args, docs)
-    if args.screenshot:
+    if args.screenshot and dumped:
         run_chromium(cmd, args.html, ["--window-size=1280,1600", "--hide-scrollbars",
                                       f"--screenshot={os.path.abspath(args.screenshot)}"])
         written = os.path.exists(args.screenshot) and os.path.getsize(args.screenshot) > 10000

@@ -68,7 +68,7 @@ def heatmap_axes(ax, rows, cols):
     ax.set_xlabel("consumer")
     ax.xaxis.set_label_position("top")
     ax.set_ylabel("producer")
-    ax.tick_params(length=0)
+    ax.tick_params(length=0, labelsize=11)
     for side in ax.spines.values():
         side.set_visible(False)
 
@@ -89,7 +89,7 @@ def heatmap_svg(rows, cols, matrix):
             cell.set_gid(f"heatmap-cell-{i}-{j}")
             ax.add_patch(cell)
             ax.text(j + 0.5, i + 0.5, cell_label(outcome, counts), ha="center", va="center",
-                    fontsize=8, color=ink, linespacing=1.2,
+                    fontsize=10, color=ink, linespacing=1.2,
                     bbox={"facecolor": fill, "edgecolor": "none", "pad": 1.5})
     return svg_of(fig, "heatmap")
 
@@ -123,7 +123,7 @@ def series_svg(index, series):
 
 
 def ratios_svg(ratios):
-    """The bench ratios as horizontal bars, each goal a marked line."""
+    """The bench ratios as horizontal bars, each stated goal a red mark."""
     fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(ratios) + 1.0))
     names = [r["name"] for r in ratios]
     ax.barh(range(len(ratios)), [r["value"] for r in ratios], color="#9ecae1", edgecolor="#333333")
@@ -133,6 +133,8 @@ def ratios_svg(ratios):
             ax.plot([r["goal"]] * 2, [i - 0.4, i + 0.4], color="#d55e00", linewidth=2)
     ax.set_yticks(range(len(ratios)), names, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel("ratio (x); red mark: the goal")
+    ax.axvline(1.0, color="#333333", linestyle="--", linewidth=1)
+    stated = any(r.get("goal") is not None for r in ratios)
+    ax.set_xlabel("ratio to the baseline (dashed: equal)" + ("; red mark: the goal" if stated else ""))
     ax.grid(True, axis="x", alpha=0.3)
     return svg_of(fig, "ratios")

@@ -40,6 +40,7 @@ except ImportError as missing:
 STATUSES = ["Pass", "Fail", "Crash", "Timeout", "NotSupported", "Skip", "XFail", "XPass", "Error"]
 BAD = {"Fail", "Crash", "Timeout", "XPass", "Error"}
 ROOT = os.path.dirname(os.path.dirname(HERE))
+INTEROP_COLUMN = "producer->consumer pairs"
 # The kinds of change against a baseline, as the page and stdout name them.
 DIFF_TITLES = {"new_failures": "new failure", "fixes": "fixed", "changed": "changed",
                "gone": "no longer run"}
@@ -58,7 +59,9 @@ def family_table(results, devices):
     """[(family, [(device, [(status, count)])])] and the devices as columns."""
     cells = collections.defaultdict(collections.Counter)
     for r in results:
-        cells[(r["family"], r["device"])][r["status"]] += 1
+        # An interop run's device is its producer->consumer pair: one column for them all.
+        device = INTEROP_COLUMN if "producer" in r else r["device"]
+        cells[(r["family"], device)][r["status"]] += 1
     columns = list(devices) + sorted({d for _, d in cells} - set(devices))
     rows = []
     for family in sorted({f for f, _ in cells}):
@@ -159,9 +162,13 @@ def commit_of(root):
 def interop_view(doc):
     if not doc:
         return None
-    peers = doc.get("peers", [])
-    rows = peers + sorted(set(doc["matrix"]) - set(peers))
-    cols = peers + sorted({c for v in doc["matrix"].values() for c in v} - set(peers))
+    # Peers in the bridge's order, then "-" (one-role cases); a row or column without a
+    # cell (no consumer-only case, say) is left out.
+    order = doc.get("peers", []) + ["-"]
+    used_rows = {p for p, cells in doc["matrix"].items() if cells}
+    used_cols = {c for cells in doc["matrix"].values() for c in cells}
+    rows = [p for p in order if p in used_rows] + sorted(used_rows - set(order))
+    cols = [c for c in order if c in used_cols] + sorted(used_cols - set(order))
     cells = sum(len(v) for v in doc["matrix"].values())
     return {"doc": doc, "counts": status_counts(doc["results"]), "cells": cells,
             "svg": Markup(figures.heatmap_svg(rows, cols, doc["matrix"])),
