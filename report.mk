@@ -8,8 +8,9 @@
 #                      another); REPORT_BASELINE=OLD.json marks new failures and fixes.
 #                      `make run` ends with it.
 #   report-check       the browser lane of `make check`: the page of a fixed small run
-#                      (harness/tests/report/: a Fail, a Crash, an XFail, NotSupported,
-#                      a hostile case name, an interop matrix with a failing pair, bench
+#                      (harness/tests/report/: a Fail, a Crash, an XFail, an Error,
+#                      NotSupported, Skip, case names with markup and with invalid
+#                      UTF-8, an interop matrix with a failing pair, bench
 #                      figures, a fuzz summary, a baseline) rendered and read back from
 #                      headless Chromium's DOM (harness/report/check_report.py), with a
 #                      screenshot $(REPORT)/report-check.png; then, when the case lanes
@@ -26,9 +27,11 @@ REPORT_FIXTURE := harness/tests/report
 REPORT_FUZZ ?= $(lastword $(sort $(wildcard build/fuzz/nightly/*/summary.json)))
 REPORT_BASELINE ?=
 CHROMIUM := /usr/bin/chromium
-# The hostile texts of the fixture that the page must show as text.
+# The hostile texts of the fixture that the page must show as text (invalid UTF-8 as
+# U+FFFD, a lone surrogate escape as its text).
 REPORT_HOSTILE_ARGS := --hostile 'managers/hostile/<script>alert("pwned")</script>.tsm' \
-  --hostile 'adapter said "caf�'
+  --hostile 'adapter said "caf�' --hostile 'hostile/bad-��-name.tsm' \
+  --hostile 'a lone surrogate \udcff in'
 REPORT_CHECK_DIR = $(REPORT)/check
 
 $(eval $(call debian_dep,$(CHROMIUM),chromium))
