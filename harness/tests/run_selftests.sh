@@ -17,6 +17,8 @@
 #     self-test folders hold no tsmref.pc; the versions lane of make check checks a build.
 # (f) `tsm-cts reduce` (check_reduce.sh): padded failing cases shrink, against hostile
 #     adapters, to the expected minimal ones, which still fail the same way.
+# (g) the scenario fuzz target (check_scenario.sh): it finds a hostile adapter's bug, and
+#     its finding replays as a case that tsm-cts reduce shrinks.
 #
 # Prints one line per check (ok / not ok) and closes with `N passed, M failed`; exits 1
 # if any check failed.
@@ -303,6 +305,15 @@ if bash "$TESTS/check_reduce.sh" "$BUILD" >"$TMP/reduce.out" 2>&1; then
 else
   not_ok "check_reduce.sh failed"
   grep -v '^ok' "$TMP/reduce.out" | show
+fi
+
+# ---- (g) the scenario fuzz target -------------------------------------------------------
+
+if bash "$TESTS/check_scenario.sh" "$BUILD" >"$TMP/scenario.out" 2>&1; then
+  ok "check_scenario.sh: $(tail -n 1 "$TMP/scenario.out")"
+else
+  not_ok "check_scenario.sh failed"
+  grep -v '^ok' "$TMP/scenario.out" | show
 fi
 
 tap_summary
