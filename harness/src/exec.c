@@ -154,6 +154,9 @@ int cts__check_made_values(struct cts_run *r, const struct cts_stmt *st, int id)
 }
 
 int cts__judge_codes(struct cts_run *r, int model_rc, int adapter_rc, int *expected_err) {
+  if (adapter_rc == TSM_ENOTSUP && model_rc != TSM_ENOTSUP) /* an optional slot it lacks */
+    return cts__report(r, CTS_NOTSUPPORTED, "the adapter does not offer this statement (it "
+                       "returned ENOTSUP)");
   if (!*expected_err && model_rc && cts_exec_model_decides) {
     *expected_err = model_rc;
     if (cts_exec_on_report) cts_exec_on_report(r->cur ? r->cur->line : 0, CTS_PASS, model_rc);
