@@ -27,6 +27,7 @@
 
 #include "adapter_load.h"
 #include "exec.h"
+#include "expectations.h"
 #include "report.h"
 #include "summary.h"
 #include "util.h"
