@@ -91,10 +91,21 @@ static void put_reshape(struct gen *g, const struct gen_sym *a) {
   else put(g, " [1, %d]", n);
 }
 
+static int op_fits(const struct gen_op *op, int in_graphs) {
+  return in_graphs ? op->in_graphs : op->in_managers;
+}
+
+/* An op that may stand in a manager statement or a graph node (the line's held variant,
+ * counted among those that fit, or a random one). */
 static const struct gen_op *pick_op(struct gen *g, int in_graphs) {
+  size_t fit = 0;
+  for (size_t i = 0; i < gen_n_ops; i++) fit += (size_t)op_fits(&gen_ops[i], in_graphs);
+  int held = gen_held_choice(g, fit);
+  for (size_t i = 0; held >= 0; i++)
+    if (op_fits(&gen_ops[i], in_graphs) && held-- == 0) return &gen_ops[i];
   for (;;) {
     const struct gen_op *op = &gen_ops[gen_rand(g, gen_n_ops)];
-    if (in_graphs ? op->in_graphs : op->in_managers) return op;
+    if (op_fits(op, in_graphs)) return op;
   }
 }
 
@@ -235,20 +246,24 @@ static int w_list_items(struct gen *g, const struct gen_row *row) {
 }
 
 static int w_component(struct gen *g, const struct gen_row *row) {
-  static const char *const parts[] = {"data", "batch_sizes", "sorted_indices",
-                                      "unsorted_indices", "0", "1"};
   NEED(p, CTS_SYM_COMPOSITE);
+  char part[32];
+  gen_pick_word(g, "data|batch_sizes|sorted_indices|unsorted_indices|0|1", part, sizeof part);
   bind_head(g, row, row->verb, -1, 1);
-  put(g, " %s %s", p->name, parts[gen_rand(g, 6)]);
+  put(g, " %s %s", p->name, part);
   return 0;
 }
 
-static const char *form(struct gen *g) { return gen_rand(g, 2) ? "versioned" : "legacy"; }
+/* A DLPack form, into buf. */
+static const char *form(struct gen *g, char buf[16]) {
+  return gen_pick_word(g, "legacy|versioned", buf, 16);
+}
 
 static int w_export(struct gen *g, const struct gen_row *row) {
   NEED(t, CTS_SYM_TENSOR);
   bind_head(g, row, row->verb, t->elems, 0);
-  put(g, " %s %s", t->name, form(g));
+  char f[16];
+  put(g, " %s %s", t->name, form(g, f));
   if (gen_rand(g, 4) == 0) put(g, " copy");
   if (gen_rand(g, 6) == 0) put(g, " readonly");
   return 0;
@@ -266,7 +281,8 @@ static void put_strides(struct gen *g, const char *shape) {
 
 static int w_make(struct gen *g, const struct gen_row *row) {
   bind_head(g, row, row->verb, -1, 0);
-  put(g, " %s", form(g));
+  char f[16];
+  put(g, " %s", form(g, f));
   size_t at = g->line.len;
   int elems = put_shape(g);
   g->pending[g->n_pending - 1].elems = elems;
@@ -304,10 +320,11 @@ static int w_external(struct gen *g, const struct gen_row *row) {
 }
 
 static int w_flag(struct gen *g, const struct gen_row *row) {
-  static const char *const flags[] = {"input", "output", "param"};
+  static const char flags[] = "input|output|param";
   NEED(n, CTS_SYM_NODE);
-  put(g, "%s %s %s", row->lead, n->name, flags[gen_rand(g, 3)]);
-  if (gen_rand(g, 3) == 0) put(g, " %s", flags[gen_rand(g, 3)]);
+  char flag[16];
+  put(g, "%s %s %s", row->lead, n->name, gen_pick_word(g, flags, flag, sizeof flag));
+  if (gen_rand(g, 3) == 0) put(g, " %s", gen_pick_word(g, flags, flag, sizeof flag));
   return 0;
 }
 

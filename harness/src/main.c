@@ -569,7 +569,7 @@ static int execute(const struct options *o, struct job_list *l, struct cts_run_i
   cts_tap_begin(l->jobs, l->n);
   print_run_header(o, &info->facts);
   struct cts_run_opts ro = {o->adapter, o->jobs, o->timeout_ms, o->seed, o->fail_fast,
-                            (uint64_t)o->fail_alloc, (uint64_t)o->memory_limit_mib};
+                            (uint64_t)o->fail_alloc, (uint64_t)o->memory_limit_mib, NULL, NULL};
   cts_progress_begin(l->jobs, l->n);
   cts_run_jobs(l->jobs, l->n, &ro);
   cts_progress_end();

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "case.h"
+#include "util.h"
 
 #define CTS_MAX_DEVICES 16
 
@@ -61,6 +62,11 @@ struct cts_run_opts {
   int fail_fast;      /* after the first result that is not ok, launch no more runs */
   uint64_t fail_max;  /* > 0: the allocation-failure mode (ERR.NOMEM.1) */
   uint64_t memory_limit_mib; /* > 0: RLIMIT_AS of every case process */
+  /* A job that is not one case (a chunk of generated combinations, combo_run.c): the
+   * case process runs run_job instead of the job's case, and each result goes to
+   * on_result instead of the TAP stream and the progress lines. NULL: a case. */
+  int (*run_job)(const struct cts_job *job, const struct tsm_adapter *a, struct cts_buf *msg);
+  void (*on_result)(const struct cts_job *job);
 };
 
 /* Loads the adapter and lists its devices in a child process (its own process group)
