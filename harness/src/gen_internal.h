@@ -94,5 +94,7 @@ uint32_t gen_row_cap(int kind);
 gen_writer gen_writer_of(const char *parse);
 void gen_case(struct gen *g, struct cts_gen_case *gc);
 void gen_expectations(struct gen *g, struct cts_gen_case *gc);
+/* The candidate expectation of one symbol's state (none for a node), its alt the other. */
+void gen_expectation_of(struct cts_gen_case *gc, const struct gen_sym *sym);
 
 #endif

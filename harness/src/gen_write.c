@@ -381,12 +381,15 @@ static char *format_check(const char *fmt, const char *name, const char *state) 
   return cts_buf_take(&b);
 }
 
+void gen_expectation_of(struct cts_gen_case *gc, const struct gen_sym *sym) {
+  for (size_t k = 0; k < sizeof final_checks / sizeof final_checks[0]; k++) {
+    if (final_checks[k].kind != sym->kind) continue;
+    const char *fmt = final_checks[k].fmt;
+    cts_gen_case_add(gc, format_check(fmt, sym->name, final_checks[k].yes),
+                     format_check(fmt, sym->name, final_checks[k].no), final_checks[k].stmt);
+  }
+}
+
 void gen_expectations(struct gen *g, struct cts_gen_case *gc) {
-  for (size_t i = 1; i < g->n_syms; i++)
-    for (size_t k = 0; k < sizeof final_checks / sizeof final_checks[0]; k++) {
-      if (final_checks[k].kind != g->syms[i].kind) continue;
-      const char *fmt = final_checks[k].fmt, *name = g->syms[i].name;
-      cts_gen_case_add(gc, format_check(fmt, name, final_checks[k].yes),
-                       format_check(fmt, name, final_checks[k].no), final_checks[k].stmt);
-    }
+  for (size_t i = 1; i < g->n_syms; i++) gen_expectation_of(gc, &g->syms[i]);
 }

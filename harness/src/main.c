@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "case.h"
+#include "combo.h"
 #include "exec.h"
 #include "merge.h"
 #include "report.h"
@@ -36,6 +37,7 @@ static void usage(FILE *f) {
       "       tsm-cts list [--spec DIR] [--cases DIR] [SELECTOR...]\n"
       "       tsm-cts merge [--json FILE] [--junit FILE] REPORT.json...\n"
       "       tsm-cts gen --seed S --count N [--min N --max N] [--families LIST] OUTDIR\n"
+      "       tsm-cts combos [--depth N] [-j N] [--known FILE] [--json FILE] [--save DIR]\n"
       "       tsm-cts --help | --version\n\n"
       "SELECTOR: a case file or folder, a glob over case ids (managers/temp/*), or a\n"
       "clause id or prefix (MGR.TEMP.4, MGR.TEMP). Default: every case under --cases.\n"
@@ -778,6 +780,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (!strcmp(argv[1], "gen")) return cts_gen_main(argc - 1, argv + 1);
+  if (!strcmp(argv[1], "combos")) return cts_combos_main(argc - 1, argv + 1);
   if (!strcmp(argv[1], "parse")) return cmd_parse(argc - 2, argv + 2);
   struct options o;
   /* getopt_long reads from argv[1]: the command is argv[0] of what it is given, unless
