@@ -31,12 +31,13 @@ static const struct option combos_long_options[] = {
 };
 
 static int combos_usage(void) {
-  fputs("usage: tsm-cts combos [--depth N] [-j N] [--adapter SO] [--device NAME]\n"
-        "                      [--known FILE] [--json FILE] [--save DIR] [--spec DIR]\n"
-        "                      [--chunk N]\n"
+  fputs("usage: tsm-cts combos [--depth N] [--seeds K] [-j N] [--adapter SO]\n"
+        "                      [--device NAME] [--known FILE] [--json FILE] [--save DIR]\n"
+        "                      [--spec DIR] [--chunk N]\n"
         "Each statement row makes a focus resource after a fixed background; up to N (2,\n"
         "at most 4) statements on it, or on what it was made from, follow. Every\n"
-        "combination runs with the model deciding each outcome.\n"
+        "combination runs with the model deciding each outcome. K (2): how many draws of\n"
+        "what the rows leave open (operands not held, shapes, strides, flags).\n"
         "SO: default $TSM_CTS_GEN_ADAPTER, else build/lib/tsmref_adapter.so. NAME: a device\n"
         "of the adapter (default its first). FILE (--known): `PATTERN | REASON` lines, an\n"
         "extended regular expression over a divergence's message. --save: each diverging\n"
@@ -46,7 +47,7 @@ static int combos_usage(void) {
 }
 
 static int parse_combos_options(int argc, char **argv, struct combos_options *o) {
-  *o = (struct combos_options){2, 1, 1, 64, cts_gen_default_adapter(), NULL, NULL, NULL, NULL,
+  *o = (struct combos_options){2, 2, 1, 64, cts_gen_default_adapter(), NULL, NULL, NULL, NULL,
                                NULL};
   int code;
   optind = 1;
