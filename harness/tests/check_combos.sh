@@ -13,7 +13,7 @@ set -u
 build=${1:-build}
 here=$(dirname "$0")
 cts=$build/bin/tsm-cts
-floor=200000
+floor=290000
 
 start=$(date +%s)
 "$cts" combos -j 2 --adapter "$build/lib/tsmref_adapter.so" --known "$here/combos-known.txt" \
