@@ -82,6 +82,8 @@ struct combo_set {
   struct cts_gen_case background;
   struct gen start;              /* the generator after the background */
   unsigned families;             /* the adapter's capabilities: rows and lines it runs */
+  uint32_t ops;                  /* the ops it offers (bit 1 << enum tsm_op) */
+  int has_dump;                  /* it offers mgr_dump: the `dump` row runs */
   uint64_t scope_deps;           /* the background's inner scope, which every resource is in */
   int depth, seeds;
   struct combo_node *nodes;
@@ -91,10 +93,19 @@ struct combo_set {
 
 #define COMBO_MAX_DEPTH 4
 
-/* combo_enum.c: the background and every node up to depth (1 + depth statements), the
- * operands and literals the rows leave open drawn `seeds` times over (a maker's shape,
- * strides, copy flag: each seed a different draw; repeated texts run once). */
-void combo_enumerate(struct combo_set *set, unsigned families, int depth, int seeds);
+/* What an adapter offers, for the enumeration to leave out what it cannot run. */
+struct combo_offer {
+  unsigned families; /* capabilities (enum tsm_cap) */
+  uint32_t ops;      /* bit 1 << enum tsm_op */
+  int has_dump;
+};
+
+/* combo_enum.c: the background and every node up to depth (1 + depth statements) of the
+ * rows, ops and families the adapter offers, the operands and literals the rows leave
+ * open drawn `seeds` times over (a maker's shape, strides, copy flag: each seed a
+ * different draw; repeated texts run once). */
+void combo_enumerate(struct combo_set *set, const struct combo_offer *offer, int depth,
+                     int seeds);
 void combo_set_free(struct combo_set *set);
 /* The body of node i's case: the background, then the path to node i. */
 void combo_body(const struct combo_set *set, size_t i, struct cts_gen_case *gc);

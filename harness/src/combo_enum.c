@@ -116,6 +116,7 @@ static void add_background(struct combo_set *set) {
   }
   g->next_name = 10; /* fresh names (a letter and a number) never meet the background's */
   g->families = set->families;
+  g->ops = set->ops;
   int scope = sym_index(g, "s2");
   set->scope_deps = scope >= 0 ? 1ull << scope : 0;
 }
@@ -259,7 +260,8 @@ static size_t targets(const struct level *l, int out[64]) {
 }
 
 static int row_runs(const struct combo_set *set, const struct gen_row *row) {
-  return gen_row_usable(row) && (!row->cap || (set->families & row->cap));
+  return gen_row_usable(row) && (!row->cap || (set->families & row->cap)) &&
+         (row->kind != CTS_DUMP || set->has_dump);
 }
 
 /* Every child of level l: makers (l has no focus) or statements on a target. */
@@ -278,9 +280,12 @@ static void expand(struct walk *w, const struct level *l) {
   free(c);
 }
 
-void combo_enumerate(struct combo_set *set, unsigned families, int depth, int seeds) {
+void combo_enumerate(struct combo_set *set, const struct combo_offer *offer, int depth,
+                     int seeds) {
   memset(set, 0, sizeof *set);
-  set->families = families;
+  set->families = offer->families;
+  set->ops = offer->ops;
+  set->has_dump = offer->has_dump;
   set->depth = depth;
   set->seeds = seeds;
   add_background(set);

@@ -88,7 +88,8 @@ static int combos_run(const struct combos_options *o, const struct cts_adapter_f
                       int device, const struct cts_spec *spec, const struct combo_known *k) {
   double start = cts_now_ms();
   struct combo_set set;
-  combo_enumerate(&set, f->caps, o->depth, o->seeds);
+  struct combo_offer offer = {f->caps, f->ops, f->has_dump};
+  combo_enumerate(&set, &offer, o->depth, o->seeds);
   fprintf(stderr, "tsm-cts combos: %zu combinations on %s of %s\n", set.n_run,
           f->device[device], f->name);
   struct combo_opts run = {o->adapter, o->save, device, o->jobs, o->chunk, spec};

@@ -7,6 +7,9 @@
  * other state, else goes; a statement that cannot run (its operand's binding was
  * refused) goes; where the adapter first diverges from the model the body ends, so the
  * written case is judged exactly as the model says, up to and including that finding.
+ * It also renders a generated case (tsm-cts gen's, tsm-cts combos's): the frontmatter
+ * names the clauses of the rows used (cts_gen_clauses, which combo_report.c counts too),
+ * the families they need and the command that generated it.
  */
 #include <stdio.h>
 #include <stdlib.h>

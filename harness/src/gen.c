@@ -5,7 +5,11 @@
  * added; its keyword and verbs come from the row, its operands from the symbols bound so
  * far (right kinds, bound before use), biased toward odd resources: views, components,
  * imported tensors, and whatever a release, close, dispose, move or borrow touched.
- * Clauses come from the per-row list below; the frontmatter from the rows used.
+ * Clauses come from the per-row list below; the frontmatter from the rows used. The
+ * combination generator (combo_enum.c) writes single lines through the same writers
+ * under a hold (gen_hold): gen_pick returns its target and focus first, and the line's
+ * first word choice is the alternative it names; each kept symbol records what it was
+ * made from (gen_keep).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +28,7 @@ const struct gen_row gen_rows[] = {CTS_STATEMENTS(GEN__ROW)};
 const size_t gen_n_rows = sizeof gen_rows / sizeof gen_rows[0];
 
 /* The op table: name, tensor operands, where it may stand. */
-#define GEN__OP(name, op, arity, in_mgr, in_graph) {name, arity, in_mgr, in_graph},
+#define GEN__OP(name, op, arity, in_mgr, in_graph) {name, op, arity, in_mgr, in_graph},
 const struct gen_op gen_ops[] = {CTS_OPS(GEN__OP)};
 #undef GEN__OP
 const size_t gen_n_ops = sizeof gen_ops / sizeof gen_ops[0];

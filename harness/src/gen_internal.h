@@ -1,7 +1,8 @@
 /*
  * harness/src/gen_internal.h: the generator's state shared by gen.c (rows, symbols, the
- * statement stream), gen_write.c (one writer per PARSE function of the statement table)
- * and gen_main.c (the command).
+ * statement stream), gen_write.c (one writer per PARSE function of the statement table),
+ * gen_main.c (the command) and the combination generator (combo.h), which holds a line's
+ * operands and first word (struct gen_hold).
  */
 #ifndef CTS_GEN_INTERNAL_H
 #define CTS_GEN_INTERNAL_H
@@ -24,6 +25,7 @@ struct gen_row {
 /* An op table row. */
 struct gen_op {
   const char *name;
+  int op; /* enum tsm_op */
   int arity, in_managers, in_graphs;
 };
 
@@ -58,6 +60,7 @@ struct gen {
   size_t n_bytes, at;
   int min, max;
   unsigned families;             /* capabilities to draw rows from; 0: all */
+  uint32_t ops;                  /* ops to draw from (bit 1 << enum tsm_op); 0: all */
   struct gen_sym syms[GEN_MAX_SYMS];
   size_t n_syms;
   struct gen_sym pending[4];     /* what the line being written binds */

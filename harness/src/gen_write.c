@@ -3,8 +3,11 @@
  * statement table (stmt_table.h), keyed by its name: a writer puts the row's keyword and
  * a verb of the row, then operands of the kinds the parse function reads, into the line.
  * Rows whose parse function has no writer here (the blocks repeat, thread, parallel and
- * wrapped, and result) are not generated. The final expectations (gen_expectations)
- * give each symbol its state in the model's view, through the expectation rows.
+ * wrapped, and result) are not generated. A line's first word choice (gen_pick_word,
+ * pick_op: a verb, an op, a DLPack form, a flag, a component part) is the variant a
+ * combination's hold may name. The final expectations (gen_expectations,
+ * gen_expectation_of) give each symbol its state in the model's view, through the
+ * expectation rows.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -91,27 +94,29 @@ static void put_reshape(struct gen *g, const struct gen_sym *a) {
   else put(g, " [1, %d]", n);
 }
 
-static int op_fits(const struct gen_op *op, int in_graphs) {
-  return in_graphs ? op->in_graphs : op->in_managers;
+static int op_fits(const struct gen *g, const struct gen_op *op, int in_graphs) {
+  return (in_graphs ? op->in_graphs : op->in_managers) && (!g->ops || (g->ops >> op->op & 1));
 }
 
 /* An op that may stand in a manager statement or a graph node (the line's held variant,
- * counted among those that fit, or a random one). */
+ * counted among those that fit, or a random one); NULL when none fits. */
 static const struct gen_op *pick_op(struct gen *g, int in_graphs) {
   size_t fit = 0;
-  for (size_t i = 0; i < gen_n_ops; i++) fit += (size_t)op_fits(&gen_ops[i], in_graphs);
+  for (size_t i = 0; i < gen_n_ops; i++) fit += (size_t)op_fits(g, &gen_ops[i], in_graphs);
   int held = gen_held_choice(g, fit);
+  if (!fit) return NULL;
   for (size_t i = 0; held >= 0; i++)
-    if (op_fits(&gen_ops[i], in_graphs) && held-- == 0) return &gen_ops[i];
+    if (op_fits(g, &gen_ops[i], in_graphs) && held-- == 0) return &gen_ops[i];
   for (;;) {
     const struct gen_op *op = &gen_ops[gen_rand(g, gen_n_ops)];
-    if (op_fits(op, in_graphs)) return op;
+    if (op_fits(g, op, in_graphs)) return op;
   }
 }
 
 static int w_op(struct gen *g, const struct gen_row *row) {
   int in_graphs = row->binds == CTS_SYM_NODE;
   const struct gen_op *op = pick_op(g, in_graphs);
+  if (!op) return -1;
   NEED(a, row->binds);
   NEED(b, row->binds);
   int view = !strcmp(op->name, "reshape");

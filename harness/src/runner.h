@@ -1,7 +1,8 @@
 /*
  * harness/src/runner.h: probing the adapter and running jobs (one case on one device,
- * one repetition) in forked children, each its own process group, with timeouts, an
- * optional memory limit and -j parallelism, and the reports they feed.
+ * one repetition; or a caller's batch, such as a chunk of tsm-cts combos) in forked
+ * children, each its own process group, with timeouts, an optional memory limit and -j
+ * parallelism, and the reports they feed.
  */
 #ifndef CTS_RUNNER_H
 #define CTS_RUNNER_H
