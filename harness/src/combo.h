@@ -82,7 +82,7 @@ struct combo_set {
   struct cts_gen_case background;
   struct gen start;              /* the generator after the background */
   unsigned families;             /* the adapter's capabilities: rows and lines it runs */
-  uint32_t ops;                  /* the ops it offers (bit 1 << enum tsm_op) */
+  uint32_t ops;                  /* the ops its `op` slot offers (bit 1 << enum tsm_op) */
   int has_dump;                  /* it offers mgr_dump: the `dump` row runs */
   uint64_t scope_deps;           /* the background's inner scope, which every resource is in */
   int depth, seeds;
@@ -96,7 +96,7 @@ struct combo_set {
 /* What an adapter offers, for the enumeration to leave out what it cannot run. */
 struct combo_offer {
   unsigned families; /* capabilities (enum tsm_cap) */
-  uint32_t ops;      /* bit 1 << enum tsm_op */
+  uint32_t ops;      /* of the `op` slot: bit 1 << enum tsm_op */
   int has_dump;
 };
 

@@ -42,12 +42,12 @@ static int combos_usage(void) {
         "of the adapter (default its first). FILE (--known): `PATTERN | REASON` lines, an\n"
         "extended regular expression over a divergence's message. --save: each diverging\n"
         "combination completed against the model, as a case. --chunk: combinations per\n"
-        "case process (64).\n", stderr);
+        "case process (512; each process loads the adapter once).\n", stderr);
   return 2;
 }
 
 static int parse_combos_options(int argc, char **argv, struct combos_options *o) {
-  *o = (struct combos_options){2, 2, 1, 64, cts_gen_default_adapter(), NULL, NULL, NULL, NULL,
+  *o = (struct combos_options){2, 2, 1, 512, cts_gen_default_adapter(), NULL, NULL, NULL, NULL,
                                NULL};
   int code;
   optind = 1;

@@ -94,8 +94,11 @@ static void put_reshape(struct gen *g, const struct gen_sym *a) {
   else put(g, " [1, %d]", n);
 }
 
+/* Whether op may stand in a graph node, or in a manager statement when the `op` slot
+ * offers it (g->ops: the slot's ops; graph ops come with the graphs family). */
 static int op_fits(const struct gen *g, const struct gen_op *op, int in_graphs) {
-  return (in_graphs ? op->in_graphs : op->in_managers) && (!g->ops || (g->ops >> op->op & 1));
+  if (in_graphs) return op->in_graphs;
+  return op->in_managers && (!g->ops || (g->ops >> op->op & 1));
 }
 
 /* An op that may stand in a manager statement or a graph node (the line's held variant,
