@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "case.h"
+#include "combo.h"
 #include "exec.h"
 #include "merge.h"
 #include "reduce.h"
@@ -42,6 +43,7 @@ static void usage(FILE *f) {
       "       tsm-cts gen --seed S --count N [--min N --max N] [--families LIST] OUTDIR\n"
       "       tsm-cts reduce FILE --adapter SO [--device NAME] [-o OUT] [--timeout S]\n"
       "                (shrinks a failing case; tsm-cts reduce --help)\n"
+      "       tsm-cts combos [--depth N] [-j N] [--known FILE] [--json FILE] [--save DIR]\n"
       "       tsm-cts --help | --version\n\n"
       "SELECTOR: a case file or folder, a glob over case ids (managers/temp/*), or a\n"
       "clause id or prefix (MGR.TEMP.4, MGR.TEMP). Default: every case under --cases.\n"
@@ -579,7 +581,7 @@ static int execute(const struct options *o, struct job_list *l, struct cts_run_i
   cts_tap_begin(l->jobs, l->n);
   print_run_header(o, &info->facts);
   struct cts_run_opts ro = {o->adapter, o->jobs, o->timeout_ms, o->seed, o->fail_fast,
-                            (uint64_t)o->fail_alloc, (uint64_t)o->memory_limit_mib, 0};
+                            (uint64_t)o->fail_alloc, (uint64_t)o->memory_limit_mib, 0, NULL, NULL};
   cts_progress_begin(l->jobs, l->n);
   cts_run_jobs(l->jobs, l->n, &ro);
   cts_progress_end();
@@ -794,6 +796,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (!strcmp(argv[1], "gen")) return cts_gen_main(argc - 1, argv + 1);
+  if (!strcmp(argv[1], "combos")) return cts_combos_main(argc - 1, argv + 1);
   if (!strcmp(argv[1], "parse")) return cmd_parse(argc - 2, argv + 2);
   if (!strcmp(argv[1], "reduce")) return cts_reduce_main(argc - 1, argv + 1);
   struct options o;
