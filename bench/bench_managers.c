@@ -8,7 +8,11 @@
  *      create + release inside an open scope (registration and statistics).
  *   4. the cost of the context lock (SCOPE.THREAD.3): one uncontended pthread mutex
  *      lock + unlock pair, for reference; every tsmr_ call takes one.
- * Each figure is the best of ROUNDS rounds, alternating with its baseline.
+ *   5. bench 1 on 2 threads at once, each in a sub-manager of its own of one context,
+ *      against 2 threads doing malloc + memset + free: ns/op of the slower thread.
+ * Each figure is the best of ROUNDS rounds, alternating with its baseline. With
+ * $BENCH_JSON set, the figures create_release_vs_malloc(_2threads) and
+ * manager_close_ns_per_resource go there too (bench_util.h).
  * Usage: bench-managers [N]   (default 1000000)
  */
 #include <pthread.h>
@@ -46,6 +50,43 @@ static double bench_scoped(tsmr_ctx *ctx, tsmr_handle sub, long n,
     }
   }
   return (now_ns() - t0) / (double)n;
+}
+
+/* One thread of bench 5: after the barrier, n create+release (sub != TSMR_NONE) or
+ * malloc+memset+free; ns_per_op: OUT. */
+struct bench_thread {
+  tsmr_ctx *ctx;
+  tsmr_handle sub;
+  long n;
+  pthread_barrier_t *start;
+  double ns_per_op;
+};
+
+static void *bench_thread_run(void *arg) {
+  struct bench_thread *b = arg;
+  struct tsmr_tensor_desc d = {TSMR_F32, 1, {4}};
+  pthread_barrier_wait(b->start);
+  b->ns_per_op = b->sub != TSMR_NONE ? bench_scoped(b->ctx, b->sub, b->n, &d)
+                                     : bench_malloc(b->n, 4 * sizeof(float));
+  return NULL;
+}
+
+/* Bench 5's figure for one side: the slower of 2 threads, each in its own sub-manager
+ * of root (use_ctx) or calling malloc. */
+static double bench_two_threads(tsmr_ctx *ctx, tsmr_handle root, long n, int use_ctx) {
+  pthread_barrier_t start;
+  pthread_t th[2];
+  struct bench_thread b[2];
+  pthread_barrier_init(&start, NULL, 2);
+  for (int i = 0; i < 2; i++) {
+    b[i] = (struct bench_thread){ctx, TSMR_NONE, n, &start, 0};
+    if (use_ctx) BENCH_CHECK(tsmr_mgr_new_sub(ctx, root, &b[i].sub));
+    if (pthread_create(&th[i], NULL, bench_thread_run, &b[i])) exit(1);
+  }
+  for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+  pthread_barrier_destroy(&start);
+  for (int i = 0; i < 2 && use_ctx; i++) BENCH_CHECK(tsmr_mgr_close(ctx, b[i].sub));
+  return b[0].ns_per_op > b[1].ns_per_op ? b[0].ns_per_op : b[1].ns_per_op;
 }
 
 static double bench_close(tsmr_ctx *ctx, tsmr_handle root, long n,
@@ -105,6 +146,8 @@ int main(int argc, char **argv) {
   printf("  tsmr_tensor_new + tsmr_res_release : %8.2f ns/op\n", best_s);
   printf("  malloc + memset + free (baseline)  : %8.2f ns/op\n", best_m);
   printf("  ratio                              : %8.2f x\n", best_s / best_m);
+  bench_figure("create_release_vs_malloc", best_s, "ns/op", "malloc_memset_free", best_m,
+               1.3);
 
   for (int r = 0; r < 3; r++) {
     double c = bench_close(ctx, root, n, &d);
@@ -112,6 +155,7 @@ int main(int argc, char **argv) {
   }
   printf("bench 2: close of a manager holding %ld tensors\n", n);
   printf("  tsmr_mgr_close                     : %8.2f ns/resource\n", best_c);
+  bench_figure("manager_close_ns_per_resource", best_c, "ns/resource", NULL, 0, 0);
 
   double best_d = 1e30, best_in = 1e30, best_x = 1e30;
   for (int r = 0; r < 3; r++) {
@@ -132,6 +176,18 @@ int main(int argc, char **argv) {
   printf("bench 4: the context lock\n");
   printf("  pthread mutex lock+unlock pair     : %8.2f ns (2 pairs per create+release)\n",
          best_x);
+  double best_s2 = 1e30, best_m2 = 1e30;
+  for (int r = 0; r < ROUNDS; r++) {
+    double s2 = bench_two_threads(ctx, root, n, 1), m2 = bench_two_threads(ctx, root, n, 0);
+    if (s2 < best_s2) best_s2 = s2;
+    if (m2 < best_m2) best_m2 = m2;
+  }
+  printf("bench 5: bench 1 on 2 threads, a sub-manager each, one context\n");
+  printf("  create+release, slower thread      : %8.2f ns/op\n", best_s2);
+  printf("  malloc+memset+free, slower thread  : %8.2f ns/op\n", best_m2);
+  printf("  ratio                              : %8.2f x\n", best_s2 / best_m2);
+  bench_figure("create_release_vs_malloc_2threads", best_s2, "ns/op",
+               "malloc_memset_free_2threads", best_m2, 1.3);
   uint64_t live;
   BENCH_CHECK(tsmr_live_bytes(ctx, &live));
   tsmr_ctx_close(ctx);

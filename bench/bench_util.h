@@ -1,6 +1,8 @@
 /*
  * bench/bench_util.h: what every benchmark of bench/ shares: a fatal check on
- * libtsmref calls, the round count, and a monotonic clock in nanoseconds.
+ * libtsmref calls, the round count, a monotonic clock in nanoseconds, and
+ * bench_figure, which appends one named figure to the file $BENCH_JSON names (a JSON
+ * object per line; bench/results.py gathers them into results.json).
  */
 #ifndef TSM_BENCH_UTIL_H
 #define TSM_BENCH_UTIL_H
@@ -26,6 +28,30 @@ static inline double now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* One figure of results.json (bench/README.md). baseline_name NULL: no baseline
+ * (ratio null). goal <= 0: no goal (goal and met null); else met = ratio <= goal, or
+ * value <= goal without a baseline. */
+static inline void bench_figure(const char *name, double value, const char *unit,
+                                const char *baseline_name, double baseline_value,
+                                double goal) {
+  const char *path = getenv("BENCH_JSON");
+  FILE *f = path ? fopen(path, "a") : NULL;
+  if (!f) return;
+  double measured = baseline_name ? value / baseline_value : value;
+  fprintf(f, "{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", ", name, value, unit);
+  if (baseline_name)
+    fprintf(f, "\"baseline_name\": \"%s\", \"baseline_value\": %.6g, \"ratio\": %.4f, ",
+            baseline_name, baseline_value, measured);
+  else
+    fprintf(f, "\"baseline_name\": null, \"baseline_value\": null, \"ratio\": null, ");
+  if (goal > 0)
+    fprintf(f, "\"goal\": \"<= %g\", \"met\": %s}\n", goal,
+            measured <= goal ? "true" : "false");
+  else
+    fprintf(f, "\"goal\": null, \"met\": null}\n");
+  fclose(f);
 }
 
 #endif
