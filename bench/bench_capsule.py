@@ -5,20 +5,22 @@ numpy, measured in the same run.
 
   tsmref : tsmref.from_dlpack(t)  (t.__dlpack__(max_version=...) -> capsule -> import)
   numpy  : numpy.from_dlpack(a)   (a.__dlpack__(...) -> capsule -> a new ndarray)
-Rounds alternate between the two; each figure is the best round. Prints the table
+Rounds alternate between the two (pairs); the figures are the medians of the
+rounds, and the ratio is the median of the pairs' ratios. Prints the table
 line and, with $BENCH_JSON set, appends the figure capsule_roundtrip_vs_numpy there
 (one JSON object per line, bench/results.py).
 Usage: bench_capsule.py [iterations per round]   (default 100000)
 """
 import json
 import os
+import statistics
 import sys
 import time
 
 import numpy as np
 import tsmref
 
-ROUNDS = 7
+ROUNDS = 9
 GOAL = 1.0
 
 
@@ -37,14 +39,13 @@ def main():
     npy = lambda: np.from_dlpack(a)
     one_round(ref, n // 10)
     one_round(npy, n // 10)
-    best_ref = best_npy = float("inf")
-    for _ in range(ROUNDS):
-        best_ref = min(best_ref, one_round(ref, n))
-        best_npy = min(best_npy, one_round(npy, n))
+    pairs = [(one_round(ref, n), one_round(npy, n)) for _ in range(ROUNDS)]
     if tsmref.live_count() != 1:
         sys.exit("bench_capsule: imports leaked")
-    ratio = best_ref / best_npy
-    print(f"bench capsule: {n} round trips per round, best of {ROUNDS}, [16] float32")
+    best_ref = statistics.median(r for r, _ in pairs)
+    best_npy = statistics.median(p for _, p in pairs)
+    ratio = statistics.median(r / p for r, p in pairs)
+    print(f"bench capsule: {n} round trips per round, median of {ROUNDS} pairs, [16] float32")
     print(f"  tsmref.from_dlpack(tsmref tensor)  : {best_ref:8.1f} ns/round trip")
     print(f"  numpy.from_dlpack(ndarray)         : {best_npy:8.1f} ns/round trip")
     print(f"  ratio                              : {ratio:8.2f} x")
