@@ -118,7 +118,7 @@ int main(int argc, char **argv) {
   printf("  foreign import (alias) + release     : %8.2f ns/op          (%.2f x)\n",
          best_fi, best_fi / best_c);
   bench_figure("dlpack_c_roundtrip_ns", best_rt, "ns/round trip", "create_release", best_c,
-               0);
+               best_rt / best_c, 0);
   tsmr_ctx_close(ctx);
   return 0;
 }

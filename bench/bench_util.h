@@ -1,6 +1,8 @@
 /*
  * bench/bench_util.h: what every benchmark of bench/ shares: a fatal check on
- * libtsmref calls, the round count, a monotonic clock in nanoseconds, and
+ * libtsmref calls, the round count, a monotonic clock in nanoseconds, paired rounds
+ * (a figure and its baseline measured in turn, summarised by medians: the machine's
+ * speed drifts between rounds, and a pair's ratio cancels most of it), and
  * bench_figure, which appends one named figure to the file $BENCH_JSON names (a JSON
  * object per line; bench/results.py gathers them into results.json).
  */
@@ -13,7 +15,7 @@
 
 #include "tsmref.h"
 
-#define ROUNDS 5
+#define ROUNDS 7
 #define BENCH_CHECK(call)                                                          \
   do {                                                                             \
     int rc_ = (call);                                                              \
@@ -30,16 +32,38 @@ static inline double now_ns(void) {
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* ROUNDS rounds of a figure (a) and its baseline (b), measured in turn. */
+struct bench_pairs {
+  double a[ROUNDS], b[ROUNDS];
+};
+
+static inline double bench_median(const double *v) {
+  double s[ROUNDS];
+  for (int i = 0; i < ROUNDS; i++) { /* insertion sort: ROUNDS is small */
+    int j = i;
+    for (; j > 0 && s[j - 1] > v[i]; j--) s[j] = s[j - 1];
+    s[j] = v[i];
+  }
+  return s[ROUNDS / 2];
+}
+
+/* The median of the rounds' ratios a / b. */
+static inline double bench_median_ratio(const struct bench_pairs *p) {
+  double r[ROUNDS];
+  for (int i = 0; i < ROUNDS; i++) r[i] = p->a[i] / p->b[i];
+  return bench_median(r);
+}
+
 /* One figure of results.json (bench/README.md). baseline_name NULL: no baseline
- * (ratio null). goal <= 0: no goal (goal and met null); else met = ratio <= goal, or
- * value <= goal without a baseline. */
+ * (ratio null, and ratio is ignored). goal <= 0: no goal (goal and met null); else
+ * met = ratio <= goal, or value <= goal without a baseline. */
 static inline void bench_figure(const char *name, double value, const char *unit,
                                 const char *baseline_name, double baseline_value,
-                                double goal) {
+                                double ratio, double goal) {
   const char *path = getenv("BENCH_JSON");
   FILE *f = path ? fopen(path, "a") : NULL;
   if (!f) return;
-  double measured = baseline_name ? value / baseline_value : value;
+  double measured = baseline_name ? ratio : value;
   fprintf(f, "{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", ", name, value, unit);
   if (baseline_name)
     fprintf(f, "\"baseline_name\": \"%s\", \"baseline_value\": %.6g, \"ratio\": %.4f, ",
