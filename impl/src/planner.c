@@ -60,16 +60,17 @@ static uint64_t now_ns(void) {
 struct block {
   uint64_t size, off;
   int64_t start, end;
+  uint32_t id; /* its index in plan_ws.bl (a copy in plan_ws.sorted knows its own) */
 };
 
 /* The planner's scratch for one call, all owned by it; per node index (tm .. blk),
- * per block (bl; scr: two arrays of S + 1) or per time (diff). */
+ * per block (bl, sorted, by_off: S + 1 each) or per time (diff). */
 struct plan_ws {
   int64_t *tm, *start, *end; /* computed at, live from, live to */
   uint32_t *cons, *nviews;   /* consumer edges; views of a root */
   uint32_t *blk;             /* a tensor's block, or PLAN_NO_BLOCK */
-  struct block *bl;
-  uint32_t *scr;
+  struct block *bl, *sorted; /* blocks; a copy sorted for placement */
+  uint32_t *by_off;
   int64_t *diff;
   uint32_t nb;               /* blocks made */
 };
@@ -84,19 +85,13 @@ void tsmr__plan_free(struct tsmr__plan *p) {
 
 /* ---- placement ------------------------------------------------------------------ */
 
-static int cmp_size_desc(const void *a, const void *b, const struct block *bl) {
-  const struct block *x = &bl[*(const uint32_t *)a], *y = &bl[*(const uint32_t *)b];
+/* Largest first; then earliest, then block index: a total order, so the plan does
+ * not depend on the sort. */
+static int cmp_size_desc(const void *a, const void *b) {
+  const struct block *x = a, *y = b;
   if (x->size != y->size) return x->size > y->size ? -1 : 1;
   if (x->start != y->start) return x->start < y->start ? -1 : 1;
-  uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-  return i < j ? -1 : (i > j);
-}
-
-/* qsort has no context argument in C11: the block array goes through a static
- * thread-local pointer. */
-static _Thread_local const struct block *sort_blocks;
-static int cmp_by_size(const void *a, const void *b) {
-  return cmp_size_desc(a, b, sort_blocks);
+  return x->id < y->id ? -1 : (x->id > y->id);
 }
 
 /* Where b goes among the placed blocks (sorted by offset, n of them): the lowest
@@ -128,22 +123,23 @@ static void insert_by_off(const struct block *bl, uint32_t *by_off, uint32_t n,
 }
 
 /* Places the blocks largest first (TFLite's greedy by size), each at the lowest
- * offset free over its whole interval; RETURN the peak (buffer bytes). order, by_off:
- * scratch of nb entries each. */
-static uint64_t place_reuse(struct block *bl, uint32_t nb, uint32_t *order,
+ * offset free over its whole interval, and sets bl's offsets; RETURN the peak (buffer
+ * bytes). sorted, by_off: scratch of nb entries each. */
+static uint64_t place_reuse(struct block *bl, uint32_t nb, struct block *sorted,
                             uint32_t *by_off) {
   uint32_t n_placed = 0;
   uint64_t peak = 0;
-  for (uint32_t i = 0; i < nb; i++) order[i] = i;
-  sort_blocks = bl;
-  qsort(order, nb, sizeof *order, cmp_by_size);
-  for (uint32_t oi = 0; oi < nb; oi++) {
-    struct block *b = &bl[order[oi]];
+  memcpy(sorted, bl, (size_t)nb * sizeof *sorted);
+  qsort(sorted, nb, sizeof *sorted, cmp_size_desc);
+  for (uint32_t i = 0; i < nb; i++) {
+    struct block *b = &sorted[i];
     b->off = 0;
-    if (b->size == 0) continue;
-    b->off = first_fit(bl, b, by_off, n_placed);
-    if (b->off + b->size > peak) peak = b->off + b->size;
-    insert_by_off(bl, by_off, n_placed++, order[oi]);
+    if (b->size != 0) {
+      b->off = first_fit(sorted, b, by_off, n_placed);
+      if (b->off + b->size > peak) peak = b->off + b->size;
+      insert_by_off(sorted, by_off, n_placed++, i);
+    }
+    bl[b->id].off = b->off;
   }
   return peak;
 }
@@ -224,6 +220,7 @@ static uint64_t make_blocks(const struct tsmr__plan_input *in, int mode, size_t 
     b->start = w->start[x];
     b->end = w->end[x];
     b->off = 0;
+    b->id = w->nb;
     w->blk[x] = w->nb++;
   }
   return naive;
@@ -257,13 +254,14 @@ static int plan_alloc(struct plan_ws *w, struct tsmr__plan *p, uint32_t N, uint3
   w->nviews = tsmr__alloc(((size_t)N + 1) * sizeof *w->nviews);
   w->blk = tsmr__alloc(((size_t)N + 1) * sizeof *w->blk);
   w->bl = tsmr__alloc(((size_t)S + 1) * sizeof *w->bl);
-  w->scr = tsmr__alloc(((size_t)S + 1) * 2 * sizeof *w->scr);
+  w->sorted = tsmr__alloc(((size_t)S + 1) * sizeof *w->sorted);
+  w->by_off = tsmr__alloc(((size_t)S + 1) * sizeof *w->by_off);
   w->diff = tsmr__alloc(((size_t)END + 2) * sizeof *w->diff);
   p->placed = tsmr__alloc((size_t)N + 1);
   p->buf = tsmr__alloc(((size_t)N + 1) * sizeof *p->buf);
   p->off = tsmr__alloc(((size_t)N + 1) * sizeof *p->off);
   if (!w->tm || !w->start || !w->end || !w->cons || !w->nviews || !w->blk || !w->bl ||
-      !w->scr || !w->diff || !p->placed || !p->buf || !p->off)
+      !w->sorted || !w->by_off || !w->diff || !p->placed || !p->buf || !p->off)
     return TSMR_ENOMEM;
   memset(w->cons, 0, (size_t)N * sizeof *w->cons);
   memset(w->nviews, 0, (size_t)N * sizeof *w->nviews);
@@ -279,7 +277,8 @@ static void plan_ws_free(struct plan_ws *w) {
   tsmr__free(w->nviews);
   tsmr__free(w->blk);
   tsmr__free(w->bl);
-  tsmr__free(w->scr);
+  tsmr__free(w->sorted);
+  tsmr__free(w->by_off);
   tsmr__free(w->diff);
 }
 
@@ -316,7 +315,7 @@ int tsmr__plan_compute(const struct tsmr__plan_input *in, int mode, size_t align
     uint64_t naive = make_blocks(in, mode, align, &w, p);
     int64_t bound = lower_bound(&w, END);
     uint64_t total = 0;
-    if (mode == TSMR_PLAN_REUSE) total = place_reuse(w.bl, w.nb, w.scr, w.scr + S + 1);
+    if (mode == TSMR_PLAN_REUSE) total = place_reuse(w.bl, w.nb, w.sorted, w.by_off);
     else
       for (uint32_t b = 0; b < w.nb; b++) total += w.bl[b].size;
     rc = plan_fill(in, mode, &w, total, p);
