@@ -144,8 +144,10 @@ static uint64_t make_buffer(const struct cts_stmt *st, const struct cts_mdl_desc
     put_elem(desc, base + (size_t)at_elem * esize, esize, vals[i]);
   }
   int dtype = cts_opsem_dtype_of_dl(desc->code, desc->bits, desc->lanes);
-  for (int64_t i = 0; i < n && !compact && dtype; i++)
-    vals[i] = cts_opsem_read(dtype, base + linear(lit->ndim, lit->shape, strides, i) * (int64_t)esize);
+  for (int64_t i = 0; i < n && !compact && dtype; i++) {
+    int64_t at_elem = linear(lit->ndim, lit->shape, strides, i);
+    vals[i] = cts_opsem_read(dtype, base + at_elem * (int64_t)esize);
+  }
   return byte_offset;
 }
 
