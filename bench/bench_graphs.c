@@ -128,9 +128,9 @@ static void mlp(struct bg *b) {
   BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[s]));
 }
 
-static void attention(struct bg *b) {
-  const int64_t T = 128, D = 64;
-  int x = add_leaf(b, T, D, TSMR_GRAPH_INPUT);
+/* One attention head with its output projection and a residual, over input x [T, D]:
+ * RETURN the node of x + ((x Wq (x Wk)^T)^2 x Wv) Wo (a square for the softmax). */
+static int attention_residual(struct bg *b, int x, int64_t T, int64_t D) {
   int wq = add_leaf(b, D, D, TSMR_GRAPH_PARAM), wk = add_leaf(b, D, D, TSMR_GRAPH_PARAM);
   int wv = add_leaf(b, D, D, TSMR_GRAPH_PARAM), wo = add_leaf(b, D, D, TSMR_GRAPH_PARAM);
   int q = add_op(b, TSMR_OP_MATMUL, x, wq, T, D);
@@ -141,7 +141,11 @@ static void attention(struct bg *b) {
   int p = add_op(b, TSMR_OP_MUL, s, s, T, T);
   int o = add_op(b, TSMR_OP_MATMUL, p, v, T, D);
   int y = add_op(b, TSMR_OP_MATMUL, o, wo, T, D);
-  int res = add_op(b, TSMR_OP_ADD, y, x, T, D);
+  return add_op(b, TSMR_OP_ADD, y, x, T, D);
+}
+
+static void attention(struct bg *b) {
+  int res = attention_residual(b, add_leaf(b, 128, 64, TSMR_GRAPH_INPUT), 128, 64);
   BENCH_CHECK(tsmr_graph_flag(ctx, b->t[res], TSMR_GRAPH_OUTPUT));
   int out = add_op(b, TSMR_OP_SUM, res, -1, 0, 0);
   BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[out]));
@@ -182,16 +186,7 @@ static int residual_mlp(struct bg *b, int x, int64_t T, int64_t D, int64_t H) {
 
 static void transformer_block(struct bg *b) {
   const int64_t T = 128, D = 64;
-  int x = add_leaf(b, T, D, TSMR_GRAPH_INPUT);
-  int wq = add_leaf(b, D, D, TSMR_GRAPH_PARAM), wk = add_leaf(b, D, D, TSMR_GRAPH_PARAM);
-  int wv = add_leaf(b, D, D, TSMR_GRAPH_PARAM), wo = add_leaf(b, D, D, TSMR_GRAPH_PARAM);
-  int q = add_op(b, TSMR_OP_MATMUL, x, wq, T, D);
-  int kt = add_op(b, TSMR_OP_TRANSPOSE, add_op(b, TSMR_OP_MATMUL, x, wk, T, D), -1, D, T);
-  int v = add_op(b, TSMR_OP_MATMUL, x, wv, T, D);
-  int s = add_op(b, TSMR_OP_MATMUL, q, kt, T, T);
-  int p = add_op(b, TSMR_OP_MUL, s, s, T, T);
-  int o = add_op(b, TSMR_OP_MATMUL, add_op(b, TSMR_OP_MATMUL, p, v, T, D), wo, T, D);
-  int r1 = add_op(b, TSMR_OP_ADD, o, x, T, D);
+  int r1 = attention_residual(b, add_leaf(b, T, D, TSMR_GRAPH_INPUT), T, D);
   int r2 = residual_mlp(b, r1, T, D, 4 * D);
   BENCH_CHECK(tsmr_graph_flag(ctx, b->t[r2], TSMR_GRAPH_OUTPUT));
   BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[add_op(b, TSMR_OP_SUM, r2, -1, 0, 0)]));
