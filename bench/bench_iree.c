@@ -8,12 +8,12 @@
  *     per-call manager, which runs both deleters (the producer frees its buffers).
  *   C floor: malloc two buffers, fill them (arange), malloc the result, add, sum,
  *     check, free the three.
- * ROUNDS pairs of rounds of ITER iterations, alternating; the figures are the medians
+ * PAIRS pairs of rounds of ITER iterations, alternating; the figures are the medians
  * and the ratio the median of the pairs' ratios (bench_util.h). Memory
  * stays flat: live bytes are 0 after every iteration and the peak RSS after the last
  * round is the one after the first (ru_maxrss, within one result tensor).
  * With $BENCH_JSON set, the ratio goes there as iree_cpu_loop_vs_c_floor.
- * Usage: bench-iree [iterations]   (default 50)
+ * Usage: bench-iree [iterations per round]   (default 10)
  */
 #include <dlpack/dlpack.h>
 #include <stdint.h>
@@ -117,8 +117,8 @@ static long max_rss_kib(void) {
 }
 
 int main(int argc, char **argv) {
-  long iter = argc > 1 ? atol(argv[1]) : 50;
-  if (iter <= 0) iter = 50;
+  long iter = argc > 1 ? atol(argv[1]) : 10;
+  if (iter <= 0) iter = 10;
   tsmr_ctx *ctx;
   tsmr_handle root, consumer;
   BENCH_CHECK(tsmr_ctx_open("cpu", &ctx));
@@ -126,7 +126,7 @@ int main(int argc, char **argv) {
   BENCH_CHECK(tsmr_mgr_new_sub(ctx, root, &consumer));
   struct bench_pairs p;
   long rss_first = 0;
-  for (int r = 0; r < ROUNDS; r++) {
+  for (int r = 0; r < PAIRS; r++) {
     p.a[r] = seed_loop(ctx, consumer, iter);
     p.b[r] = c_floor(iter);
     if (r == 0) rss_first = max_rss_kib();
@@ -136,7 +136,7 @@ int main(int argc, char **argv) {
   BENCH_CHECK(tsmr_mgr_close(ctx, consumer));
   tsmr_ctx_close(ctx);
   printf("bench iree: %ld iterations of two [%d,%d,%d] f32 imports, add, sum, close; median of %d\n",
-         iter, EDGE, EDGE, EDGE, ROUNDS);
+         iter, EDGE, EDGE, EDGE, PAIRS);
   printf("  seed loop through libtsmref        : %10.0f ns/iteration\n", best_s);
   printf("  plain C loop (floor)               : %10.0f ns/iteration\n", best_c);
   printf("  ratio (median of the pairs)        : %10.2f x\n", ratio);

@@ -10,9 +10,9 @@
  *      lock + unlock pair, for reference; every tsmr_ call takes one.
  *   5. bench 1 on 2 threads at once, each in a sub-manager of its own of one context,
  *      against 2 threads doing malloc + memset + free: ns/op of the slower thread.
- * Benches 1 and 5 alternate with their baselines for ROUNDS pairs and report the
- * medians and the median of the pairs' ratios (bench_util.h); the others report
- * the best of their rounds. With
+ * Benches 1 and 5 alternate with their baselines for PAIRS pairs of rounds of N / 5
+ * operations and report the medians and the median of the pairs' ratios
+ * (bench_util.h); the others report the best of their rounds. With
  * $BENCH_JSON set, the figures create_release_vs_malloc(_2threads) and
  * manager_close_ns_per_resource go there too (bench_util.h).
  * Usage: bench-managers [N]   (default 1000000)
@@ -129,13 +129,13 @@ static void run_create_release(tsmr_ctx *ctx, tsmr_handle sub, long n,
   struct bench_pairs p;
   bench_scoped(ctx, sub, n / 10 + 1, d); /* warm the free lists */
   bench_malloc(n / 10 + 1, bytes);
-  for (int r = 0; r < ROUNDS; r++) {
-    p.a[r] = bench_scoped(ctx, sub, n, d);
-    p.b[r] = bench_malloc(n, bytes);
+  for (int r = 0; r < PAIRS; r++) {
+    p.a[r] = bench_scoped(ctx, sub, n / 5 + 1, d);
+    p.b[r] = bench_malloc(n / 5 + 1, bytes);
   }
   double s = bench_median(p.a), m = bench_median(p.b), ratio = bench_median_ratio(&p);
   printf("bench 1: scoped create+release of %ld tensors of %zu bytes (4 f32), median of %d\n",
-         n, bytes, ROUNDS);
+         n / 5 + 1, bytes, PAIRS);
   printf("  tsmr_tensor_new + tsmr_res_release : %8.2f ns/op\n", s);
   printf("  malloc + memset + free (baseline)  : %8.2f ns/op\n", m);
   printf("  ratio (median of the pairs)        : %8.2f x\n", ratio);
@@ -173,9 +173,9 @@ static void run_close_dispose(tsmr_ctx *ctx, tsmr_handle root, long n,
 /* Bench 5. */
 static void run_two_threads(tsmr_ctx *ctx, tsmr_handle root, long n) {
   struct bench_pairs p;
-  for (int r = 0; r < ROUNDS; r++) {
-    p.a[r] = bench_two_threads(ctx, root, n, 1);
-    p.b[r] = bench_two_threads(ctx, root, n, 0);
+  for (int r = 0; r < PAIRS; r++) {
+    p.a[r] = bench_two_threads(ctx, root, n / 5 + 1, 1);
+    p.b[r] = bench_two_threads(ctx, root, n / 5 + 1, 0);
   }
   double s = bench_median(p.a), m = bench_median(p.b), ratio = bench_median_ratio(&p);
   printf("bench 5: bench 1 on 2 threads, a sub-manager each, one context\n");

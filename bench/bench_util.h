@@ -15,7 +15,8 @@
 
 #include "tsmref.h"
 
-#define ROUNDS 7
+#define ROUNDS 7 /* best-of rounds */
+#define PAIRS 21 /* paired rounds: short and many, so that a pair sees one machine speed */
 #define BENCH_CHECK(call)                                                          \
   do {                                                                             \
     int rc_ = (call);                                                              \
@@ -32,25 +33,26 @@ static inline double now_ns(void) {
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-/* ROUNDS rounds of a figure (a) and its baseline (b), measured in turn. */
+/* PAIRS rounds of a figure (a) and its baseline (b), measured in turn. */
 struct bench_pairs {
-  double a[ROUNDS], b[ROUNDS];
+  double a[PAIRS], b[PAIRS];
 };
 
+/* The median of PAIRS values. */
 static inline double bench_median(const double *v) {
-  double s[ROUNDS];
-  for (int i = 0; i < ROUNDS; i++) { /* insertion sort: ROUNDS is small */
+  double s[PAIRS];
+  for (int i = 0; i < PAIRS; i++) { /* insertion sort: PAIRS is small */
     int j = i;
     for (; j > 0 && s[j - 1] > v[i]; j--) s[j] = s[j - 1];
     s[j] = v[i];
   }
-  return s[ROUNDS / 2];
+  return s[PAIRS / 2];
 }
 
 /* The median of the rounds' ratios a / b. */
 static inline double bench_median_ratio(const struct bench_pairs *p) {
-  double r[ROUNDS];
-  for (int i = 0; i < ROUNDS; i++) r[i] = p->a[i] / p->b[i];
+  double r[PAIRS];
+  for (int i = 0; i < PAIRS; i++) r[i] = p->a[i] / p->b[i];
   return bench_median(r);
 }
 
