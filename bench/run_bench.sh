@@ -35,30 +35,37 @@ figure() { # NAME VALUE UNIT: a figure without baseline or goal
     "$1" "$2" "$3" >>"$BENCH_JSON"
 }
 
-echo "== judge: one case of 100,000 steps (create, count, release, count x 25,000)"
-mkdir -p "$out/cases/managers"
-cat >"$out/cases/managers/steps-100k.tsm" <<'CASE'
+# One case of N judged steps: N/4 times create, count, release, count. A judge that
+# observes only what a step changed runs each size at about the same steps/s.
+steps_case() { # N
+  cat <<CASE
 ---
-description: Bench case (bench/run_bench.sh): 100,000 judged steps, 25,000 times create, count, release, count
+description: Bench case (bench/run_bench.sh): $1 judged steps, $(($1 / 4)) times create, count, release, count
 clauses: [MGR.CREATE.1, MGR.REL.1]
-origin: bench/README.md (judge_steps_per_s_100k)
+origin: bench/README.md (judge_steps_per_s_1k, _10k, _100k)
 requires: [managers]
 devices: [cpu]
 tags: [bench]
 timeout: 600000
 ---
 manager m = sub root
-repeat 25000 {
+repeat $(($1 / 4)) {
   tensor x = ones m [4]
   expect count m == 1
   release x
   expect count m == 0
 }
 CASE
-read -r runs secs < <(judge_run "$out/steps-100k.tap" --cases "$out/cases" --spec spec "$out/cases")
-steps_per_s=$(awk -v s="$secs" 'BEGIN { printf "%.0f", 100001 / s }')
-echo "  $runs run, $secs s: $steps_per_s steps/s"
-figure judge_steps_per_s_100k "$steps_per_s" "steps/s"
+}
+for n in 1000 10000 100000; do
+  echo "== judge: one case of $n steps (create, count, release, count x $((n / 4)))"
+  mkdir -p "$out/steps-$n/managers"
+  steps_case "$n" >"$out/steps-$n/managers/steps.tsm"
+  read -r runs secs < <(judge_run "$out/steps-$n.tap" --cases "$out/steps-$n" --spec spec "$out/steps-$n")
+  steps_per_s=$(awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", (n + 1) / s }')
+  echo "  $runs run, $secs s: $steps_per_s steps/s"
+  figure "judge_steps_per_s_$((n / 1000))k" "$steps_per_s" "steps/s"
+done
 
 echo "== judge: the case library (cases, -j 2)"
 read -r runs secs < <(judge_run "$out/suite.tap" -j 2 cases)
