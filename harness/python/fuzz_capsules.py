@@ -52,6 +52,11 @@ sys.path.insert(0, HERE)
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import numpy as np  # noqa: E402
+
+try:
+    import hypothesis  # noqa: F401
+except ImportError:
+    sys.exit("fuzz_capsules.py: missing the PyPI package hypothesis (deps.mk PIP_PINS): run 'make deps'")
 from hypothesis import HealthCheck, settings, strategies as st  # noqa: E402
 from hypothesis.database import DirectoryBasedExampleDatabase  # noqa: E402
 from hypothesis.stateful import (Bundle, RuleBasedStateMachine, consumes, invariant,  # noqa: E402
