@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""fuzz_capsules.py: the Python capsule protocol fuzzed with Hypothesis (fuzz/README.md,
+"""harness/python/fuzz_capsules.py: the Python capsule protocol fuzzed with Hypothesis (fuzz/README.md,
 target `capsules`) between the reference (`tsmref`, impl/python) and every peer of the
 interop matrix (numpy, apache-tvm-ffi, jax; harness/python/peers.py).
 clauses: [DLP.DEL.1, DLP.EXPORT.1, DLP.EXPORT.2, DLP.EXPORT.3, DLP.EXPORT.4, DLP.EXPORT.5,
@@ -9,6 +9,7 @@ clauses: [DLP.DEL.1, DLP.EXPORT.1, DLP.EXPORT.2, DLP.EXPORT.3, DLP.EXPORT.4, DLP
 
   fuzz_capsules.py [--examples N] [--seconds S] [--derandomize] [--steps K]
                    [--peers tsmref,numpy,...] [--json FILE] [--database DIR]
+                   [--reproduce BLOB]
 
 A Hypothesis state machine (CapsuleExchange) makes arrays on the peers (random shapes
 with zero extents, every dtype the peer has, views with steps, negative and zero strides,
@@ -28,14 +29,17 @@ say after every step (a tensor's storage counts while the tensor or an unrelease
 of it lives; an aliased import adds nothing, a copied one its size) and return to where
 the example started; the reference's refusals carry the error code the spec names
 (EDTYPE, EDLPACK, EVERSION). Known deviations of real peers are those listed in
-harness/expectations/python-<peer>.txt (the same lines the interop matrix reads); a
-check they cover is counted as "known", not failed. jax runs with jax_enable_x64: without
-it jax narrows 64-bit imports to 32 bits, which DLP.PY.ROUND.1 forbids.
+harness/expectations/python-<peer>.txt (the same lines the interop matrix reads) and the
+few no case can carry (PEER_DEVIATIONS, each with its reason); a check they cover is
+counted as "known", not failed. Peers that cannot run here are skipped with the reason.
+jax runs with jax_enable_x64: without it jax narrows 64-bit imports to 32 bits, which
+DLP.PY.ROUND.1 forbids.
 
 --examples N runs N examples (with --derandomize: the same N every run, the
 fuzz-capsules-check lane of `make check`); --seconds S runs random batches until S
 seconds have passed (`make fuzz`, ci/nightly-fuzz), saving failing examples in
---database. A failure prints Hypothesis's shrunk steps and its @reproduce_failure line.
+--database. A failure prints Hypothesis's shrunk steps and its @reproduce_failure line;
+--reproduce BLOB (the line's second argument) replays that example.
 The last line gives the counts; --json writes them. Exit status 1 on any failure.
 """
 import argparse
@@ -57,7 +61,7 @@ try:
     import hypothesis  # noqa: F401
 except ImportError:
     sys.exit("fuzz_capsules.py: missing the PyPI package hypothesis (deps.mk PIP_PINS): run 'make deps'")
-from hypothesis import HealthCheck, settings, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, reproduce_failure, settings, strategies as st  # noqa: E402
 from hypothesis.database import DirectoryBasedExampleDatabase  # noqa: E402
 from hypothesis.stateful import (Bundle, RuleBasedStateMachine, consumes, invariant,  # noqa: E402
                                  multiple, rule, run_state_machine_as_test)
@@ -206,10 +210,6 @@ def same_elements(got, want):
             got.tobytes() == want.tobytes())
 
 
-def dtype_of(peer, obj):
-    return str(obj.dtype) if peer in ("tsmref", "tvm-ffi") else np.dtype(obj.dtype).name
-
-
 # ---- capsules -----------------------------------------------------------------------
 
 class FuzzProbe(dl.Probe):
@@ -262,10 +262,9 @@ class Cap:
     """An exported capsule and what the spec says of it. Owns the capsule object until
     dropped (Hypothesis keeps every step's result alive, so the reference is cleared)."""
 
-    def __init__(self, cap, probe, src, expected, copied):
+    def __init__(self, cap, probe, src, expected):
         self.cap, self.probe, self.src, self.expected = cap, probe, src, expected
-        self.copied = copied
-        self.obj = None
+        self.obj = None  # teardown clears obj and cap of every record alike
         self.refusal = None  # the code the reference must refuse it with, once rewritten
 
     @property
@@ -498,7 +497,7 @@ class CapsuleExchange(RuleBasedStateMachine):
         self.register_export(src, probe, copied)
         if probe.versioned and probe.flags and probe.flags & dl.FLAG_READ_ONLY:
             probe.readonly_bytes = src.expected.tobytes()
-        return self.keep(Cap(cap, probe, src, src.expected, copied))
+        return self.keep(Cap(cap, probe, src, src.expected))
 
     def export_refused(self, src, kw, legacy, exc):
         """Refusals the spec allows: copy=True on the legacy form (DLP.EXPORT.5 for the
@@ -560,7 +559,7 @@ class CapsuleExchange(RuleBasedStateMachine):
             return
         p = c.probe
         m = dl.managed(dl.capsule_pointer(c.cap), p.versioned)
-        t, shape, strides = tensor_desc(c.cap, p.versioned)
+        _, shape, strides = tensor_desc(c.cap, p.versioned)
         t = m.dl_tensor
         if how == "offset" and t.data:
             p.undo += [(t, "data", t.data), (t, "byte_offset", t.byte_offset)]
@@ -634,6 +633,7 @@ class CapsuleExchange(RuleBasedStateMachine):
         if probe is None:  # the producer refused the consumer's request
             STATS["peer_refusals"] += 1
             return multiple()
+        probe.label = f"{src!r}.__dlpack__ negotiated by {consumer}"
         copied = bool(probe.flags and probe.flags & dl.FLAG_IS_COPIED)
         self.register_export(src, probe, copied)
         if out is None:
@@ -836,6 +836,8 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--peers", default=",".join(PRODUCERS))
     ap.add_argument("--json")
+    ap.add_argument("--reproduce", metavar="BLOB",
+                    help="replay a failure: the blob of its @reproduce_failure line")
     ap.add_argument("--database", default=os.path.join(bridge.ROOT, "build", "fuzz", "corpus", "capsules"))
     args = ap.parse_args(argv)
     usable, skipped = available_peers(args.peers.split(","))
@@ -843,6 +845,8 @@ def main(argv=None):
         print(f"fuzz-capsules: the reference is needed: {skipped.get('tsmref')}", file=sys.stderr)
         return 1
     CapsuleExchange.PEERS = usable
+    if args.reproduce:
+        reproduce_failure(hypothesis.__version__, args.reproduce.encode())(CapsuleExchange)
     gc.freeze()  # the peers' modules are never garbage: collections then skip them
     for name, why in skipped.items():
         print(f"fuzz-capsules: skip peer {name}: {why}")
