@@ -378,6 +378,13 @@ class CapsuleExchange(RuleBasedStateMachine):
     def __init__(self):
         super().__init__()
         STATS["examples"] += 1
+        if STATS["examples"] % 100 == 1:
+            # What is alive between examples belongs to the peers (jax grows caches as it
+            # meets dtypes) or to Hypothesis: frozen, so that collecting, which settled()
+            # does whenever a deleter is missing, costs milliseconds instead of a third
+            # of a second.
+            gc.collect()
+            gc.freeze()
         self.ref = peers.get("tsmref").m
         self.base_bytes, self.base_count = self.ref.live_bytes(), self.ref.live_count()
         self.handles, self.probes, self.records = [], [], []
@@ -847,7 +854,6 @@ def main(argv=None):
     CapsuleExchange.PEERS = usable
     if args.reproduce:
         reproduce_failure(hypothesis.__version__, args.reproduce.encode())(CapsuleExchange)
-    gc.freeze()  # the peers' modules are never garbage: collections then skip them
     for name, why in skipped.items():
         print(f"fuzz-capsules: skip peer {name}: {why}")
     t0, failures = time.time(), 0
