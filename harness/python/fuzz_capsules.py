@@ -362,6 +362,9 @@ def view_specs(dtypes):
         seed=st.integers(0, 2**32 - 1))))
 
 
+REWRITE_KINDS = ["offset", "null-strides", "unit-stride", "major-0", "major-2",
+                 "minor-2-null-strides"]
+REWRITES = st.sampled_from(REWRITE_KINDS)
 EXPORT_KW = st.fixed_dictionaries({}, optional=dict(
     max_version=st.sampled_from([(0, 8), (1, 0), (1, 3), (2, 0)]),
     copy=st.sampled_from([None, False, True])))
@@ -554,13 +557,13 @@ class CapsuleExchange(RuleBasedStateMachine):
         check(known(src.peer, case), clause, f"{src.peer}.__dlpack__(**{kw}) was served")
         STATS["known"] += 1
 
-    @rule(c=capsules, how=st.sampled_from(["offset", "null-strides", "unit-stride", "major-2"]),
-          k=st.integers(1, 64))
+    @rule(c=capsules, how=REWRITES, k=st.integers(1, 64))
     def rewrite(self, c, how, k):
         """Rewrites an unconsumed capsule's tensor in place into an equivalent description
         (byte_offset, DLP.IMPORT.3; NULL strides for a compact tensor, any stride on an
         extent-1 dimension, DLP.IMPORT.4) or into one the spec refuses (NULL strides on a
-        versioned minor >= 2 capsule: EDLPACK; major version 2: EVERSION, DLP.IMPORT.1).
+        versioned minor >= 2 capsule, DLP.IMPORT.4: EDLPACK; major version 0 or 2: EVERSION,
+        DLP.IMPORT.1).
         The probe undoes it before the producer's deleter runs."""
         if c.cap is None or c.consumed:
             return
@@ -571,10 +574,15 @@ class CapsuleExchange(RuleBasedStateMachine):
         if how == "offset" and t.data:
             p.undo += [(t, "data", t.data), (t, "byte_offset", t.byte_offset)]
             t.data, t.byte_offset = t.data - k, t.byte_offset + k
-        elif how == "null-strides" and strides is not None and shape and compact(shape, strides):
+        elif how.endswith("null-strides") and strides is not None and shape and compact(shape, strides):
+            if how.startswith("minor-2"):
+                if not p.versioned:
+                    return
+                p.undo.append((m.version, "minor", m.version.minor))
+                m.version.minor = max(2, m.version.minor)
             p.undo.append((t, "strides", pointer_copy(t.strides)))
             t.strides = None
-            if p.versioned and p.version[1] >= 2 and not c.refusal:
+            if p.versioned and m.version.minor >= 2 and not c.refusal:
                 c.refusal = "EDLPACK"
         elif how == "unit-stride" and strides is not None and 1 in shape:
             new = (ctypes.c_int64 * t.ndim)(*[k * 7 - 100 if n == 1 else s
@@ -582,9 +590,9 @@ class CapsuleExchange(RuleBasedStateMachine):
             p.keep.append(new)
             p.undo.append((t, "strides", pointer_copy(t.strides)))
             t.strides = ctypes.cast(new, ctypes.POINTER(ctypes.c_int64))
-        elif how == "major-2" and p.versioned:
+        elif how.startswith("major-") and p.versioned:
             p.undo.append((m.version, "major", m.version.major))
-            m.version.major = 2
+            m.version.major = int(how[-1])
             c.refusal = "EVERSION"
 
     def take(self, consumer, holder):
@@ -607,11 +615,15 @@ class CapsuleExchange(RuleBasedStateMachine):
                 holder.probe.label += f", refused by {consumer}"
             return None
 
-    @rule(target=arrays, c=capsules, consumer=st.sampled_from(list(PRODUCERS)))
-    def consume(self, c, consumer):
-        """A consumer takes an unconsumed capsule (through a holder returning it)."""
+    @rule(target=arrays, c=capsules, consumer=st.sampled_from(list(PRODUCERS)),
+          how=st.sampled_from([None] + REWRITE_KINDS), k=st.integers(1, 64))
+    def consume(self, c, consumer, how, k):
+        """A consumer takes an unconsumed capsule (through a holder returning it), after
+        a rewrite (how) or not."""
         if c.cap is None or c.consumed or consumer not in self.PEERS:
             return multiple()
+        if how:
+            self.rewrite(c, how, k)
         _, shape, strides = tensor_desc(c.cap, c.probe.versioned)
         before = self.ref.live_bytes()
         try:
