@@ -15,10 +15,11 @@ A Hypothesis state machine (CapsuleExchange) makes arrays on the peers (random s
 with zero extents, every dtype the peer has, views with steps, negative and zero strides,
 transposes, read-only), exports them (legacy and versioned, max_version from (0, 8) to
 (2, 0), copy None/False/True, refused stream= and dl_device=), rewrites unconsumed
-capsules into equivalent or illegal descriptions (byte_offset, NULL strides, any stride
-on an extent-1 dimension, major version 2), consumes them on any peer (through a holder
-of the capsule, or by full negotiation), consumes used capsules again, drops capsules
-unconsumed, re-exports what a consumer got, and releases everything in random order.
+capsules into equivalent or refused descriptions (byte_offset, NULL strides, any stride
+on an extent-1 dimension, major version 0 or 2, minor 2 without strides), consumes them
+on any peer (through a holder of the capsule, or by full negotiation), consumes used
+capsules again, drops capsules unconsumed, re-exports what a consumer got, and releases
+everything in random order.
 
 The oracle is spec/dlpack.md, never the reference's answers: values are compared bit for
 bit with the producer's elements as numpy computed them before the export; every capsule
