@@ -7,7 +7,8 @@
 #     with ASan+UBSan.
 #   FUZZ_ENGINE=libfuzzer: $(LIB_FUZZING_ENGINE) (default -fsanitize=fuzzer), clang.
 # `make fuzz FUZZ_SECONDS=N` builds the libFuzzer targets with ASan+UBSan into
-# $(FUZZ_LF_BUILD) and fuzzes each for N seconds with its corpus under build/fuzz/.
+# $(FUZZ_LF_BUILD) and fuzzes each for N seconds with its corpus under build/fuzz/,
+# then runs the Hypothesis target capsules (python.mk, fuzz-capsules) for N seconds.
 
 FUZZ_TARGETS := parse dlpack-consume planner scenario
 FUZZ_ENGINE ?= standalone
@@ -70,6 +71,8 @@ fuzz: fuzz-libfuzzer
 	    -artifact_prefix=$(FUZZ_DIR)/artifacts/$$t/ -print_final_stats=1 \
 	    $(FUZZ_DIR)/corpus/$$t $$seeds 2>&1 | tail -n 14 || exit 1; \
 	done
+	@echo "=== fuzz capsules for $(FUZZ_SECONDS) s"
+	@$(MAKE) --no-print-directory fuzz-capsules
 
 # The replay lane: the standalone targets and the reference adapter with ASan+UBSan (so
 # that UB and leaks in the judge and the reference fail too) in $(FUZZ_REPLAY_BUILD).

@@ -11,6 +11,13 @@
 #   interop-selftest the bridge's self-tests: deliberately broken consumers (the IREE
 #                    leak, the turbine rename-back) must be reported
 #   Both read the cases through the judge, $(TSM_CTS) parse --json (TSM_CTS_BUILD).
+#   fuzz-capsules-check  the capsule fuzzer (harness/python/fuzz_capsules.py, Hypothesis):
+#                    a derandomised run of FUZZ_CAPSULES_EXAMPLES examples, the same
+#                    every time (lane fuzz-capsules of `make check`)
+#   fuzz-capsules    the same fuzzer on random examples for FUZZ_SECONDS (fuzz.mk: `make
+#                    fuzz`, ci/nightly-fuzz); failing examples are kept in Hypothesis's
+#                    database build/fuzz/corpus/capsules and replayed first next time;
+#                    FUZZ_CAPSULES_JSON=FILE writes the counts
 #   bench-python     capsule round-trip micro-benchmark (harness/python/bench_capsule.py)
 #
 # The extension is built without $(SAN): a sanitizer runtime cannot be loaded into an
@@ -26,7 +33,10 @@ INTEROP_FLAGS ?=
 ALL_TARGETS += $(PYTHON_EXT)
 DEPS += $(PYTHON_EXT:.so=.d)
 
-.PHONY: python interop interop-selftest bench-python
+FUZZ_CAPSULES_EXAMPLES ?= 2000
+FUZZ_CAPSULES_JSON ?=
+
+.PHONY: python interop interop-selftest bench-python fuzz-capsules-check fuzz-capsules
 
 python: $(PYTHON_EXT)
 
@@ -45,6 +55,14 @@ interop: $(PYTHON_EXT) $(TSM_CTS)
 
 interop-selftest: $(PYTHON_EXT) $(TSM_CTS)
 	$(PYTHON_BRIDGE_ENV) $(VENV_PY) harness/python/test_bridge.py
+
+fuzz-capsules-check: $(PYTHON_EXT)
+	$(PYTHON_BRIDGE_ENV) $(VENV_PY) harness/python/fuzz_capsules.py --derandomize \
+	  --examples $(FUZZ_CAPSULES_EXAMPLES)
+
+fuzz-capsules: $(PYTHON_EXT)
+	$(PYTHON_BRIDGE_ENV) $(VENV_PY) harness/python/fuzz_capsules.py --seconds $(FUZZ_SECONDS) \
+	  $(if $(FUZZ_CAPSULES_JSON),--json $(FUZZ_CAPSULES_JSON))
 
 bench-python: $(PYTHON_EXT)
 	$(PYTHON_BRIDGE_ENV) $(VENV_PY) harness/python/bench_capsule.py

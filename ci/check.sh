@@ -183,6 +183,7 @@ lane valgrind bash ci/sanitizers.sh valgrind
 lane fail-alloc fail_alloc
 lane interop interop
 lane interop-selftest interop_selftest
+lane fuzz-capsules make --no-print-directory BUILD="$primary" CC="$CC" fuzz-capsules-check
 lane selftests bash harness/tests/run_selftests.sh "$primary"
 # The judge against the hostile adapters of harness/tests/broken: each run completes,
 # leaves no process behind, gets the expected statuses and valid reports (issue 14).
