@@ -25,3 +25,9 @@ $(BENCH_BINS): $(B)/bin/bench-%: $(B)/obj/bench/bench_%.o $(TSMREF_LIB)
 
 bench: $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+
+# `make bench-fuzz-ttf`: the scenario fuzzer's time to find each mutant of ci/mutants
+# (bench/fuzz_ttf.sh; TTF_CAP, TTF_SEEDS), written to $(B)/bench/fuzz-ttf.{json,md}.
+.PHONY: bench-fuzz-ttf
+bench-fuzz-ttf: $(TSM_CTS) $(TSMREF_ADAPTER) $(B)/fuzz/bin/scenario
+	bash bench/fuzz_ttf.sh --build $(B)

@@ -20,7 +20,7 @@
 # A source whose tool is not built (no combos subcommand, no scenario binary, no clang)
 # is `n/a` and skipped.
 #
-#   ci/mutants.sh [--gate | --matrix] [--build DIR] [-j N] [PATCH...]
+#   ci/mutants.sh [--gate | --matrix | --ttf SECONDS] [--build DIR] [-j N] [PATCH...]
 #
 # --gate (make check, `make mutants-gate`): the sources in the order above, each
 #   stopping at its first kill (cases: the mutant's family folders first, then the rest,
@@ -31,6 +31,10 @@
 #   cases, the first few), then combos, scenario (seconds to the kill and the finding)
 #   and asan (which source on the ASan build). A case the mutant makes crash keeps the
 #   judge's failure message next to Crash.
+# --ttf SECONDS (bench/fuzz_ttf.sh): the scenario source alone, per mutant of
+#   ci/mutants/ and pending/, once per first seed in TTF_SEEDS (default "1"), with a
+#   deadline of SECONDS instead of an input budget: one line per run,
+#   `ttf ID FIRST_SEED SECONDS|- DETAIL` (- when it found nothing by the deadline).
 #
 # Per mutant: a scratch copy of the build inputs (Makefile, *.mk, impl/, harness/,
 # bench/) with the objects of the main build (DIR/obj/impl, timestamps kept), the patch
@@ -58,6 +62,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --gate) mode=gate ;;
     --matrix) mode=matrix ;;
+    --ttf) mode=ttf; TTF_DEADLINE=$2; shift ;;
     --build) BUILD=$2; shift ;;
     -j) JOBS=$2; shift ;;
     -h|--help) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -68,7 +73,7 @@ while [ $# -gt 0 ]; do
 done
 if [ ${#patches[@]} -eq 0 ]; then
   patches=(ci/mutants/*.patch)
-  [ "$mode" = matrix ] && [ -d ci/mutants/pending ] &&
+  [ "$mode" != gate ] && [ -d ci/mutants/pending ] &&
     for p in ci/mutants/pending/*.patch; do [ -e "$p" ] && patches+=("$p"); done
 fi
 BUILD=${BUILD%/}
@@ -231,37 +236,46 @@ combos_base_ok() {
   [ $rc -eq 0 ] && echo ok || echo "the unmutated reference fails it (exit $rc)"
 }
 
-# scenario_source BIN ADAPTER BASE_ADAPTER OUT: the campaign (see the header); writes
-# "seconds message" of the kill to OUT. RETURN 0 on a kill.
+# scenario_source BIN ADAPTER BASE_ADAPTER OUT [FIRST_SEED DEADLINE]: the campaign (see
+# the header) from seed FIRST_SEED (default 1) on: SCENARIO_RUNS inputs in all, or, with
+# DEADLINE, as many as DEADLINE seconds allow. Writes "seconds seed input (known
+# findings passed) message" of the kill to OUT. RETURN 0 on a kill.
 scenario_source() {
-  local bin=$1 adapter=$2 base_adapter=$3 out=$4 seed=1 done=0 rc n last msg
-  local dir=$SCRATCH/scn t0=$EPOCHREALTIME known=0
+  local bin=$1 adapter=$2 base_adapter=$3 out=$4 seed=${5:-1} deadline=${6:-0}
+  local done=0 rc n last msg dir=$SCRATCH/scn t0=$EPOCHREALTIME known=0 runs limit left
   : >"$out"
-  while [ $done -lt "$SCENARIO_RUNS" ]; do
+  while :; do
+    runs=$((SCENARIO_RUNS - done)) limit=$SCENARIO_TIMEOUT
+    if [ "$deadline" -gt 0 ]; then
+      left=$(( deadline - (${EPOCHREALTIME/./} - ${t0/./}) / 1000000 ))
+      [ $left -gt 0 ] || return 1
+      runs=1000000000 limit=$left
+    fi
+    [ $runs -gt 0 ] || return 1
     rm -rf "$dir"
     mkdir -p "$dir"
     rc=0
-    { timeout "$SCENARIO_TIMEOUT" "$bin" -adapter="$adapter" -runs=$((SCENARIO_RUNS - done)) \
-      -seed=$seed -save="$dir" >"$out.log" 2>&1; } 2>/dev/null || rc=$?
+    { timeout "$limit" "$bin" -adapter="$adapter" -runs=$runs -seed=$seed -save="$dir" \
+      >"$out.log" 2>&1; } 2>/dev/null || rc=$?
     n=$(find "$dir" -type f | wc -l)
     [ $rc -eq 0 ] && return 1
+    [ $rc -eq 124 ] && [ "$deadline" -gt 0 ] && [ "$limit" -lt "$SCENARIO_TIMEOUT" ] && return 1
     last=$(find "$dir" -type f | sort | tail -n 1)
     [ -n "$last" ] || { echo "- scenario driver exit $rc before any input" >"$out"; return 1; }
     if { timeout "$SCENARIO_TIMEOUT" "$bin" -adapter="$base_adapter" "$last" >/dev/null 2>&1; } 2>/dev/null; then
       msg=$(grep -m 1 '^fuzz: finding' "$out.log" | cut -c 1-240)
       case $rc in
-        124) msg="hang (no end within ${SCENARIO_TIMEOUT} s)" ;;
+        124) msg="hang (no end within $limit s)" ;;
         13[0-9]|1[4-9][0-9]) [ -n "$msg" ] || msg="signal $((rc - 128)) $(kill -l $((rc - 128)) 2>/dev/null)" ;;
       esac
       [ -n "$msg" ] || msg="exit $rc: $(tail -n 1 "$out.log" | cut -c 1-200)"
-      echo "$(elapsed "$t0") seed $seed input $((n - 1)) (after $known known): $msg" >"$out"
+      echo "$(elapsed "$t0") seed $seed input $((n - 1)) ($known known findings passed): $msg" >"$out"
       return 0
     fi
     known=$((known + 1))
     done=$((done + n))
     seed=$((seed + 1))
   done
-  return 1
 }
 
 # ---- one mutant -----------------------------------------------------------------------
@@ -451,6 +465,26 @@ matrix_mutant() {
   return 1
 }
 
+# ttf_mutant ID: the scenario campaign per first seed, with the deadline.
+ttf_mutant() {
+  local id=$1 seed ad=$SCRATCH/m/$B/lib/tsmref_adapter.so any=1
+  case $id in *" (pending)") id="pending/${id%% *}" ;; esac
+  for seed in ${TTF_SEEDS:-1}; do
+    if scenario_source "$SCENARIO" "$ad" "$base/$B/lib/tsmref_adapter.so" "$SCRATCH/scn.out" \
+      "$seed" "$TTF_DEADLINE"; then
+      echo "ttf $id $seed $(cut -d' ' -f1 "$SCRATCH/scn.out") $(cut -d' ' -f2- "$SCRATCH/scn.out")"
+      any=0
+    else
+      echo "ttf $id $seed - nothing found in $TTF_DEADLINE s"
+    fi
+  done
+  return $any
+}
+
+if [ "$mode" = ttf ] && [ $have_scenario = 0 ]; then
+  echo "ci/mutants.sh: --ttf needs $SCENARIO (make BUILD=$BUILD all)" >&2
+  exit 2
+fi
 if [ "$mode" = matrix ] && [ $have_asan = 1 ] && asan_setup; then
   judge_run "$ASAN_BUILD/bin/tsm-cts" "$SCRATCH/abase/$B/lib/tsmref_adapter.so" cases 2>/dev/null |
     stamp "$EPOCHREALTIME" >"$SCRATCH/abase.tap"
@@ -458,7 +492,7 @@ if [ "$mode" = matrix ] && [ $have_asan = 1 ] && asan_setup; then
   echo "# baseline on ASan: ${#abase_fail[@]} failing (not counted as kills)"
 fi
 
-row mutant clause cases combos scenario asan "first kill / details"
+[ "$mode" = ttf ] || row mutant clause cases combos scenario asan "first kill / details"
 for p in "${patches[@]}"; do
   id=$(basename "$p" .patch)
   case $p in */pending/*) id="$id (pending)" ;; esac
@@ -471,7 +505,11 @@ for p in "${patches[@]}"; do
     2) row "$id" "$clause" - - - - "DID NOT BUILD:"; sed 's/^/    /' "$SCRATCH/m.why"
        noapply=$((noapply + 1)); bad+=("$id (did not build)"); continue ;;
   esac
-  if [ "$mode" = gate ]; then gate_mutant "$id" "$family" "$p"; else matrix_mutant "$id" "$family" "$p"; fi
+  case $mode in
+    gate) gate_mutant "$id" "$family" "$p" ;;
+    matrix) matrix_mutant "$id" "$family" "$p" ;;
+    ttf) ttf_mutant "$id" ;;
+  esac
   if [ $? -eq 0 ]; then
     killed=$((killed + 1))
   else
@@ -513,6 +551,8 @@ echo "killed by (first source): cases ${by_source[cases]}, combos ${by_source[co
 echo "mutants: $killed killed, $survived survived, $noapply did not apply ($((SECONDS)) s)"
 if [ "$mode" = gate ]; then
   [ "$survived" -eq 0 ] && [ "$noapply" -eq 0 ]
+elif [ "$mode" = ttf ]; then
+  true
 else
   [ "$noapply" -eq 0 ]
 fi
