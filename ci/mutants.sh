@@ -12,13 +12,16 @@
 #             also fails on the unmutated reference is a known finding of the reference
 #             or the judge (fuzz/known-findings.txt), and the campaign goes on with the
 #             next seed; a finding whose input passes there (or a signal, or a hang) is
-#             a kill. SCENARIO_RUNS inputs in all (default 3000, a few seconds);
+#             a kill. SCENARIO_RUNS inputs in all (default 2000, a few seconds);
 #   asan      the same three on an ASan+UBSan build (clang) of the mutated reference and
 #             of the judge, so a leak, overflow or use after free inside an operation is
-#             a kill too (the tools are built on first use into DIR/mutants-asan).
+#             a kill too (the tools are built on first use into DIR/mutants-asan);
+#             the campaign runs SCENARIO_ASAN_RUNS inputs there (default 700, about
+#             the same time).
 #
 # A source whose tool is not built (no combos subcommand, no scenario binary, no clang)
-# is `n/a` and skipped.
+# is `n/a` and skipped; MUTANTS_NO_COMBOS=1 leaves combos out, COMBOS_ARGS adds options
+# to it (the known classes of harness/tests/combos-known.txt are always passed).
 #
 #   ci/mutants.sh [--gate | --matrix | --ttf SECONDS] [--build DIR] [-j N] [PATCH...]
 #
@@ -53,7 +56,10 @@ mode=gate
 BUILD=${BUILD:-build}
 JOBS=${JOBS:-$(nproc)}
 CC=${CC:-cc}
-SCENARIO_RUNS=${SCENARIO_RUNS:-3000}
+SCENARIO_RUNS=${SCENARIO_RUNS:-2000}
+SCENARIO_ASAN_RUNS=${SCENARIO_ASAN_RUNS:-700}
+COMBOS_ARGS=${COMBOS_ARGS:-}
+COMBOS_KNOWN=harness/tests/combos-known.txt
 SCENARIO_TIMEOUT=${SCENARIO_TIMEOUT:-60}
 COMBOS_TIMEOUT=${COMBOS_TIMEOUT:-600}
 ASAN_SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
@@ -142,6 +148,7 @@ fi
 
 have_combos=0
 "$JUDGE" --help 2>&1 | grep -q 'tsm-cts combos' && have_combos=1
+[ "${MUTANTS_NO_COMBOS:-}" ] && have_combos=0
 SCENARIO=$BUILD/fuzz/bin/scenario
 have_scenario=0
 [ -x "$SCENARIO" ] && have_scenario=1
@@ -222,17 +229,25 @@ cases_source() {
   [ -s "$out.kills" ]
 }
 
+# combos_run JUDGE ADAPTER: the combination generator through ADAPTER, with the known
+# classes of divergence of the reference (COMBOS_KNOWN) and COMBOS_ARGS.
+combos_run() {
+  local known=()
+  [ -f "$COMBOS_KNOWN" ] && known=(--known "$COMBOS_KNOWN")
+  # shellcheck disable=SC2086 # COMBOS_ARGS is a list of options
+  timeout "$COMBOS_TIMEOUT" "$1" combos -j "$JOBS" --adapter "$2" "${known[@]}" $COMBOS_ARGS
+}
 # combos_source JUDGE ADAPTER OUT: RETURN 0 on a kill (exit 1), 1 when it passed, 2 on
 # another exit status (recorded in OUT).
 combos_source() {
   local rc=0
-  timeout "$COMBOS_TIMEOUT" "$1" combos --adapter "$2" >"$3" 2>&1 || rc=$?
+  combos_run "$1" "$2" >"$3" 2>&1 || rc=$?
   case $rc in 0) return 1 ;; 1) return 0 ;; *) echo "exit $rc" >>"$3"; return 2 ;; esac
 }
 # combos_base_ok JUDGE ADAPTER: the combination run passes on the unmutated reference.
 combos_base_ok() {
   local rc=0
-  timeout "$COMBOS_TIMEOUT" "$1" combos --adapter "$2" >"$SCRATCH/combos-base.log" 2>&1 || rc=$?
+  combos_run "$1" "$2" >"$SCRATCH/combos-base.log" 2>&1 || rc=$?
   [ $rc -eq 0 ] && echo ok || echo "the unmutated reference fails it (exit $rc)"
 }
 
@@ -347,7 +362,8 @@ asan_sources() {
       return 0
     fi
   fi
-  if [ $have_scenario = 1 ] && scenario_source "$ASAN_BUILD/fuzz/bin/scenario" "$ad" "$abase" "$SCRATCH/ascn"; then
+  if [ $have_scenario = 1 ] && SCENARIO_RUNS=$SCENARIO_ASAN_RUNS \
+    scenario_source "$ASAN_BUILD/fuzz/bin/scenario" "$ad" "$abase" "$SCRATCH/ascn"; then
     echo "scenario on ASan: $(cat "$SCRATCH/ascn")" >"$SCRATCH/asan.detail"
     ASAN_CELL=scenario
     return 0
