@@ -37,6 +37,7 @@ include bench/bench.mk
 include python.mk
 include mutants.mk
 include fuzz.mk
+include report.mk
 
 all-targets: $(ALL_TARGETS)
 
@@ -46,7 +47,8 @@ REPORT := $(B)/report
 LARGE ?= 0
 LARGE_FLAG := $(if $(filter 1,$(LARGE)),--large)
 # The main job: every case of the tier, every available device, the reference, then the
-# Python interop matrix; both reports merged into one JSON, JUnit and summary.
+# Python interop matrix; both reports merged into one JSON, JUnit and summary; then the
+# HTML page of both, $(REPORT)/index.html (report.mk).
 run: deps
 	@$(MAKE) --no-print-directory all
 	@mkdir -p $(REPORT)
@@ -57,7 +59,8 @@ run: deps
 	  >$(REPORT)/interop.txt || rc=1; \
 	$(TSM_CTS) merge --json $(REPORT)/all.json --junit $(REPORT)/junit.xml \
 	  $(REPORT)/results.json $(REPORT)/interop.json || rc=1; \
-	echo "TAP: $(REPORT)/results.tap; interop matrix: $(REPORT)/interop.txt"; exit $$rc
+	echo "TAP: $(REPORT)/results.tap; interop matrix: $(REPORT)/interop.txt"; \
+	$(MAKE) --no-print-directory report || rc=1; exit $$rc
 
 run-large:
 	@$(MAKE) --no-print-directory run LARGE=1

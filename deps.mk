@@ -1,7 +1,8 @@
 # deps.mk: what the build takes from Debian and PyPI, pinned, never vendored: the legacy
 # DLPack header from Debian's libdlpack-dev (0.6), the DLPack 1.x header from the
 # dlpack.h bundled in PyPI's apache-tvm-ffi (located through tvm_ffi.libinfo), the
-# interop peers from PyPI. Vendoring would freeze a copy that drifts from what users'
+# interop peers from PyPI; Debian's chromium for the report's browser check (report.mk,
+# which declares it with debian_dep). Vendoring would freeze a copy that drifts from what users'
 # packages ship; the suite must compile against the headers as packaged.
 #
 #   deps   installs what is missing: the Debian packages (apt-get, as root) and the
@@ -18,9 +19,10 @@ VENV := .venv
 VENV_PY := $(VENV)/bin/python
 # Present once `make deps` has created $(VENV) and installed the pins into it.
 VENV_STAMP := $(VENV)/.tsm-cts-deps
-# junitparser and jsonschema check the reports in `make check` (harness/tests/check_reports.sh).
+# junitparser and jsonschema check the reports in `make check` (harness/tests/check_reports.sh);
+# jinja2 and matplotlib write the HTML report and its SVG figures (report.mk).
 PIP_PINS := numpy==2.4.6 apache-tvm-ffi==0.1.15.post2 jax==0.10.2 jaxlib==0.10.2 \
-  junitparser==5.0.3 jsonschema==4.26.0
+  junitparser==5.0.3 jsonschema==4.26.0 jinja2==3.1.6 matplotlib==3.11.2
 DLPACK_LEGACY_H := /usr/include/dlpack/dlpack.h
 # A file holding the include folder of the DLPack 1.x header; compile rules read it.
 DLPACK_V1_INC_FILE := $(B)/deps/dlpack_v1_include

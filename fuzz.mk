@@ -26,8 +26,8 @@ FUZZ_ENGINE_LD := $(if $(filter standalone,$(FUZZ_ENGINE)),,$(LIB_FUZZING_ENGINE
 
 fuzz_obj_parse := $(FUZZ_OBJ)/fuzz_parse.o
 fuzz_obj_dlpack-consume := $(FUZZ_OBJ)/fuzz_dlpack.o $(FUZZ_OBJ)/fuzz_dl_forms.o
-fuzz_obj_planner := $(FUZZ_OBJ)/fuzz_planner.o
-fuzz_obj_scenario := $(FUZZ_OBJ)/fuzz_scenario.o
+fuzz_obj_planner := $(FUZZ_OBJ)/fuzz_planner.o $(FUZZ_OBJ)/fuzz_episode.o
+fuzz_obj_scenario := $(FUZZ_OBJ)/fuzz_scenario.o $(FUZZ_OBJ)/fuzz_episode.o
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_BIN)/%)
 
 ALL_TARGETS += $(FUZZ_BINS)

@@ -183,6 +183,7 @@ lane hostile bash harness/tests/check_hostile.sh "$primary"
 lane install install_lane
 lane install-judge bash harness/tests/check_install.sh "$primary" "$CC"
 lane reports bash harness/tests/check_reports.sh "$primary"
+lane report-html make --no-print-directory BUILD="$primary" CC="$CC" report-check
 lane fuzz-replay fuzz_replay
 
 echo

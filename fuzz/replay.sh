@@ -54,7 +54,7 @@ for target in $(ls "$bin"); do
   if grep -q "^$target " "$known"; then
     echo "fuzz-replay: $target: no generated runs while it has an open finding"
   else
-    "$bin/$target" -runs="$runs" -seed=1 2>&1 | tail -n 1 | grep -q "^ran " ||
+    "$bin/$target" -runs="$runs" -seed=1 2>&1 >/dev/null | tail -n 1 | grep -q "^ran " ||
       err "$target fails within $runs generated inputs (seed 1): rerun with -save=DIR"
   fi
 done

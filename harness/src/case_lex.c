@@ -136,9 +136,11 @@ struct tok *next(struct line_toks *lt) {
   return t;
 }
 
+/* The first character decides most comparisons (the parser tries the table's rows in
+ * turn), so it is compared before the lengths. */
 int tok_is(const struct tok *t, const char *s) {
-  return (t->kind == T_WORD || t->kind == T_PUNCT) && t->len == strlen(s) &&
-         memcmp(t->s, s, t->len) == 0;
+  return (t->kind == T_WORD || t->kind == T_PUNCT) && t->len && t->s[0] == s[0] &&
+         strncmp(t->s, s, t->len) == 0 && s[t->len] == '\0';
 }
 
 int tok_is_one_of(const struct tok *t, const char *alts) {

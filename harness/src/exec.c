@@ -154,7 +154,10 @@ int cts__check_made_values(struct cts_run *r, const struct cts_stmt *st, int id)
 }
 
 int cts__judge_codes(struct cts_run *r, int model_rc, int adapter_rc, int *expected_err) {
-  if (!*expected_err && model_rc && cts_exec_model_decides) *expected_err = model_rc;
+  if (!*expected_err && model_rc && cts_exec_model_decides) {
+    *expected_err = model_rc;
+    if (cts_exec_on_report) cts_exec_on_report(r->cur ? r->cur->line : 0, CTS_PASS, model_rc);
+  }
   if (*expected_err) {
     if (model_rc != *expected_err)
       return cts__report(r, CTS_ERROR, "the case expects %s but the spec model gives %s",
@@ -178,6 +181,7 @@ int cts__judge_codes(struct cts_run *r, int model_rc, int adapter_rc, int *expec
 static int cannot_run_v(struct cts_run *r, const char *fmt, va_list ap) {
   if (cts_exec_model_decides) {
     r->skipped = 1;
+    if (cts_exec_on_report) cts_exec_on_report(r->cur ? r->cur->line : 0, CTS_SKIP, 0);
     return -1;
   }
   char detail[256];

@@ -44,7 +44,8 @@ extern void (*cts_exec_on_report)(int line, int status, int model_rc);
  * refuse with the same code, ERR.CODE.1), and a statement the case cannot run (its
  * operand's binding was refused, or an expectation the model contradicts) is skipped.
  * Then any divergence of the adapter from the model is a Fail, and Error means a bug
- * of the judge. */
+ * of the judge. cts_exec_on_report hears each decision: (line, CTS_PASS, code) for a
+ * refusal the model decided, (line, CTS_SKIP, 0) for a statement skipped. */
 extern int cts_exec_model_decides;
 
 #endif

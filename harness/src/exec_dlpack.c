@@ -118,9 +118,12 @@ static void put_elem(const struct cts_mdl_desc *desc, unsigned char *at, size_t 
 }
 
 /* The buffer: strided elements after byte_offset, the rest a pattern that a consumer
- * reading the wrong place (DLP.IMPORT.3) would show. RETURN the byte_offset. */
+ * reading the wrong place (DLP.IMPORT.3) would show. Strides that put several elements
+ * at one place (a zero stride, overlapping extents) keep there the last one written in
+ * row-major order: the tensor's elements, vals on return, are what the buffer holds
+ * (cases/README.md, `make`). RETURN the byte_offset. */
 static uint64_t make_buffer(const struct cts_stmt *st, const struct cts_mdl_desc *desc,
-                            const int64_t *strides, const double *vals, int64_t n,
+                            const int64_t *strides, double *vals, int64_t n,
                             struct cts_dl_record *rec) {
   const struct cts_literal *lit = &st->u.make.literal;
   int64_t lo = 0, hi = 0;
@@ -135,9 +138,15 @@ static uint64_t make_buffer(const struct cts_stmt *st, const struct cts_mdl_desc
   rec->buffer = cts_xmalloc(rec->buffer_len);
   memset(rec->buffer, 0xa5, rec->buffer_len);
   int compact = cts_model_dl_compact(desc) || !st->u.make.dl.n_strides;
+  unsigned char *base = rec->buffer + byte_offset;
   for (int64_t i = 0; i < n; i++) {
     int64_t at_elem = compact ? i : linear(lit->ndim, lit->shape, strides, i);
-    put_elem(desc, rec->buffer + byte_offset + (size_t)at_elem * esize, esize, vals[i]);
+    put_elem(desc, base + (size_t)at_elem * esize, esize, vals[i]);
+  }
+  int dtype = cts_opsem_dtype_of_dl(desc->code, desc->bits, desc->lanes);
+  for (int64_t i = 0; i < n && !compact && dtype; i++) {
+    int64_t at_elem = linear(lit->ndim, lit->shape, strides, i);
+    vals[i] = cts_opsem_read(dtype, base + at_elem * (int64_t)esize);
   }
   return byte_offset;
 }

@@ -177,8 +177,8 @@ void gen_case(struct gen *g, struct cts_gen_case *gc) {
   gen_expectations(g, gc);
 }
 
-void cts_gen_from_bytes(const uint8_t *data, size_t size, unsigned families,
-                        struct cts_gen_case *gc) {
+size_t cts_gen_from_bytes(const uint8_t *data, size_t size, unsigned families,
+                          struct cts_gen_case *gc) {
   struct gen *g = cts_xcalloc(1, sizeof *g);
   g->bytes = data;
   g->n_bytes = size;
@@ -186,6 +186,8 @@ void cts_gen_from_bytes(const uint8_t *data, size_t size, unsigned families,
   g->max = 40;
   g->families = families;
   gen_case(g, gc);
+  size_t used = g->at < size ? g->at : size;
   cts_buf_free(&g->line);
   free(g);
+  return used;
 }

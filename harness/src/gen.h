@@ -39,9 +39,10 @@ char *cts_gen_render(const struct cts_gen_case *gc, unsigned long long seed, siz
 /* One case's statements (1 to 40, from rows of the families in the capability mask
  * `families`, 0: all) drawn from a fuzzer's input instead of a seed: each choice reads
  * the next bytes, and past the end every choice is its first, so a small change of the
- * bytes is a small change of the scenario (fuzz/fuzz_scenario.c). */
-void cts_gen_from_bytes(const uint8_t *data, size_t size, unsigned families,
-                        struct cts_gen_case *gc);
+ * bytes is a small change of the scenario (fuzz/fuzz_scenario.c). RETURN the bytes
+ * it read. */
+size_t cts_gen_from_bytes(const uint8_t *data, size_t size, unsigned families,
+                          struct cts_gen_case *gc);
 
 /* What completion ended with. */
 enum cts_gen_outcome { CTS_GEN_AGREES, CTS_GEN_DIVERGES, CTS_GEN_UNFINISHED };

@@ -15,6 +15,7 @@
 #include "case.h"
 #include "exec.h"
 #include "merge.h"
+#include "reduce.h"
 #include "report.h"
 #include "runner.h"
 #include "gen.h"
@@ -36,6 +37,8 @@ static void usage(FILE *f) {
       "       tsm-cts list [--spec DIR] [--cases DIR] [SELECTOR...]\n"
       "       tsm-cts merge [--json FILE] [--junit FILE] REPORT.json...\n"
       "       tsm-cts gen --seed S --count N [--min N --max N] [--families LIST] OUTDIR\n"
+      "       tsm-cts reduce FILE --adapter SO [--device NAME] [-o OUT] [--timeout S]\n"
+      "                (shrinks a failing case; tsm-cts reduce --help)\n"
       "       tsm-cts --help | --version\n\n"
       "SELECTOR: a case file or folder, a glob over case ids (managers/temp/*), or a\n"
       "clause id or prefix (MGR.TEMP.4, MGR.TEMP). Default: every case under --cases.\n"
@@ -569,7 +572,7 @@ static int execute(const struct options *o, struct job_list *l, struct cts_run_i
   cts_tap_begin(l->jobs, l->n);
   print_run_header(o, &info->facts);
   struct cts_run_opts ro = {o->adapter, o->jobs, o->timeout_ms, o->seed, o->fail_fast,
-                            (uint64_t)o->fail_alloc, (uint64_t)o->memory_limit_mib};
+                            (uint64_t)o->fail_alloc, (uint64_t)o->memory_limit_mib, 0};
   cts_progress_begin(l->jobs, l->n);
   cts_run_jobs(l->jobs, l->n, &ro);
   cts_progress_end();
@@ -779,6 +782,7 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "gen")) return cts_gen_main(argc - 1, argv + 1);
   if (!strcmp(argv[1], "parse")) return cmd_parse(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "reduce")) return cts_reduce_main(argc - 1, argv + 1);
   struct options o;
   /* getopt_long reads from argv[1]: the command is argv[0] of what it is given, unless
    * the command line starts with an option (--help, --version). */

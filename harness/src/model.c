@@ -774,14 +774,17 @@ int cts_model_dl_export(struct cts_model *m, int r, int form, uint32_t request, 
   }
   *out = new_dl(m, 0, form);
   m->dls[*out].storage = s;
+  m->dls[*out].desc.dtype = m->res[r].dtype; /* what a re-import gives (DLP.EXPORT.1) */
+  m->dls[*out].desc.ndim = m->res[r].ndim;
+  memcpy(m->dls[*out].desc.shape, m->res[r].shape, sizeof m->dls[*out].desc.shape);
   return 0;
 }
 
 int cts_model_dl_compact(const struct cts_mdl_desc *d) {
-  if (d->no_strides || d->n_strides == 0) return 1;
+  if (d->no_strides || d->n_strides == 0 || cts_opsem_elems(d->ndim, d->shape) == 0)
+    return 1; /* no element to place: compact whatever the strides (dlpack.md, Terms) */
   int64_t expect = 1;
   for (int i = d->ndim - 1; i >= 0; i--) {
-    if (d->shape[i] == 0) return 1; /* no element to place */
     if (d->shape[i] != 1 && d->strides[i] != expect) return 0;
     expect *= d->shape[i];
   }
@@ -831,13 +834,7 @@ int cts_model_dl_import(struct cts_model *m, int x, int g, int *out) {
   d->state = CTS_DL_HANDED;
   d->dirty = 1;
   if (!d->judge_made) { /* DLP.MGR.3: the export's storage, counted once */
-    int s = d->storage;
-    int64_t shape[1] = {m->st[s].n};
-    int src = CTS_NONE;
-    for (size_t i = 0; i < m->n_res && src == CTS_NONE; i++)
-      if (m->res[i].storage == s) src = (int)i;
-    *out = new_res(m, g, s, src != CTS_NONE ? m->res[src].dtype : TSM_F32,
-                   src != CTS_NONE ? m->res[src].ndim : 1, src != CTS_NONE ? m->res[src].shape : shape);
+    *out = new_res(m, g, d->storage, d->desc.dtype, d->desc.ndim, d->desc.shape);
     d->state = CTS_DL_GONE;
     register_new(m, *out);
     return 0;

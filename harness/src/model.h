@@ -110,7 +110,8 @@ struct cts_mdl {
   int deletes;              /* deleter runs the spec requires so far (judge-made) */
   int storage;              /* export: the storage it keeps alive */
   int form;
-  struct cts_mdl_desc desc; /* judge-made */
+  struct cts_mdl_desc desc; /* judge-made; an export: the exported tensor's dtype, ndim
+                             * and shape only */
   double *vals;             /* judge-made: logical elements, row-major */
   int dirty;
 };

@@ -59,11 +59,13 @@ static int new_node(struct cts_model *m, int g, int kind, int dtype, int ndim,
   return (int)m->n_gnodes - 1;
 }
 
+/* ERR.ORDER.1: a bad argument (EINVAL) comes before a released graph (ERELEASED). */
 int cts_model_graph_leaf(struct cts_model *m, int g, int dtype, int ndim, const int64_t *shape,
                          double *init, int *out) {
-  int rc = cts_model_graph_check(m, g);
+  int rc = bad_graph(m, g) ? TSM_EINVAL : 0;
   for (int i = 0; !rc && i < ndim; i++)
     if (shape[i] < 0) rc = TSM_EINVAL;
+  if (!rc) rc = cts_model_graph_check(m, g);
   if (rc) {
     free(init);
     return rc;
@@ -74,8 +76,8 @@ int cts_model_graph_leaf(struct cts_model *m, int g, int dtype, int ndim, const 
 }
 
 int cts_model_graph_external(struct cts_model *m, int g, int r, int *out) {
-  int rc = cts_model_graph_check(m, g);
-  if (!rc && (r == CTS_BOGUS || m->res[r].kind != TSM_KIND_TENSOR)) rc = TSM_EINVAL;
+  int rc = bad_graph(m, g) || r == CTS_BOGUS || m->res[r].kind != TSM_KIND_TENSOR ? TSM_EINVAL : 0;
+  if (!rc) rc = cts_model_graph_check(m, g);
   if (!rc && !m->res[r].valid) rc = TSM_ERELEASED;
   if (rc) return rc;
   *out = new_node(m, g, CTS_GN_EXTERNAL, m->res[r].dtype, m->res[r].ndim, m->res[r].shape);
@@ -175,9 +177,9 @@ static void visit(struct cts_model *m, int x) {
 }
 
 int cts_model_graph_expand(struct cts_model *m, int g, int x) {
-  int rc = bad_node(m, x) ? TSM_EINVAL : cts_model_graph_check(m, g);
+  if (bad_node(m, x) || bad_graph(m, g) || m->gnodes[x].graph != g) return TSM_EINVAL;
+  int rc = cts_model_graph_check(m, g); /* ERR.ORDER.1: a foreign node first */
   if (rc) return rc;
-  if (m->gnodes[x].graph != g) return TSM_EINVAL;
   size_t before = m->graphs[g].order.n;
   visit(m, x);
   if (m->graphs[g].order.n != before) mark_stale(m, g);

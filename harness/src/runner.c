@@ -479,8 +479,11 @@ static void on_interrupt(int sig) {
   interrupted = 1;
 }
 
+int cts_run_interrupted(void) { return interrupted; }
+
 /* A result is known: its TAP line, and the progress. */
 static void publish(struct loop *L, struct cts_job *job) {
+  if (L->opts->quiet) return;
   cts_tap_result(job, job->absent ? 0 : ++L->number);
   cts_progress_note(job);
 }

@@ -61,6 +61,7 @@ struct cts_run_opts {
   int fail_fast;      /* after the first result that is not ok, launch no more runs */
   uint64_t fail_max;  /* > 0: the allocation-failure mode (ERR.NOMEM.1) */
   uint64_t memory_limit_mib; /* > 0: RLIMIT_AS of every case process */
+  int quiet;          /* no TAP line and no progress: the caller reports (tsm-cts reduce) */
 };
 
 /* Loads the adapter and lists its devices in a child process (its own process group)
@@ -68,7 +69,11 @@ struct cts_run_opts {
  * stderr, once, when the adapter lists more devices than the judge runs. */
 void cts_probe_adapter(const char *path, int timeout_ms, struct cts_adapter_facts *f);
 /* Runs every job whose status is -1; prints TAP lines to stdout as results arrive,
- * after the caller's cts_tap_begin. Jobs decided beforehand are printed first. */
+ * after the caller's cts_tap_begin, unless opts->quiet. Jobs decided beforehand are
+ * printed first. */
 void cts_run_jobs(struct cts_job *jobs, size_t n, const struct cts_run_opts *opts);
+/* 1 once SIGINT, SIGTERM or SIGHUP has interrupted a cts_run_jobs call: the running job
+ * is Error, and every later call runs nothing (its jobs are Skip). */
+int cts_run_interrupted(void);
 
 #endif

@@ -51,14 +51,22 @@ void cts_grow(void **items, size_t *cap, size_t need, size_t elem) {
   *cap = c;
 }
 
+/* Formats into the room the buffer has; only when that is too small, grows it and
+ * formats again (most calls format once). */
 void cts_buf_vprintf(struct cts_buf *b, const char *fmt, va_list ap) {
+  if (b->cap - b->len < 64) cts_grow((void **)&b->buf, &b->cap, b->len + 64, 1);
   va_list copy;
   va_copy(copy, ap);
-  int n = vsnprintf(NULL, 0, fmt, copy);
+  int n = vsnprintf(b->buf + b->len, b->cap - b->len, fmt, copy);
   va_end(copy);
-  if (n < 0) return;
-  cts_grow((void **)&b->buf, &b->cap, b->len + (size_t)n + 1, 1);
-  vsnprintf(b->buf + b->len, (size_t)n + 1, fmt, ap);
+  if (n < 0) {
+    b->buf[b->len] = '\0';
+    return;
+  }
+  if ((size_t)n >= b->cap - b->len) {
+    cts_grow((void **)&b->buf, &b->cap, b->len + (size_t)n + 1, 1);
+    vsnprintf(b->buf + b->len, (size_t)n + 1, fmt, ap);
+  }
   b->len += (size_t)n;
 }
 

@@ -15,6 +15,8 @@
 # (e) the version check (check_versions.sh) passes on this tree and fails on copies
 #     whose spec text and header disagree. It checks the tree only: the sanitizer lanes'
 #     self-test folders hold no tsmref.pc; the versions lane of make check checks a build.
+# (f) `tsm-cts reduce` (check_reduce.sh): padded failing cases shrink, against hostile
+#     adapters, to the expected minimal ones, which still fail the same way.
 #
 # Prints one line per check (ok / not ok) and closes with `N passed, M failed`; exits 1
 # if any check failed.
@@ -293,5 +295,14 @@ version_skew "a chapter states a spec version of its own" \
   '3s/^/Spec version **1.2**. /' spec/errors.md
 version_skew "the spec version line is ahead of its history" \
   's/^Spec version \*\*[0-9.]*\*\*/Spec version **9.9**/' spec/README.md
+
+# ---- (f) reduce -------------------------------------------------------------------------
+
+if bash "$TESTS/check_reduce.sh" "$BUILD" >"$TMP/reduce.out" 2>&1; then
+  ok "check_reduce.sh: $(tail -n 1 "$TMP/reduce.out")"
+else
+  not_ok "check_reduce.sh failed"
+  grep -v '^ok' "$TMP/reduce.out" | show
+fi
 
 tap_summary

@@ -69,7 +69,7 @@ static int decode_args(tsmr_ctx *ctx, tsmr_handle rh, tsmr_handle mh,
   if (!ctx) return TSMR_EINVAL;
   if ((rc = tsmr__tensor_get(ctx, rh, t))) return rc;
   if (m && (rc = tsmr__mgr_get(ctx, mh, m, NULL))) return rc;
-  if (*t && (*t)->rkind == TSMR__RES_COMPONENT) return TSMR_EINVAL;
+  if (tsmr__res_kind(ctx, rh, *t) == TSMR__RES_COMPONENT) return TSMR_EINVAL;
   if (!*t) return TSMR_ERELEASED;
   return 0;
 }

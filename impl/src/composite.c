@@ -110,7 +110,7 @@ static int pack_args(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, int enforce_
   if (!seqs || n < 1) return TSMR_EINVAL;
   for (int i = 0; i < n; i++) {
     if ((rc = tsmr__tensor_get(ctx, seqs[i], &t))) return rc;
-    if (t && t->rkind == TSMR__RES_COMPOSITE) return TSMR_EINVAL;
+    if (tsmr__res_kind(ctx, seqs[i], t) == TSMR__RES_COMPOSITE) return TSMR_EINVAL;
   }
   for (int i = 0; i < n; i++) {
     (void)tsmr__tensor_get(ctx, seqs[i], &t);
@@ -271,7 +271,7 @@ static int list_l(tsmr_ctx *ctx, const tsmr_handle *items, int n, tsmr_handle *o
   if (!out || !items || n < 1) return TSMR_EINVAL;
   for (int i = 0; i < n; i++) {
     if ((rc = tsmr__tensor_get(ctx, items[i], &t))) return rc;
-    if (t && t->rkind != TSMR__RES_PLAIN) return TSMR_EINVAL;
+    if (tsmr__res_kind(ctx, items[i], t) != TSMR__RES_PLAIN) return TSMR_EINVAL;
   }
   if ((rc = list_items_check(ctx, items, n, &first))) return rc;
   /* 2. ERELEASED. */
@@ -307,7 +307,7 @@ static int component_l(tsmr_ctx *ctx, tsmr_handle ch, int index, tsmr_handle *ou
   int rc;
   if (!out) return TSMR_EINVAL;
   if ((rc = tsmr__tensor_get(ctx, ch, &c))) return rc;
-  if (c && c->rkind != TSMR__RES_COMPOSITE) return TSMR_EINVAL;
+  if (tsmr__res_kind(ctx, ch, c) != TSMR__RES_COMPOSITE) return TSMR_EINVAL;
   if (!c) return TSMR_ERELEASED;
   if (index < 0 || index >= c->n_comps) return TSMR_EINVAL;
   *out = c->comps[index] ? c->comps[index]->handle : TSMR_NONE;

@@ -200,7 +200,7 @@ static int dlpack_export_l(tsmr_ctx *ctx, tsmr_handle th, int form, uint32_t req
   if (!f || !out || (request & ~known)) return TSMR_EINVAL;
   if (form == TSMR_DLPACK_LEGACY && request) return TSMR_EINVAL; /* DLP.EXPORT.5 */
   if ((rc = tsmr__tensor_get(ctx, th, &t))) return rc;
-  if (t && t->rkind == TSMR__RES_COMPOSITE) return TSMR_EINVAL;
+  if (tsmr__res_kind(ctx, th, t) == TSMR__RES_COMPOSITE) return TSMR_EINVAL;
   if (!t) return TSMR_ERELEASED;
   if ((rc = dlx_anchor_get(ctx, &a))) return rc;
   if ((rc = export_storage(ctx, t, request, &st))) return rc;

@@ -315,7 +315,7 @@ static int graph_external_l(tsmr_ctx *ctx, tsmr_handle gh, tsmr_handle th,
   if (!out) return TSMR_EINVAL;
   if ((rc = graph_get(ctx, gh, &g))) return rc;
   if ((rc = tsmr__tensor_get(ctx, th, &t))) return rc;
-  if (t && t->rkind == TSMR__RES_COMPOSITE) return TSMR_EINVAL; /* no data */
+  if (tsmr__res_kind(ctx, th, t) == TSMR__RES_COMPOSITE) return TSMR_EINVAL; /* no data */
   if (g->released || !t) return TSMR_ERELEASED;
   if ((rc = gnode_new(g, 1, &idx))) return rc;
   struct tsmr__gnode *x = &g->n[idx];
@@ -520,6 +520,13 @@ static int graph_plan_l(tsmr_ctx *ctx, tsmr_handle gh, int mode) {
   return graph_replan(ctx, g, mode);
 }
 
+/* PLAN.1: a write of a leaf or a compute never uses a stale plan, and a graph never
+ * planned counts as stale: both re-plan (in the last mode, else REUSE). */
+static int plan_current(tsmr_ctx *ctx, struct tsmr__graph *g) {
+  if (g->planned && !g->stale) return 0;
+  return graph_replan(ctx, g, g->planned ? g->mode : TSMR_PLAN_REUSE);
+}
+
 static int graph_write_l(tsmr_ctx *ctx, tsmr_handle th, const void *data,
                          size_t nbytes) {
   struct tsmr__graph *g;
@@ -528,9 +535,9 @@ static int graph_write_l(tsmr_ctx *ctx, tsmr_handle th, const void *data,
   if ((rc = gnode_get(ctx, th, &g, &x))) return rc;
   if (g->released) return TSMR_ERELEASED;
   const struct tsmr__gnode *xn = &g->n[x];
-  if (xn->op != TSMR_G_LEAF || !xn->in_graph || !g->planned) return TSMR_EINVAL;
+  if (xn->op != TSMR_G_LEAF || !xn->in_graph) return TSMR_EINVAL;
   if (nbytes < xn->nbytes || (!data && xn->nbytes)) return TSMR_EINVAL;
-  if (g->stale && (rc = graph_replan(ctx, g, g->mode))) return rc;
+  if ((rc = plan_current(ctx, g))) return rc;
   if (!xn->nbytes) return 0;
   return ctx->be->copy_h2d(gptr(ctx, g, x), data, xn->nbytes);
 }
@@ -547,9 +554,7 @@ static int graph_compute_l(tsmr_ctx *ctx, tsmr_handle gh) {
     if ((rc = tsmr__tensor_get(ctx, xn->ext, &t))) return rc;
     if (!t) return TSMR_ERELEASED;
   }
-  if (!g->planned || g->stale) { /* PLAN.1: a stale plan is never used */
-    if ((rc = graph_replan(ctx, g, g->planned ? g->mode : TSMR_PLAN_REUSE))) return rc;
-  }
+  if ((rc = plan_current(ctx, g))) return rc;
   for (uint32_t i = 0; i < g->n_seq; i++) {
     uint32_t x = g->seq[i];
     if (tsmr__gnode_is_leaf(&g->n[x])) continue;

@@ -2,7 +2,8 @@
  * impl/src/handle.c: handle tables with O(1) lookup. A handle is kind:4 | slot:28 |
  * generation:32 and is never 0. Tensor slots are recycled with a bumped generation, so
  * a released tensor's handle answers ERELEASED forever and never names a live tensor
- * again (MGR.OWN.3, ABI.HANDLE.1); a slot whose generation would wrap is retired.
+ * again (MGR.OWN.3, ABI.HANDLE.1); a slot whose generation would wrap is retired, and
+ * so is a released component's or composite's, which keeps its kind (COMP.UNIT.3).
  * Manager slots are never recycled: a closed manager's handle keeps reporting a closed
  * manager. Handles never issued or of the wrong kind are EINVAL (ERR.HANDLE.1).
  */

@@ -88,8 +88,10 @@ static inline uint32_t tsmr__h_gen(tsmr_handle h) { return (uint32_t)h; }
 struct tsmr__slot {
   void *obj;
   uint32_t gen;
-  uint32_t aux; /* tensor slots: next free index + 1 (0 = end); manager slots: flags */
+  uint32_t aux; /* tensor slots: next free index + 1 (0 = end), or TSMR__SLOT_KEPT |
+                 * the kind of a released component or composite; manager slots: flags */
 };
+#define TSMR__SLOT_KEPT 0x80000000u /* above any free index + 1 (slot:28) */
 
 struct tsmr__table {
   struct tsmr__slot *slots;
@@ -330,9 +332,19 @@ static inline void tsmr__tslot_unalloc(struct tsmr__table *t, uint32_t idx) {
   tsmr__tslot_push(t, idx);
 }
 
-static inline void tsmr__tslot_release(struct tsmr__table *t, uint32_t idx) {
+/* rkind: what the slot held (TSMR__RES_*). A component's or composite's slot is never
+ * recycled: it keeps the kind in aux, so that its handle is still known as one after
+ * the release (COMP.UNIT.3 comes before ERELEASED, ERR.ORDER.1); the cost is one slot
+ * per composite and component ever made. */
+static inline void tsmr__tslot_release(struct tsmr__table *t, uint32_t idx, int rkind) {
   struct tsmr__slot *s = &t->slots[idx];
-  if (++s->gen == UINT32_MAX) { /* retire: the generation space is used up */
+  ++s->gen;
+  if (rkind != TSMR__RES_PLAIN) {
+    s->obj = NULL;
+    s->aux = TSMR__SLOT_KEPT | (uint32_t)rkind;
+    return;
+  }
+  if (s->gen == UINT32_MAX) { /* retire: the generation space is used up */
     s->obj = NULL;
     return;
   }
@@ -352,6 +364,17 @@ static inline int tsmr__tensor_get(tsmr_ctx *ctx, tsmr_handle h,
   if (gen != s->gen || !s->obj) return TSMR_EINVAL;
   *out = s->obj;
   return 0;
+}
+
+/* The resource kind (TSMR__RES_*) handle h was issued for, live or released; t is
+ * what tsmr__tensor_get gave for h. Only the last occupant of a kept slot is a
+ * released component or composite (tsmr__tslot_release). */
+static inline int tsmr__res_kind(const tsmr_ctx *ctx, tsmr_handle h,
+                                 const struct tsmr__tensor *t) {
+  if (t) return t->rkind;
+  const struct tsmr__slot *s = &ctx->tensors.slots[tsmr__h_slot(h)];
+  if (!(s->aux & TSMR__SLOT_KEPT) || tsmr__h_gen(h) + 1 != s->gen) return TSMR__RES_PLAIN;
+  return (int)(s->aux & ~TSMR__SLOT_KEPT);
 }
 
 static inline int tsmr__mgr_get(tsmr_ctx *ctx, tsmr_handle h, struct tsmr__mgr **out,

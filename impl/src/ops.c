@@ -94,7 +94,8 @@ static int op_args(tsmr_ctx *ctx, int op, const tsmr_handle *inputs, int n,
   if ((rc = tsmr__op_params_check(op, n_params, params))) return rc;
   for (int i = 0; i < n; i++) {
     if ((rc = tsmr__tensor_get(ctx, inputs[i], &in[i]))) return rc;
-    if (in[i] && in[i]->rkind == TSMR__RES_COMPOSITE) return TSMR_EINVAL; /* no data */
+    if (tsmr__res_kind(ctx, inputs[i], in[i]) == TSMR__RES_COMPOSITE)
+      return TSMR_EINVAL; /* no data */
   }
   int explicit_mgr = out_mgr != TSMR_NONE;
   if (explicit_mgr && (rc = tsmr__mgr_get(ctx, out_mgr, &rm, NULL))) return rc;

@@ -110,7 +110,7 @@ static int member_args(tsmr_ctx *ctx, tsmr_handle sh, tsmr_handle rh,
   int rc;
   if ((rc = tsmr__scope_get(ctx, sh, s))) return rc;
   if ((rc = tsmr__tensor_get(ctx, rh, t))) return rc;
-  if (*t && (*t)->rkind == TSMR__RES_COMPONENT) return TSMR_EINVAL;
+  if (tsmr__res_kind(ctx, rh, *t) == TSMR__RES_COMPONENT) return TSMR_EINVAL;
   if (!*t) return TSMR_ERELEASED;
   if (!*s) return TSMR_EDISPOSED;
   return 0;
@@ -146,7 +146,7 @@ static int scope_move_to_other_l(tsmr_ctx *ctx, tsmr_handle sh, tsmr_handle rh,
   if ((rc = tsmr__scope_get(ctx, sh, &s))) return rc;
   if ((rc = tsmr__tensor_get(ctx, rh, &t))) return rc;
   if (oh != TSMR_NONE && (rc = tsmr__scope_get(ctx, oh, &o))) return rc;
-  if (t && t->rkind == TSMR__RES_COMPONENT) return TSMR_EINVAL;
+  if (tsmr__res_kind(ctx, rh, t) == TSMR__RES_COMPONENT) return TSMR_EINVAL;
   if (!t) return TSMR_ERELEASED;
   if (!s) return TSMR_EDISPOSED;
   if (oh != TSMR_NONE && !o) return TSMR_EDISPOSED; /* SCOPE.MOVE.4 */
@@ -333,7 +333,7 @@ int tsmr_scope_wrapped(tsmr_ctx *ctx, int (*fn)(void *arg, tsmr_handle *result),
   TSMR_ASSERT(rc == 0);
   if (frc == 0 && res != TSMR_NONE) {
     rc = tsmr__tensor_get(ctx, res, &t);
-    if (rc == 0 && t && t->rkind == TSMR__RES_COMPONENT) rc = TSMR_EINVAL;
+    if (rc == 0 && tsmr__res_kind(ctx, res, t) == TSMR__RES_COMPONENT) rc = TSMR_EINVAL;
     if (rc == 0 && !t) rc = TSMR_ERELEASED; /* fn released it, or disposed s itself */
     if (rc == 0 && s && t->scope == s) move_member(ctx, t, s->outer);
   }

@@ -191,7 +191,7 @@ static void res_free(tsmr_ctx *ctx, struct tsmr__tensor *t, int count) {
   if (t->st) tsmr__storage_put(ctx, t->st);
   t->st = NULL;
   t->parent = NULL;
-  tsmr__tslot_release(&ctx->tensors, tsmr__h_slot(t->handle));
+  tsmr__tslot_release(&ctx->tensors, tsmr__h_slot(t->handle), t->rkind);
   t->handle = TSMR_NONE;
   t->next_free = ctx->free_tensors;
   ctx->free_tensors = t;
@@ -238,7 +238,7 @@ static int tensor_desc_l(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_tensor_desc 
   int rc;
   if (!ctx || !out) return TSMR_EINVAL;
   if ((rc = tsmr__tensor_get(ctx, th, &t))) return rc;
-  if (t && t->rkind == TSMR__RES_COMPOSITE) return TSMR_EINVAL;
+  if (tsmr__res_kind(ctx, th, t) == TSMR__RES_COMPOSITE) return TSMR_EINVAL;
   if (!t) return TSMR_ERELEASED;
   memset(out, 0, sizeof *out);
   out->dtype = t->dtype;
@@ -252,7 +252,7 @@ static int tensor_read_l(tsmr_ctx *ctx, tsmr_handle th, void *dst, size_t cap) {
   int rc;
   if (!ctx || (!dst && cap)) return TSMR_EINVAL;
   if ((rc = tsmr__tensor_get(ctx, th, &t))) return rc;
-  if (t && t->rkind == TSMR__RES_COMPOSITE) return TSMR_EINVAL;
+  if (tsmr__res_kind(ctx, th, t) == TSMR__RES_COMPOSITE) return TSMR_EINVAL;
   if (!t) return TSMR_ERELEASED;
   size_t n = (size_t)t->numel * tsmr__dtype_size(t->dtype);
   if (cap < n) return TSMR_EINVAL;
@@ -269,7 +269,7 @@ static int res_release_l(tsmr_ctx *ctx, tsmr_handle th) {
   int rc;
   if (!ctx) return TSMR_EINVAL;
   if ((rc = tsmr__tensor_get(ctx, th, &t))) return rc;
-  if (t && t->rkind == TSMR__RES_COMPONENT) return TSMR_EINVAL; /* COMP.UNIT.3 */
+  if (tsmr__res_kind(ctx, th, t) == TSMR__RES_COMPONENT) return TSMR_EINVAL; /* COMP.UNIT.3 */
   if (t) tsmr__tensor_release(ctx, t); /* releasing a released tensor: MGR.REL.2 */
   return 0;
 }

@@ -1,0 +1,130 @@
+"""harness/report/inputs.py: what the HTML report reads, made safe to show.
+
+- JSON reports (harness/schema/results.schema.json, format 2.x: the judge's results.json,
+  the bridge's interop.json with its matrix, a merged all.json), the nightly fuzz summary
+  (ci/nightly-fuzz: {"runs": [...]}) and the bench figures (harness/report/bench_text.py:
+  {"bench": ...}), each recognised by its keys.
+- The clauses of spec/*.md: a paragraph opening with its bold id (spec/README.md), its
+  level and text, and the note (`>` lines) after it.
+- The lines of a case file around the line a failure message names.
+
+Every string that comes from a case file, an adapter or a report is made valid UTF-8
+here (invalid bytes and lone surrogates become visible escapes), so that the template,
+which escapes all text, can show it as text.
+"""
+import json
+import os
+import re
+
+# The message of a failure at a statement starts with "PATH:LINE: " (harness/src/exec*.c).
+MESSAGE_LINE = re.compile(r"^(?P<path>[^:\n]+):(?P<line>[0-9]+):")
+CLAUSE_HEAD = re.compile(r"^\*\*(?P<id>[A-Z]+(?:\.[A-Z0-9]+)+)\*\*\s*(?:\((?P<level>[A-Z]+)\))?\s*(?P<text>.*)$")
+SOURCE_CONTEXT = 4
+
+
+def clean(value):
+    """value with every string valid UTF-8: lone surrogates (from \\udcXX escapes or
+    surrogateescape decoding) become the visible text \\udcXX."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, list):
+        return [clean(v) for v in value]
+    if isinstance(value, dict):
+        return {clean(k): clean(v) for k, v in value.items()}
+    return value
+
+
+def read_text(path, errors="backslashreplace"):
+    """A file's text; bytes that are not UTF-8 become \\xNN (in JSON, where a backslash
+    would start an escape: U+FFFD, as the judge writes them), shown as text."""
+    with open(path, "rb") as f:
+        return f.read().decode("utf-8", errors)
+
+
+def load_json(path):
+    return clean(json.loads(read_text(path, "replace")))
+
+
+def kind_of(doc):
+    """Which input a JSON document is: results, interop, bench or fuzz."""
+    if not isinstance(doc, dict):
+        return None
+    if "matrix" in doc and "results" in doc:
+        return "interop"
+    if "results" in doc and "tsm_cts" in doc:
+        return "results"
+    if "bench" in doc:
+        return "bench"
+    if isinstance(doc.get("runs"), list):
+        return "fuzz"
+    return None
+
+
+def load_inputs(paths):
+    """{kind: document} for the positional inputs; a second input of a kind, or one of
+    no known kind, is an error naming the file."""
+    found = {}
+    for path in paths:
+        doc = load_json(path)
+        kind = kind_of(doc)
+        if kind is None:
+            raise SystemExit(f"{path}: not a tsm-cts results, interop, bench or fuzz summary JSON")
+        if kind in found:
+            raise SystemExit(f"{path}: a second {kind} input")
+        found[kind] = doc
+    if "results" not in found:
+        raise SystemExit("no results JSON (tsm-cts run --json) among the inputs")
+    return found
+
+
+def clause_paragraphs(lines):
+    """(id, level, text lines) for each clause paragraph of one chapter's lines."""
+    current = None
+    for line in lines:
+        head = CLAUSE_HEAD.match(line)
+        if head:
+            if current:
+                yield current
+            current = (head["id"], head["level"] or "", [head["text"]])
+        elif current and line.strip():
+            current[2].append(line.strip())
+        elif current:
+            yield current
+            current = None
+    if current:
+        yield current
+
+
+def load_clauses(spec_dir):
+    """{clause id: {"chapter", "level", "text", "note"}} from every spec/*.md."""
+    clauses = {}
+    for name in sorted(os.listdir(spec_dir)):
+        if not name.endswith(".md"):
+            continue
+        lines = read_text(os.path.join(spec_dir, name)).splitlines()
+        for cid, level, body in clause_paragraphs(lines):
+            text = " ".join(b for b in body if not b.startswith(">"))
+            note = " ".join(b.lstrip("> ") for b in body if b.startswith(">"))
+            clauses[cid] = {"chapter": name, "level": level, "text": text, "note": note}
+    return clauses
+
+
+def failing_line(message):
+    """The line number a message starts with (PATH:LINE:), or None."""
+    match = MESSAGE_LINE.match(message or "")
+    return int(match["line"]) if match else None
+
+
+def source_excerpt(root, path, line):
+    """[(number, text, is_failing_line)] around `line` of the case file (all of it, up to
+    a screen, when the message names no line); [] when the file cannot be read."""
+    full = path if os.path.isabs(path) else os.path.join(root, path)
+    try:
+        lines = read_text(full).splitlines()
+    except OSError:
+        return []
+    if line is None:
+        first, last = 1, min(len(lines), 2 * SOURCE_CONTEXT + 1)
+    else:
+        first, last = max(1, line - SOURCE_CONTEXT), min(len(lines), line + SOURCE_CONTEXT)
+    return [(n, lines[n - 1], n == line) for n in range(first, last + 1)]
