@@ -12,11 +12,11 @@
 #             also fails on the unmutated reference is a known finding of the reference
 #             or the judge (fuzz/known-findings.txt), and the campaign goes on with the
 #             next seed; a finding whose input passes there (or a signal, or a hang) is
-#             a kill. SCENARIO_RUNS inputs in all (default 2000, a few seconds);
+#             a kill. SCENARIO_RUNS inputs in all (default 20000, about 5 s);
 #   asan      the same three on an ASan+UBSan build (clang) of the mutated reference and
 #             of the judge, so a leak, overflow or use after free inside an operation is
 #             a kill too (the tools are built on first use into DIR/mutants-asan);
-#             the campaign runs SCENARIO_ASAN_RUNS inputs there (default 700, about
+#             the campaign runs SCENARIO_ASAN_RUNS inputs there (default 6000, about
 #             the same time).
 #
 # A source whose tool is not built (no combos subcommand, no scenario binary, no clang)
@@ -56,8 +56,8 @@ mode=gate
 BUILD=${BUILD:-build}
 JOBS=${JOBS:-$(nproc)}
 CC=${CC:-cc}
-SCENARIO_RUNS=${SCENARIO_RUNS:-2000}
-SCENARIO_ASAN_RUNS=${SCENARIO_ASAN_RUNS:-700}
+SCENARIO_RUNS=${SCENARIO_RUNS:-20000}
+SCENARIO_ASAN_RUNS=${SCENARIO_ASAN_RUNS:-6000}
 COMBOS_ARGS=${COMBOS_ARGS:-}
 COMBOS_KNOWN=harness/tests/combos-known.txt
 SCENARIO_TIMEOUT=${SCENARIO_TIMEOUT:-60}
