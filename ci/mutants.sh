@@ -12,7 +12,8 @@
 #             also fails on the unmutated reference is a known finding of the reference
 #             or the judge (fuzz/known-findings.txt), and the campaign goes on with the
 #             next seed; a finding whose input passes there (or a signal, or a hang) is
-#             a kill. SCENARIO_RUNS inputs in all (default 20000, about 5 s);
+#             a kill. SCENARIO_RUNS inputs in all (default 20000, about 5 s), in
+#             runs of at most SCENARIO_CHUNK (5000) inputs, each from the next seed;
 #   asan      the same three on an ASan+UBSan build (clang) of the mutated reference and
 #             of the judge, so a leak, overflow or use after free inside an operation is
 #             a kill too (the tools are built on first use into DIR/mutants-asan);
@@ -58,6 +59,7 @@ JOBS=${JOBS:-$(nproc)}
 CC=${CC:-cc}
 SCENARIO_RUNS=${SCENARIO_RUNS:-20000}
 SCENARIO_ASAN_RUNS=${SCENARIO_ASAN_RUNS:-6000}
+SCENARIO_CHUNK=${SCENARIO_CHUNK:-5000}
 COMBOS_ARGS=${COMBOS_ARGS:-}
 COMBOS_KNOWN=harness/tests/combos-known.txt
 SCENARIO_TIMEOUT=${SCENARIO_TIMEOUT:-60}
@@ -264,16 +266,21 @@ scenario_source() {
     if [ "$deadline" -gt 0 ]; then
       left=$(( deadline - (${EPOCHREALTIME/./} - ${t0/./}) / 1000000 ))
       [ $left -gt 0 ] || return 1
-      runs=1000000000 limit=$left
+      runs=$SCENARIO_CHUNK limit=$left
     fi
     [ $runs -gt 0 ] || return 1
+    [ $runs -gt "$SCENARIO_CHUNK" ] && runs=$SCENARIO_CHUNK
     rm -rf "$dir"
     mkdir -p "$dir"
     rc=0
     { timeout "$limit" "$bin" -adapter="$adapter" -runs=$runs -seed=$seed -save="$dir" \
       >"$out.log" 2>&1; } 2>/dev/null || rc=$?
     n=$(find "$dir" -type f | wc -l)
-    [ $rc -eq 0 ] && return 1
+    if [ $rc -eq 0 ]; then # a chunk without a finding: the next one
+      done=$((done + n))
+      seed=$((seed + 1))
+      continue
+    fi
     [ $rc -eq 124 ] && [ "$deadline" -gt 0 ] && [ "$limit" -lt "$SCENARIO_TIMEOUT" ] && return 1
     last=$(find "$dir" -type f | sort | tail -n 1)
     [ -n "$last" ] || { echo "- scenario driver exit $rc before any input" >"$out"; return 1; }
