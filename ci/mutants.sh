@@ -285,10 +285,11 @@ scenario_source() {
     last=$(find "$dir" -type f | sort | tail -n 1)
     [ -n "$last" ] || { echo "- scenario driver exit $rc before any input" >"$out"; return 1; }
     if { timeout "$SCENARIO_TIMEOUT" "$bin" -adapter="$base_adapter" "$last" >/dev/null 2>&1; } 2>/dev/null; then
-      msg=$(grep -m 1 '^fuzz: finding' "$out.log" | cut -c 1-240)
+      msg=$(grep -m 1 -E '^fuzz: finding|assertion failed|ERROR: (Address|Leak)Sanitizer|runtime error' \
+        "$out.log" | cut -c 1-240)
       case $rc in
         124) msg="hang (no end within $limit s)" ;;
-        13[0-9]|1[4-9][0-9]) [ -n "$msg" ] || msg="signal $((rc - 128)) $(kill -l $((rc - 128)) 2>/dev/null)" ;;
+        13[0-9]|1[4-9][0-9]) msg="signal $((rc - 128)) ($(kill -l $((rc - 128)) 2>/dev/null))${msg:+: $msg}" ;;
       esac
       [ -n "$msg" ] || msg="exit $rc: $(tail -n 1 "$out.log" | cut -c 1-200)"
       echo "$(elapsed "$t0") seed $seed input $((n - 1)) ($known known findings passed): $msg" >"$out"
