@@ -1,9 +1,12 @@
 # bench/bench.mk: micro-benchmarks of libtsmref, one program per bench/bench_NAME.c,
-# built as $(B)/bin/bench-NAME. `make bench` builds and runs them; `all` builds them,
-# `run` and `check` never run them.
-#   bench-managers  managers (spec/managers.md)
+# built as $(B)/bin/bench-NAME. `make bench` builds and runs them, the capsule round
+# trip (bench/bench_capsule.py) and two timings of the judge (bench/run_bench.sh),
+# and writes $(B)/bench/results.json (bench/README.md); `all` builds them, `run` and
+# `check` never run them.
+#   bench-managers  managers, scopes, 2 threads (spec/managers.md, spec/scopes.md)
 #   bench-dlpack    DLPack C ABI round trip (spec/dlpack.md)
 #   bench-graphs    graph planner vs liveness bound (spec/graphs.md)
+#   bench-iree      the IREE seed loop against a plain C loop (spec/dlpack.md)
 
 BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCH_OBJS := $(patsubst bench/%.c,$(B)/obj/bench/%.o,$(BENCH_SRCS))
@@ -23,8 +26,9 @@ $(BENCH_BINS): $(B)/bin/bench-%: $(B)/obj/bench/bench_%.o $(TSMREF_LIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $< -L$(B)/lib -ltsmref -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS_ALL) -pthread
 
-bench: $(BENCH_BINS)
-	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+# The extension by path: python.mk, which names it PYTHON_EXT, is included after this file.
+bench: $(BENCH_BINS) $(B)/python/tsmref.so $(TSM_CTS) $(TSMREF_ADAPTER)
+	bash bench/run_bench.sh $(B) $(VENV_PY)
 
 # `make bench-fuzz-ttf`: the scenario fuzzer's time to find each mutant of ci/mutants
 # (bench/fuzz_ttf.sh; TTF_CAP, TTF_SEEDS), written to $(B)/bench/fuzz-ttf.{json,md}.

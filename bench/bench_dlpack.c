@@ -7,7 +7,8 @@
  *   2. export + the consumer running the deleter (what another framework costs us).
  *   3. import of a foreign compact tensor (aliased) + release (runs its deleter).
  * The source tensor lives for the whole run. Each figure is the best of ROUNDS rounds.
- * Built against the DLPack 1.x header of apache-tvm-ffi (deps.mk).
+ * Built against the DLPack 1.x header of apache-tvm-ffi (deps.mk). With $BENCH_JSON
+ * set, figure 1 goes there as dlpack_c_roundtrip_ns (bench_util.h).
  * Usage: bench-dlpack [N]   (default 1000000)
  */
 #include <dlpack/dlpack.h>
@@ -116,6 +117,8 @@ int main(int argc, char **argv) {
          best_ed, best_ed / best_c);
   printf("  foreign import (alias) + release     : %8.2f ns/op          (%.2f x)\n",
          best_fi, best_fi / best_c);
+  bench_figure("dlpack_c_roundtrip_ns", best_rt, "ns/round trip", "create_release", best_c,
+               best_rt / best_c, 0);
   tsmr_ctx_close(ctx);
   return 0;
 }

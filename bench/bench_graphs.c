@@ -5,12 +5,19 @@
  *     transpose, reshape views; sources mostly recent, some far back; every created
  *     tensor expanded, so unconsumed ones are sinks);
  *   - an MLP (4 layers, weights and biases PARAM), an attention block, and the SVD
- *     pipeline of the ggml seed (A -> svd -> U diag(S) Vt -> diff = sum(A - recon)).
+ *     pipeline of the ggml seed (A -> svd -> U diag(S) Vt -> diff = sum(A - recon));
+ *   - graphs shaped like real models: a transformer block (attention and a 4x MLP,
+ *     both with residuals), a convolutional block (1x1 convolutions as matmuls over
+ *     [pixels, channels], a bias, a square as activation, a residual), an MLP of 8
+ *     residual layers, and a chain of 2000 elementwise ops.
  * For each graph: the reuse plan's bytes against the liveness lower bound (the largest
  * sum over the execution order of the sizes of the blocks live together; in-place
  * chains count once) and against no reuse, the in-place count, and planning time per
  * graph tensor (best of ROUNDS plans). The small graphs are also computed in both plan
  * modes and their sinks/outputs compared byte for byte (GRAPH.OUT.1).
+ * With $BENCH_JSON set, the figures planner_peak_vs_bound_max / _mean (over the
+ * corpus) and planner_time_growth_5000_vs_100 (mean ns per tensor of the 5000-node
+ * DAGs over that of the 100-node ones) go there (bench_util.h).
  * Usage: bench-graphs [device]   (default cpu)
  */
 #include <stdint.h>
@@ -121,9 +128,9 @@ static void mlp(struct bg *b) {
   BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[s]));
 }
 
-static void attention(struct bg *b) {
-  const int64_t T = 128, D = 64;
-  int x = add_leaf(b, T, D, TSMR_GRAPH_INPUT);
+/* One attention head with its output projection and a residual, over input x [T, D]:
+ * RETURN the node of x + ((x Wq (x Wk)^T)^2 x Wv) Wo (a square for the softmax). */
+static int attention_residual(struct bg *b, int x, int64_t T, int64_t D) {
   int wq = add_leaf(b, D, D, TSMR_GRAPH_PARAM), wk = add_leaf(b, D, D, TSMR_GRAPH_PARAM);
   int wv = add_leaf(b, D, D, TSMR_GRAPH_PARAM), wo = add_leaf(b, D, D, TSMR_GRAPH_PARAM);
   int q = add_op(b, TSMR_OP_MATMUL, x, wq, T, D);
@@ -134,7 +141,11 @@ static void attention(struct bg *b) {
   int p = add_op(b, TSMR_OP_MUL, s, s, T, T);
   int o = add_op(b, TSMR_OP_MATMUL, p, v, T, D);
   int y = add_op(b, TSMR_OP_MATMUL, o, wo, T, D);
-  int res = add_op(b, TSMR_OP_ADD, y, x, T, D);
+  return add_op(b, TSMR_OP_ADD, y, x, T, D);
+}
+
+static void attention(struct bg *b) {
+  int res = attention_residual(b, add_leaf(b, 128, 64, TSMR_GRAPH_INPUT), 128, 64);
   BENCH_CHECK(tsmr_graph_flag(ctx, b->t[res], TSMR_GRAPH_OUTPUT));
   int out = add_op(b, TSMR_OP_SUM, res, -1, 0, 0);
   BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[out]));
@@ -162,6 +173,50 @@ static void svd_pipeline(struct bg *b) {
   int diff = add_op(b, TSMR_OP_SUM, d, -1, 0, 0);
   BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[recon]));
   BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[diff]));
+}
+
+/* x + (x W1)^2 W2 style residual pieces: RETURN the sum node of x and f(x). */
+static int residual_mlp(struct bg *b, int x, int64_t T, int64_t D, int64_t H) {
+  int w1 = add_leaf(b, D, H, TSMR_GRAPH_PARAM), w2 = add_leaf(b, H, D, TSMR_GRAPH_PARAM);
+  int h = add_op(b, TSMR_OP_MATMUL, x, w1, T, H);
+  int a = add_op(b, TSMR_OP_MUL, h, h, T, H);
+  int y = add_op(b, TSMR_OP_MATMUL, a, w2, T, D);
+  return add_op(b, TSMR_OP_ADD, y, x, T, D);
+}
+
+static void transformer_block(struct bg *b) {
+  const int64_t T = 128, D = 64;
+  int r1 = attention_residual(b, add_leaf(b, T, D, TSMR_GRAPH_INPUT), T, D);
+  int r2 = residual_mlp(b, r1, T, D, 4 * D);
+  BENCH_CHECK(tsmr_graph_flag(ctx, b->t[r2], TSMR_GRAPH_OUTPUT));
+  BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[add_op(b, TSMR_OP_SUM, r2, -1, 0, 0)]));
+}
+
+static void conv_block(struct bg *b) {
+  const int64_t P = 256, C = 32; /* 16x16 pixels, 32 channels */
+  int x = add_leaf(b, P, C, TSMR_GRAPH_INPUT), h = x;
+  for (int l = 0; l < 3; l++) {
+    int w = add_leaf(b, C, C, TSMR_GRAPH_PARAM), bias = add_leaf(b, P, C, TSMR_GRAPH_PARAM);
+    int cols = add_op(b, TSMR_OP_RESHAPE, h, -1, P, C); /* the im2col view of 1x1 */
+    int z = add_op(b, TSMR_OP_ADD, add_op(b, TSMR_OP_MATMUL, cols, w, P, C), bias, P, C);
+    h = add_op(b, TSMR_OP_MUL, z, z, P, C);
+  }
+  int out = add_op(b, TSMR_OP_ADD, h, x, P, C);
+  BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[add_op(b, TSMR_OP_SUM, out, -1, 0, 0)]));
+}
+
+static void mlp_residual(struct bg *b) {
+  int h = add_leaf(b, 64, 128, TSMR_GRAPH_INPUT);
+  for (int l = 0; l < 8; l++) h = residual_mlp(b, h, 64, 128, 256);
+  BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[add_op(b, TSMR_OP_SUM, h, -1, 0, 0)]));
+}
+
+static void long_chain(struct bg *b) {
+  int h = add_leaf(b, 32, 32, TSMR_GRAPH_INPUT), p = add_leaf(b, 32, 32, TSMR_GRAPH_PARAM);
+  for (int k = 0; k < 2000; k++)
+    h = k % 4 == 3 ? add_op(b, TSMR_OP_TRANSPOSE, h, -1, 32, 32)
+                   : add_op(b, TSMR_OP_ADD + k % 3, h, p, 32, 32);
+  BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[h]));
 }
 
 /* Computes b in both modes (leaves: a fixed pseudo-random pattern) and compares the
@@ -198,8 +253,9 @@ static int differential(struct bg *b, int n_check, const int *check) {
   return bad;
 }
 
-static double g_ratio_sum, g_planned_sum, g_bound_sum;
+static double g_ratio_sum, g_ratio_max, g_planned_sum, g_bound_sum;
 static int g_count;
+static double g_ns_per_tensor; /* of the last graph reported */
 
 static void report(const char *name, struct bg *b, int compute) {
   struct tsmr_graph_stats st;
@@ -230,6 +286,8 @@ static void report(const char *name, struct bg *b, int compute) {
          st.n_tensors ? (double)best_ns / (double)st.n_tensors : 0.0,
          bad < 0 ? "-" : (bad ? "DIFFER" : "same"));
   g_ratio_sum += ratio;
+  if (ratio > g_ratio_max) g_ratio_max = ratio;
+  g_ns_per_tensor = st.n_tensors ? (double)best_ns / (double)st.n_tensors : 0.0;
   g_planned_sum += (double)st.planned_bytes;
   g_bound_sum += (double)st.bound_bytes;
   g_count++;
@@ -256,6 +314,7 @@ int main(int argc, char **argv) {
          "no-reuse B", "bound B", "planned B", "p/bound", "p/none", "inpl", "ns/tensor",
          "OUT.1");
   static const int sizes[] = {100, 1000, 5000};
+  double ns_sum[3] = {0, 0, 0};
   for (int s = 0; s < 3; s++)
     for (int seed = 0; seed < 3; seed++) {
       char name[32];
@@ -264,22 +323,34 @@ int main(int argc, char **argv) {
       random_dag(b, sizes[s]);
       snprintf(name, sizeof name, "dag%d.%d", sizes[s], seed);
       report(name, b, sizes[s] <= 100);
+      ns_sum[s] += g_ns_per_tensor;
       bg_free(b);
     }
-  struct bg *b = bg_new();
-  mlp(b);
-  report("mlp4", b, 1);
-  bg_free(b);
-  b = bg_new();
-  attention(b);
-  report("attention", b, 1);
-  bg_free(b);
-  b = bg_new();
-  svd_pipeline(b);
-  report("svd-seed", b, 1);
-  bg_free(b);
-  printf("overall: mean p/bound %.4f, sum planned / sum bound %.4f over %d graphs\n",
-         g_ratio_sum / g_count, g_planned_sum / g_bound_sum, g_count);
+  static const struct {
+    const char *name;
+    void (*build)(struct bg *);
+    int compute;
+  } models[] = {{"mlp4", mlp, 1},           {"attention", attention, 1},
+                {"svd-seed", svd_pipeline, 1}, {"transformer", transformer_block, 1},
+                {"conv-block", conv_block, 1}, {"mlp-residual", mlp_residual, 1},
+                {"chain2000", long_chain, 0}};
+  for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+    struct bg *b = bg_new();
+    models[i].build(b);
+    report(models[i].name, b, models[i].compute);
+    bg_free(b);
+  }
+  printf("overall: mean p/bound %.4f, max %.4f, sum planned / sum bound %.4f over %d graphs\n",
+         g_ratio_sum / g_count, g_ratio_max, g_planned_sum / g_bound_sum, g_count);
+  printf("planning ns/tensor, mean of 3 DAGs: 100 nodes %.1f, 1000 nodes %.1f, 5000 nodes "
+         "%.1f (5000/100: %.2f x)\n", ns_sum[0] / 3, ns_sum[1] / 3, ns_sum[2] / 3,
+         ns_sum[2] / ns_sum[0]);
+  bench_figure("planner_peak_vs_bound_max", g_ratio_max, "x", "liveness_lower_bound", 1.0,
+               g_ratio_max, 1.05);
+  bench_figure("planner_peak_vs_bound_mean", g_ratio_sum / g_count, "x",
+               "liveness_lower_bound", 1.0, g_ratio_sum / g_count, 1.02);
+  bench_figure("planner_time_growth_5000_vs_100", ns_sum[2] / 3, "ns/tensor",
+               "ns_per_tensor_100_nodes", ns_sum[0] / 3, ns_sum[2] / ns_sum[0], 2.0);
   tsmr_ctx_close(ctx);
   return 0;
 }

@@ -8,7 +8,13 @@
  *      create + release inside an open scope (registration and statistics).
  *   4. the cost of the context lock (SCOPE.THREAD.3): one uncontended pthread mutex
  *      lock + unlock pair, for reference; every tsmr_ call takes one.
- * Each figure is the best of ROUNDS rounds, alternating with its baseline.
+ *   5. bench 1 on 2 threads at once, each in a sub-manager of its own of one context,
+ *      against 2 threads doing malloc + memset + free: ns/op of the slower thread.
+ * Benches 1 and 5 alternate with their baselines for PAIRS pairs of rounds of N / 5
+ * operations and report the medians and the median of the pairs' ratios
+ * (bench_util.h); the others report the best of their rounds. With
+ * $BENCH_JSON set, the figures create_release_vs_malloc(_2threads) and
+ * manager_close_ns_per_resource go there too (bench_util.h).
  * Usage: bench-managers [N]   (default 1000000)
  */
 #include <pthread.h>
@@ -21,16 +27,15 @@
 #include "bench_util.h"
 
 
-static void *volatile bench_sink;
-
 static double bench_malloc(long n, size_t bytes) {
+  void *volatile sink; /* per call: bench 5 runs this on two threads at once */
   double t0 = now_ns();
   for (long i = 0; i < n; i++) {
     void *p = malloc(bytes);
     if (!p) exit(1);
     memset(p, 0, bytes);
-    bench_sink = p;
-    free(bench_sink);
+    sink = p;
+    free(sink);
   }
   return (now_ns() - t0) / (double)n;
 }
@@ -46,6 +51,43 @@ static double bench_scoped(tsmr_ctx *ctx, tsmr_handle sub, long n,
     }
   }
   return (now_ns() - t0) / (double)n;
+}
+
+/* One thread of bench 5: after the barrier, n create+release (sub != TSMR_NONE) or
+ * malloc+memset+free; ns_per_op: OUT. */
+struct bench_thread {
+  tsmr_ctx *ctx;
+  tsmr_handle sub;
+  long n;
+  pthread_barrier_t *start;
+  double ns_per_op;
+};
+
+static void *bench_thread_run(void *arg) {
+  struct bench_thread *b = arg;
+  struct tsmr_tensor_desc d = {TSMR_F32, 1, {4}};
+  pthread_barrier_wait(b->start);
+  b->ns_per_op = b->sub != TSMR_NONE ? bench_scoped(b->ctx, b->sub, b->n, &d)
+                                     : bench_malloc(b->n, 4 * sizeof(float));
+  return NULL;
+}
+
+/* Bench 5's figure for one side: the slower of 2 threads, each in its own sub-manager
+ * of root (use_ctx) or calling malloc. */
+static double bench_two_threads(tsmr_ctx *ctx, tsmr_handle root, long n, int use_ctx) {
+  pthread_barrier_t start;
+  pthread_t th[2];
+  struct bench_thread b[2];
+  pthread_barrier_init(&start, NULL, 2);
+  for (int i = 0; i < 2; i++) {
+    b[i] = (struct bench_thread){ctx, TSMR_NONE, n, &start, 0};
+    if (use_ctx) BENCH_CHECK(tsmr_mgr_new_sub(ctx, root, &b[i].sub));
+    if (pthread_create(&th[i], NULL, bench_thread_run, &b[i])) exit(1);
+  }
+  for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+  pthread_barrier_destroy(&start);
+  for (int i = 0; i < 2 && use_ctx; i++) BENCH_CHECK(tsmr_mgr_close(ctx, b[i].sub));
+  return b[0].ns_per_op > b[1].ns_per_op ? b[0].ns_per_op : b[1].ns_per_op;
 }
 
 static double bench_close(tsmr_ctx *ctx, tsmr_handle root, long n,
@@ -81,47 +123,41 @@ static double bench_mutex(long n) {
   return dt;
 }
 
-int main(int argc, char **argv) {
-  long n = argc > 1 ? atol(argv[1]) : 1000000;
-  if (n <= 0) n = 1000000;
-  struct tsmr_tensor_desc d = {TSMR_F32, 1, {4}};
-  size_t bytes = 4 * sizeof(float);
-  tsmr_ctx *ctx;
-  tsmr_handle root, sub;
-  BENCH_CHECK(tsmr_ctx_open("cpu", &ctx));
-  BENCH_CHECK(tsmr_mgr_root(ctx, &root));
-  BENCH_CHECK(tsmr_mgr_new_sub(ctx, root, &sub));
-
-  double best_s = 1e30, best_m = 1e30, best_c = 1e30;
-  bench_scoped(ctx, sub, n / 10 + 1, &d); /* warm the free lists */
+/* Bench 1: RETURN nothing; prints and records create_release_vs_malloc. */
+static void run_create_release(tsmr_ctx *ctx, tsmr_handle sub, long n,
+                               const struct tsmr_tensor_desc *d, size_t bytes) {
+  struct bench_pairs p;
+  bench_scoped(ctx, sub, n / 10 + 1, d); /* warm the free lists */
   bench_malloc(n / 10 + 1, bytes);
-  for (int r = 0; r < ROUNDS; r++) {
-    double s = bench_scoped(ctx, sub, n, &d), m = bench_malloc(n, bytes);
-    if (s < best_s) best_s = s;
-    if (m < best_m) best_m = m;
+  for (int r = 0; r < PAIRS; r++) {
+    p.a[r] = bench_scoped(ctx, sub, n / 5 + 1, d);
+    p.b[r] = bench_malloc(n / 5 + 1, bytes);
   }
-  printf("bench 1: scoped create+release of %ld tensors of %zu bytes (4 f32)\n", n,
-         bytes);
-  printf("  tsmr_tensor_new + tsmr_res_release : %8.2f ns/op\n", best_s);
-  printf("  malloc + memset + free (baseline)  : %8.2f ns/op\n", best_m);
-  printf("  ratio                              : %8.2f x\n", best_s / best_m);
+  double s = bench_median(p.a), m = bench_median(p.b), ratio = bench_median_ratio(&p);
+  printf("bench 1: scoped create+release of %ld tensors of %zu bytes (4 f32), median of %d\n",
+         n / 5 + 1, bytes, PAIRS);
+  printf("  tsmr_tensor_new + tsmr_res_release : %8.2f ns/op\n", s);
+  printf("  malloc + memset + free (baseline)  : %8.2f ns/op\n", m);
+  printf("  ratio (median of the pairs)        : %8.2f x\n", ratio);
+  bench_figure("create_release_vs_malloc", s, "ns/op", "malloc_memset_free", m, ratio, 1.3);
+}
 
+/* Benches 2 to 4. */
+static void run_close_dispose(tsmr_ctx *ctx, tsmr_handle root, long n,
+                              const struct tsmr_tensor_desc *d) {
+  double best_c = 1e30, best_d = 1e30, best_in = 1e30, best_x = 1e30;
   for (int r = 0; r < 3; r++) {
-    double c = bench_close(ctx, root, n, &d);
+    double c = bench_close(ctx, root, n, d), dd = bench_scope_dispose(ctx, root, n, d);
     if (c < best_c) best_c = c;
+    if (dd < best_d) best_d = dd;
   }
   printf("bench 2: close of a manager holding %ld tensors\n", n);
   printf("  tsmr_mgr_close                     : %8.2f ns/resource\n", best_c);
-
-  double best_d = 1e30, best_in = 1e30, best_x = 1e30;
-  for (int r = 0; r < 3; r++) {
-    double c = bench_scope_dispose(ctx, root, n, &d);
-    if (c < best_d) best_d = c;
-  }
+  bench_figure("manager_close_ns_per_resource", best_c, "ns/resource", NULL, 0, 0, 0);
   tsmr_handle sc;
   BENCH_CHECK(tsmr_scope_open(ctx, &sc));
   for (int r = 0; r < ROUNDS; r++) {
-    double s = bench_scoped(ctx, root, n, &d), x = bench_mutex(n);
+    double s = bench_scoped(ctx, root, n, d), x = bench_mutex(n);
     if (s < best_in) best_in = s;
     if (x < best_x) best_x = x;
   }
@@ -132,6 +168,36 @@ int main(int argc, char **argv) {
   printf("bench 4: the context lock\n");
   printf("  pthread mutex lock+unlock pair     : %8.2f ns (2 pairs per create+release)\n",
          best_x);
+}
+
+/* Bench 5. */
+static void run_two_threads(tsmr_ctx *ctx, tsmr_handle root, long n) {
+  struct bench_pairs p;
+  for (int r = 0; r < PAIRS; r++) {
+    p.a[r] = bench_two_threads(ctx, root, n / 5 + 1, 1);
+    p.b[r] = bench_two_threads(ctx, root, n / 5 + 1, 0);
+  }
+  double s = bench_median(p.a), m = bench_median(p.b), ratio = bench_median_ratio(&p);
+  printf("bench 5: bench 1 on 2 threads, a sub-manager each, one context\n");
+  printf("  create+release, slower thread      : %8.2f ns/op\n", s);
+  printf("  malloc+memset+free, slower thread  : %8.2f ns/op\n", m);
+  printf("  ratio (median of the pairs)        : %8.2f x\n", ratio);
+  bench_figure("create_release_vs_malloc_2threads", s, "ns/op",
+               "malloc_memset_free_2threads", m, ratio, 1.3);
+}
+
+int main(int argc, char **argv) {
+  long n = argc > 1 ? atol(argv[1]) : 1000000;
+  if (n <= 0) n = 1000000;
+  struct tsmr_tensor_desc d = {TSMR_F32, 1, {4}};
+  tsmr_ctx *ctx;
+  tsmr_handle root, sub;
+  BENCH_CHECK(tsmr_ctx_open("cpu", &ctx));
+  BENCH_CHECK(tsmr_mgr_root(ctx, &root));
+  BENCH_CHECK(tsmr_mgr_new_sub(ctx, root, &sub));
+  run_create_release(ctx, sub, n, &d, 4 * sizeof(float));
+  run_close_dispose(ctx, root, n, &d);
+  run_two_threads(ctx, root, n);
   uint64_t live;
   BENCH_CHECK(tsmr_live_bytes(ctx, &live));
   tsmr_ctx_close(ctx);

@@ -1,6 +1,10 @@
 /*
  * bench/bench_util.h: what every benchmark of bench/ shares: a fatal check on
- * libtsmref calls, the round count, and a monotonic clock in nanoseconds.
+ * libtsmref calls, the round count, a monotonic clock in nanoseconds, paired rounds
+ * (a figure and its baseline measured in turn, summarised by medians: the machine's
+ * speed drifts between rounds, and a pair's ratio cancels most of it), and
+ * bench_figure, which appends one named figure to the file $BENCH_JSON names (a JSON
+ * object per line; bench/results.py gathers them into results.json).
  */
 #ifndef TSM_BENCH_UTIL_H
 #define TSM_BENCH_UTIL_H
@@ -11,7 +15,8 @@
 
 #include "tsmref.h"
 
-#define ROUNDS 5
+#define ROUNDS 7 /* best-of rounds */
+#define PAIRS 21 /* paired rounds: short and many, so that a pair sees one machine speed */
 #define BENCH_CHECK(call)                                                          \
   do {                                                                             \
     int rc_ = (call);                                                              \
@@ -26,6 +31,53 @@ static inline double now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* PAIRS rounds of a figure (a) and its baseline (b), measured in turn. */
+struct bench_pairs {
+  double a[PAIRS], b[PAIRS];
+};
+
+/* The median of PAIRS values. */
+static inline double bench_median(const double *v) {
+  double s[PAIRS];
+  for (int i = 0; i < PAIRS; i++) { /* insertion sort: PAIRS is small */
+    int j = i;
+    for (; j > 0 && s[j - 1] > v[i]; j--) s[j] = s[j - 1];
+    s[j] = v[i];
+  }
+  return s[PAIRS / 2];
+}
+
+/* The median of the rounds' ratios a / b. */
+static inline double bench_median_ratio(const struct bench_pairs *p) {
+  double r[PAIRS];
+  for (int i = 0; i < PAIRS; i++) r[i] = p->a[i] / p->b[i];
+  return bench_median(r);
+}
+
+/* One figure of results.json (bench/README.md). baseline_name NULL: no baseline
+ * (ratio null, and ratio is ignored). goal <= 0: no goal (goal and met null); else
+ * met = ratio <= goal, or value <= goal without a baseline. */
+static inline void bench_figure(const char *name, double value, const char *unit,
+                                const char *baseline_name, double baseline_value,
+                                double ratio, double goal) {
+  const char *path = getenv("BENCH_JSON");
+  FILE *f = path ? fopen(path, "a") : NULL;
+  if (!f) return;
+  double measured = baseline_name ? ratio : value;
+  fprintf(f, "{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", ", name, value, unit);
+  if (baseline_name)
+    fprintf(f, "\"baseline_name\": \"%s\", \"baseline_value\": %.6g, \"ratio\": %.4f, ",
+            baseline_name, baseline_value, measured);
+  else
+    fprintf(f, "\"baseline_name\": null, \"baseline_value\": null, \"ratio\": null, ");
+  if (goal > 0)
+    fprintf(f, "\"goal\": \"<= %g\", \"met\": %s}\n", goal,
+            measured <= goal ? "true" : "false");
+  else
+    fprintf(f, "\"goal\": null, \"met\": null}\n");
+  fclose(f);
 }
 
 #endif

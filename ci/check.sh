@@ -105,8 +105,15 @@ fail_alloc() {
 }
 
 # The combination lane: generated cases (fixed seeds) completed against the model and
-# judged through the reference; harness/tests/check_gen.sh.
-combinations() { bash harness/tests/check_gen.sh "$primary"; }
+# judged through the reference; harness/tests/check_gen.sh. Then every maker and pair of
+# statements on one resource, enumerated from the statement table and judged with the
+# model deciding (tsm-cts combos); harness/tests/check_combos.sh.
+combinations() {
+  local rc=0
+  bash harness/tests/check_gen.sh "$primary" || rc=1
+  bash harness/tests/check_combos.sh "$primary" || rc=1
+  return $rc
+}
 
 # The Python capsule protocol between every producer and consumer of {reference,
 # numpy, apache-tvm-ffi, jax} (harness/python), then the bridge's own self-tests with

@@ -117,6 +117,24 @@ static void on_report(int line, int status, int model_rc) {
   }
 }
 
+/* text with its description and origin lines saying the scenario target found it. */
+static char *retitle(char *text) {
+  struct cts_buf b = {0};
+  for (const char *line = text; *line;) {
+    size_t len = strcspn(line, "\n");
+    if (!strncmp(line, "description: ", 13))
+      cts_buf_printf(&b, "description: found by the scenario fuzz target, completed against the "
+                     "model (each refusal it decided is an `expect error`)\n");
+    else if (!strncmp(line, "origin: ", 8))
+      cts_buf_printf(&b, "origin: fuzz target scenario (fuzz/fuzz_scenario.c)\n");
+    else
+      cts_buf_printf(&b, "%.*s\n", (int)len, line);
+    line += len + (line[len] == '\n');
+  }
+  free(text);
+  return cts_buf_take(&b);
+}
+
 /* The finding as a case any adapter replays with `tsm-cts run` (and `tsm-cts reduce`
  * shrinks): each refusal the model decided written as `expect error`, skipped lines and
  * refused nodes (which the language cannot write under `expect error`) left out, and the
@@ -136,7 +154,7 @@ static char *finding_case(struct cts_gen_case *gc) {
   if (in_thread) add_text(&out, "}", CTS_THREAD);
   char *text = cts_gen_render(&out, 0, 0, NULL);
   cts_gen_case_free(&out);
-  return text;
+  return retitle(text);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -150,6 +168,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   struct cts_case *c = cts_case_parse("scenario.tsm", text, NULL, &err);
   FUZZ_CHECK(c, "harness/src/gen.c", "the scenario does not parse: %d:%d: %s\n%s", err.line,
              err.col, err.msg, text);
+  if ((c->ops_used & ~a->ops) || (c->uses_dump && !a->mgr_dump)) { /* NotSupported */
+    cts_case_free(c);
+    cts_gen_case_free(&gc);
+    free(text);
+    return 0;
+  }
   struct cts_buf msg = {0};
   decided.code = cts_xcalloc(gc.n + 1, sizeof *decided.code);
   decided.n = gc.n;

@@ -20,13 +20,14 @@ TSMREF_ADAPTER := $(B)/lib/tsmref_adapter.so
 TSMREF_PC := $(B)/lib/pkgconfig/tsmref.pc
 TSMREF_CFLAGS := -Iimpl/include -Iimpl/src $(if $(NVCC),-DTSMREF_HAVE_CUDA=1)
 # -pthread: each context has a mutex (SCOPE.THREAD.3). The harness links only -ldl -lm
-# and dlopen()s the adapter, so the adapter .so carries -pthread (and the BLAS) itself.
+# and dlopen()s the adapter, so the adapter .so carries -pthread itself.
 # Graph linear algebra (GRAPH.OP.1): OpenBLAS's cblas_sgemm and LAPACKE's sgesvd from
-# Debian (libopenblas-dev, liblapacke-dev; installed by `make deps`, deps.mk).
-# Debian's cblas.h is an alternative under /usr/include/<triplet>; libopenblas.so
-# carries the CBLAS symbols and liblapacke.so the LAPACKE ones.
-TSMREF_LA_LIBS := -llapacke -lopenblas
-TSMREF_LDLIBS := -ldl -pthread $(TSMREF_LA_LIBS)
+# Debian (libopenblas-dev, liblapacke-dev; installed by `make deps`, deps.mk). Not
+# linked: the CPU backend dlopen()s libopenblas.so.0 and liblapacke.so.3 on the first
+# graph matmul or SVD (impl/cpu/cpu_backend.c says why); the build needs their headers
+# (Debian's cblas.h is an alternative under /usr/include/<triplet>) and checks that
+# the libraries are installed.
+TSMREF_LDLIBS := -ldl -pthread
 TSMREF_MULTIARCH := $(or $(shell gcc -print-multiarch 2>/dev/null),x86_64-linux-gnu)
 TSMREF_CBLAS_H := /usr/include/$(TSMREF_MULTIARCH)/cblas.h
 TSMREF_LAPACKE_H := /usr/include/lapacke.h
@@ -115,7 +116,7 @@ tsmref_pc = printf '%s\n' 'prefix=$(1)' 'libdir=$${prefix}/lib' \
   'includedir=$${prefix}/include' '' 'Name: tsmref' \
   'Description: tsm-cts reference implementation of scoped tensor memory' \
   'Version: $(TSMREF_VERSION)' 'Libs: -L$${libdir} -ltsmref' \
-  'Libs.private: -ldl -pthread $(TSMREF_LA_LIBS)' \
+  'Libs.private: -ldl -pthread' \
   'Cflags: -I$${includedir} -pthread' > $(2)
 
 $(TSMREF_PC): impl/impl.mk impl/include/tsmref.h

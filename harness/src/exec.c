@@ -127,11 +127,11 @@ int cts__bind_handle(struct cts_run *r, const struct cts_stmt *st, int id, tsm_h
                        "use (ABI.HANDLE.1)", (unsigned long long)h);
   struct cts_objmap *map = cts__family_objects(r, binds);
   if (binds == CTS_SYM_MANAGER)
-    cts__remember(&r->mgr, &r->mgr_cap, (size_t)id, h, st->dst, st->line);
+    cts__remember(r, &r->mgr, &r->mgr_cap, (size_t)id, h, st->dst, st->line);
   else if (map)
-    cts__remember(&map->v, &map->cap, (size_t)id, h, st->dst, st->line);
+    cts__remember(r, &map->v, &map->cap, (size_t)id, h, st->dst, st->line);
   else
-    cts__remember(&r->res, &r->res_cap, (size_t)id, h, st->dst, st->line);
+    cts__remember(r, &r->res, &r->res_cap, (size_t)id, h, st->dst, st->line);
   r->sym_obj[st->dst] = id;
   return 0;
 }
@@ -154,6 +154,9 @@ int cts__check_made_values(struct cts_run *r, const struct cts_stmt *st, int id)
 }
 
 int cts__judge_codes(struct cts_run *r, int model_rc, int adapter_rc, int *expected_err) {
+  if (adapter_rc == TSM_ENOTSUP && model_rc != TSM_ENOTSUP) /* an optional slot it lacks */
+    return cts__report(r, CTS_NOTSUPPORTED, "the adapter does not offer this statement (it "
+                       "returned ENOTSUP)");
   if (!*expected_err && model_rc && cts_exec_model_decides) {
     *expected_err = model_rc;
     if (cts_exec_on_report) cts_exec_on_report(r->cur ? r->cur->line : 0, CTS_PASS, model_rc);
@@ -324,6 +327,7 @@ static void close_run(struct cts_run *r) {
   free(r->sym_obj);
   free(r->mgr);
   free(r->res);
+  free(r->handles.v);
 }
 
 /* One run of the case on a fresh session; arm > 0 fails that allocation. *fired: the
@@ -343,7 +347,7 @@ static int run_once(const struct cts_case *c, const struct tsm_adapter *a, int d
   if (rc || root == TSM_NONE) {
     cts__report(&r, CTS_FAIL, "mgr_root failed with %s (MGR.ROOT.1)", cts_err_name(rc));
   } else {
-    cts__remember(&r.mgr, &r.mgr_cap, 0, root, CTS_SYM_ROOT, 0);
+    cts__remember(&r, &r.mgr, &r.mgr_cap, 0, root, CTS_SYM_ROOT, 0);
     r.sym_obj[CTS_SYM_ROOT] = 0;
     run_body(&r, arm, fired);
   }

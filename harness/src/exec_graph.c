@@ -45,7 +45,7 @@ static int bind(struct cts_run *r, struct cts_objinfo **v, size_t *cap, int sym,
   if (h == TSM_NONE || h == CTS_BOGUS_HANDLE)
     return cts__report(r, CTS_FAIL, "adapter returned handle 0x%llx (ABI.HANDLE.1)",
                        (unsigned long long)h);
-  cts__remember(v, cap, (size_t)id, h, sym, line);
+  cts__remember(r, v, cap, (size_t)id, h, sym, line);
   r->sym_obj[sym] = id;
   return 0;
 }

@@ -31,6 +31,21 @@ struct cts_objmap {
 
 struct cts_workers;
 
+/* One handle the judge remembered, and what holds it now: a resource (whose handle may
+ * be reused once it is released) or another object. */
+struct cts_handle_slot {
+  tsm_handle h;
+  int id, is_res;
+};
+
+/* The handles of the managers, the resources and the families' objects by value (open
+ * addressing, linear probing), so that a new handle is checked in constant time however
+ * many objects a case made. Owned by the run. */
+struct cts_handle_index {
+  struct cts_handle_slot *v;
+  size_t n, cap;
+};
+
 struct cts_run {
   const struct cts_case *c;
   const struct tsm_adapter *a;
@@ -48,6 +63,7 @@ struct cts_run {
   int fault;                 /* allocation-failure mode: ENOMEM ends the run cleanly */
   int injected;              /* the armed failure surfaced as ENOMEM */
   int skipped;               /* the model decides: the statement cannot run, go on */
+  struct cts_handle_index handles;
 };
 
 /* A family (families.h): the hooks the core calls; any may be NULL. */
@@ -142,8 +158,10 @@ int cts__injected(struct cts_run *r);
 int cts__report(struct cts_run *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-void cts__remember(struct cts_objinfo **v, size_t *cap, size_t id, tsm_handle h, int sym,
-                   int line);
+/* Remembers object id's handle h in *v, and in the run's handle index when *v is the
+ * managers', the resources' or a family's objects map (what cts__handle_in_use asks). */
+void cts__remember(struct cts_run *r, struct cts_objinfo **v, size_t *cap, size_t id,
+                   tsm_handle h, int sym, int line);
 tsm_handle cts__mgr_handle(struct cts_run *r, int g);
 tsm_handle cts__res_handle(struct cts_run *r, int id);
 /* The map of the family that keeps symbol kind `kind`, or NULL (managers, resources). */

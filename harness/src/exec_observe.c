@@ -83,12 +83,44 @@ char *cts__describe_handle(struct cts_run *r, tsm_handle h, char *buf, size_t n)
 
 /* ---- handle maps ------------------------------------------------------------- */
 
-void cts__remember(struct cts_objinfo **v, size_t *cap, size_t id, tsm_handle h, int sym,
-                   int line) {
+static size_t slot_of(const struct cts_handle_index *x, tsm_handle h) {
+  uint64_t k = (uint64_t)h * 0x9e3779b97f4a7c15ull;
+  size_t i = (size_t)(k >> 17) & (x->cap - 1);
+  while (x->v[i].h && x->v[i].h != h) i = (i + 1) & (x->cap - 1);
+  return i;
+}
+
+static void index_put(struct cts_handle_index *x, tsm_handle h, int id, int is_res) {
+  if (2 * (x->n + 1) > x->cap) { /* keep it at most half full */
+    struct cts_handle_index bigger = {cts_xcalloc(x->cap ? 2 * x->cap : 64, sizeof *x->v), 0,
+                                      x->cap ? 2 * x->cap : 64};
+    for (size_t i = 0; i < x->cap; i++)
+      if (x->v[i].h) bigger.v[slot_of(&bigger, x->v[i].h)] = x->v[i];
+    bigger.n = x->n;
+    free(x->v);
+    *x = bigger;
+  }
+  struct cts_handle_slot *slot = &x->v[slot_of(x, h)];
+  x->n += slot->h == 0;
+  *slot = (struct cts_handle_slot){h, id, is_res};
+}
+
+static int indexed(struct cts_run *r, struct cts_objinfo **v) {
+  if (v == &r->mgr || v == &r->res) return 1;
+  for (int f = 0; f < CTS_N_FAMILIES; f++) {
+    struct cts_objmap *map = cts_families[f]->objects ? cts_families[f]->objects(r) : NULL;
+    if (map && v == &map->v) return 1;
+  }
+  return 0;
+}
+
+void cts__remember(struct cts_run *r, struct cts_objinfo **v, size_t *cap, size_t id,
+                   tsm_handle h, int sym, int line) {
   cts_grow((void **)v, cap, id + 1, sizeof **v);
   (*v)[id].h = h;
   (*v)[id].sym = sym;
   (*v)[id].line = line;
+  if (h != TSM_NONE && indexed(r, v)) index_put(&r->handles, h, (int)id, v == &r->res);
 }
 
 tsm_handle cts__mgr_handle(struct cts_run *r, int g) {
@@ -106,23 +138,12 @@ struct cts_objmap *cts__family_objects(struct cts_run *r, int kind) {
   return NULL;
 }
 
-static int family_holds(struct cts_run *r, tsm_handle h) {
-  for (int f = 0; f < CTS_N_FAMILIES; f++) {
-    struct cts_objmap *map = cts_families[f]->objects ? cts_families[f]->objects(r) : NULL;
-    for (size_t i = 0; map && i < map->cap; i++)
-      if (map->v[i].h == h) return 1;
-  }
-  return 0;
-}
-
-/* The model may already count an object the maps do not hold yet: bound by cap. */
+/* A manager or a family's object holds h for good; a resource while it is live. */
 int cts__handle_in_use(struct cts_run *r, tsm_handle h) {
-  for (size_t i = 0; i < r->m.n_mgrs && i < r->mgr_cap; i++)
-    if (r->mgr[i].h == h) return 1;
-  if (family_holds(r, h)) return 1;
-  for (size_t i = 0; i < r->m.n_res && i < r->res_cap; i++)
-    if (r->res[i].h == h && r->m.res[i].valid) return 1;
-  return 0;
+  if (!r->handles.cap) return 0;
+  const struct cts_handle_slot *slot = &r->handles.v[slot_of(&r->handles, h)];
+  if (slot->h != h) return 0;
+  return !slot->is_res || ((size_t)slot->id < r->m.n_res && r->m.res[slot->id].valid);
 }
 
 /* ---- objects ----------------------------------------------------------------- */
@@ -240,19 +261,21 @@ int cts__check_bytes(struct cts_run *r) {
 }
 
 /* After every statement: open or just-changed managers, live or just-released
- * resources, what each family observes, and the device's live bytes. */
+ * resources (the model's watch lists: what a long case released long ago costs
+ * nothing), what each family observes, and the device's live bytes. */
 int cts__check_state(struct cts_run *r) {
+  const struct cts_watch *wr = &r->m.watch_res, *wm = &r->m.watch_mgrs;
   size_t live = 0;
-  for (size_t i = 0; i < r->m.n_res; i++) live += r->m.res[i].valid;
+  for (size_t k = 0; k < wr->n; k++) live += r->m.res[wr->v[k]].valid;
   int full = live <= FULL_CHECK_LIMIT;
-  for (size_t g = 0; g < r->m.n_mgrs; g++) {
-    const struct cts_mmgr *mg = &r->m.mgrs[g];
+  for (size_t k = 0; k < wm->n; k++) {
+    const struct cts_mmgr *mg = &r->m.mgrs[wm->v[k]];
     if ((mg->state != CTS_M_CLOSED && (full || mg->held.n <= FULL_CHECK_LIMIT)) || mg->dirty)
-      if (cts__check_mgr(r, (int)g)) return -1;
+      if (cts__check_mgr(r, wm->v[k])) return -1;
   }
-  for (size_t i = 0; i < r->m.n_res; i++)
-    if ((full && r->m.res[i].valid) || r->m.res[i].dirty)
-      if (cts__check_res(r, (int)i)) return -1;
+  for (size_t k = 0; k < wr->n; k++)
+    if ((full && r->m.res[wr->v[k]].valid) || r->m.res[wr->v[k]].dirty)
+      if (cts__check_res(r, wr->v[k])) return -1;
   for (int f = 0; f < CTS_N_FAMILIES; f++)
     if (cts_families[f]->observe && cts_families[f]->observe(r)) return -1;
   cts_model_clear_dirty(&r->m);

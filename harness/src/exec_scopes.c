@@ -156,7 +156,7 @@ static int wrapped_body(void *arg, tsm_handle *result) {
                 "no fresh scope is current (SCOPE.WRAP.1)", cts_err_name(rc), (unsigned long long)h);
     return TSM_EINVAL;
   }
-  cts__remember(&scopes_of(r)->scope.v, &scopes_of(r)->scope.cap, (size_t)w->scope, h, -1, w->st->line);
+  cts__remember(r, &scopes_of(r)->scope.v, &scopes_of(r)->scope.cap, (size_t)w->scope, h, -1, w->st->line);
   if (cts__check_state(r) || cts__exec_block(r, &w->st->body)) return TSM_EINVAL;
   *result = cts__res_handle(r, w->result);
   return 0;
@@ -203,9 +203,10 @@ static void *scopes_new(struct cts_run *r) {
  * and statistics. */
 static int observe_scopes(struct cts_run *r) {
   if (!scopes_of(r)->scopes) return 0;
-  for (size_t sc = 0; sc < r->m.n_scopes; sc++)
-    if (!r->m.scopes[sc].disposed || r->m.scopes[sc].dirty)
-      if (cts__check_scope(r, (int)sc)) return -1;
+  const struct cts_watch *w = &r->m.watch_scopes;
+  for (size_t k = 0; k < w->n; k++)
+    if (!r->m.scopes[w->v[k]].disposed || r->m.scopes[w->v[k]].dirty)
+      if (cts__check_scope(r, w->v[k])) return -1;
   return cts__check_thread(r);
 }
 
@@ -236,7 +237,7 @@ static int learn_components(struct cts_run *r, int c, int line) {
     if (h == TSM_NONE || h == CTS_BOGUS_HANDLE || cts__handle_in_use(r, h))
       return cts__report(r, CTS_FAIL, "%s: component %zu has handle 0x%llx, which is 0 or already "
                          "in use (ABI.HANDLE.1)", name, i, (unsigned long long)h);
-    cts__remember(&r->res, &r->res_cap, (size_t)id, h, -1, line);
+    cts__remember(r, &r->res, &r->res_cap, (size_t)id, h, -1, line);
   }
   return 0;
 }

@@ -5,7 +5,11 @@
  * added; its keyword and verbs come from the row, its operands from the symbols bound so
  * far (right kinds, bound before use), biased toward odd resources: views, components,
  * imported tensors, and whatever a release, close, dispose, move or borrow touched.
- * Clauses come from the per-row list below; the frontmatter from the rows used.
+ * Clauses come from the per-row list below; the frontmatter from the rows used. The
+ * combination generator (combo_enum.c) writes single lines through the same writers
+ * under a hold (gen_hold): gen_pick returns its target and focus first, and the line's
+ * first word choice is the alternative it names; each kept symbol records what it was
+ * made from (gen_keep).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +28,7 @@ const struct gen_row gen_rows[] = {CTS_STATEMENTS(GEN__ROW)};
 const size_t gen_n_rows = sizeof gen_rows / sizeof gen_rows[0];
 
 /* The op table: name, tensor operands, where it may stand. */
-#define GEN__OP(name, op, arity, in_mgr, in_graph) {name, arity, in_mgr, in_graph},
+#define GEN__OP(name, op, arity, in_mgr, in_graph) {name, op, arity, in_mgr, in_graph},
 const struct gen_op gen_ops[] = {CTS_OPS(GEN__OP)};
 #undef GEN__OP
 const size_t gen_n_ops = sizeof gen_ops / sizeof gen_ops[0];
@@ -76,11 +80,23 @@ uint64_t gen_rand(struct gen *g, uint64_t n) {
   return n ? g->rng % n : 0;
 }
 
+/* The line's first word choice under a combination's hold: alternative `variant`, or
+ * no_variant when there are fewer. RETURN the index, or -1 when the choice is free. */
+int gen_held_choice(struct gen *g, size_t count) {
+  if (!g->hold.variant || g->hold.words++) return -1;
+  if ((size_t)g->hold.variant > count) {
+    g->hold.no_variant = 1;
+    return 0;
+  }
+  return g->hold.variant - 1;
+}
+
 /* One of the '|'-separated alternatives of a row's verb, into buf. */
 const char *gen_pick_word(struct gen *g, const char *alternatives, char *buf, size_t n) {
   size_t count = 1;
   for (const char *p = alternatives; *p; p++) count += *p == '|';
-  size_t want = (size_t)gen_rand(g, count);
+  int held = gen_held_choice(g, count);
+  size_t want = held >= 0 ? (size_t)held : (size_t)gen_rand(g, count);
   const char *start = alternatives;
   for (size_t k = 0; k < want; k++) start = strchr(start, '|') + 1;
   size_t len = strcspn(start, "|");
@@ -88,8 +104,21 @@ const char *gen_pick_word(struct gen *g, const char *alternatives, char *buf, si
   return buf;
 }
 
-/* A bound symbol of one of the kinds in mask, odd ones first half of the time; or NULL. */
+/* The held symbol `which` (1 + index, 0: none) when the line has not taken it yet and
+ * its kind is in mask; then it is taken. */
+static struct gen_sym *held_sym(struct gen *g, int which, int *used, int mask) {
+  if (!which || *used || !(g->syms[which - 1].kind & mask)) return NULL;
+  *used = 1;
+  g->hold.picked |= which <= 64 ? 1ull << (which - 1) : 0;
+  return &g->syms[which - 1];
+}
+
+/* A bound symbol of one of the kinds in mask, odd ones first half of the time; or NULL.
+ * Under a combination's hold, its target and then its focus come first. */
 struct gen_sym *gen_pick(struct gen *g, int mask) {
+  struct gen_sym *held = held_sym(g, g->hold.target, &g->hold.used_target, mask);
+  if (!held) held = held_sym(g, g->hold.focus, &g->hold.used_focus, mask);
+  if (held) return held;
   size_t n = 0, n_odd = 0;
   for (size_t i = 0; i < g->n_syms; i++)
     if (g->syms[i].kind & mask) {
@@ -102,7 +131,9 @@ struct gen_sym *gen_pick(struct gen *g, int mask) {
   for (size_t i = 0; i < g->n_syms; i++) {
     struct gen_sym *s = &g->syms[i];
     if (!(s->kind & mask) || (odd_only && !s->odd)) continue;
-    if (k-- == 0) return s;
+    if (k-- > 0) continue;
+    g->hold.picked |= i < 64 ? 1ull << i : 0;
+    return s;
   }
   return NULL;
 }
@@ -117,6 +148,7 @@ const char *gen_fresh(struct gen *g, int kind, int elems, int odd) {
   s->kind = kind;
   s->elems = elems;
   s->odd = odd;
+  s->deps = 0;
   return s->name;
 }
 
@@ -124,28 +156,40 @@ const char *gen_fresh(struct gen *g, int kind, int elems, int odd) {
 
 /* Generated cases are .tsm: the capsule-level rows (.pytsm, run by the Python bridge)
  * are not theirs, even where a writer exists for the same argument shape. */
-static int row_usable(const struct gen_row *row) {
+int gen_row_usable(const struct gen_row *row) {
   return row->cls == CTS_CLASS_ACTION && row->family != CTS_FAMILY_DLPACK_PY &&
          gen_writer_of(row->parse) != NULL;
+}
+
+int gen_write_row(struct gen *g, const struct gen_row *row) {
+  g->line.len = 0;
+  g->n_pending = 0;
+  g->hold.used_focus = g->hold.used_target = g->hold.words = g->hold.no_variant = 0;
+  g->hold.picked = 0;
+  return gen_writer_of(row->parse)(g, row);
 }
 
 /* One statement from a random usable row into g->line. RETURN its kind, or -1. */
 static int one_statement(struct gen *g) {
   for (int tries = 0; tries < 16; tries++) {
     const struct gen_row *row = &gen_rows[gen_rand(g, gen_n_rows)];
-    if (!row_usable(row) || (g->families && !(g->families & row->cap))) continue;
+    if (!gen_row_usable(row) || (g->families && !(g->families & row->cap))) continue;
     if (!row->binds && gen_rand(g, 3)) continue; /* makers first: more to act on */
-    g->line.len = 0;
-    g->n_pending = 0;
-    if (gen_writer_of(row->parse)(g, row) == 0) return row->kind;
+    if (gen_write_row(g, row) == 0) return row->kind;
   }
   return -1;
 }
 
-static void keep_pending(struct gen *g) {
-  for (size_t i = 0; i < g->n_pending && g->n_syms < GEN_MAX_SYMS; i++)
+void gen_keep(struct gen *g) {
+  uint64_t from = 0;
+  for (size_t i = 0; i < g->n_syms && i < 64; i++)
+    if (g->hold.picked >> i & 1) from |= 1ull << i | g->syms[i].deps;
+  for (size_t i = 0; i < g->n_pending && g->n_syms < GEN_MAX_SYMS; i++) {
+    g->pending[i].deps = from;
     g->syms[g->n_syms++] = g->pending[i];
+  }
   g->n_pending = 0;
+  g->hold.picked = 0;
 }
 
 void cts_gen_case_add(struct cts_gen_case *gc, char *text, char *alt, int kind) {
@@ -166,12 +210,12 @@ void cts_gen_case_free(struct cts_gen_case *gc) {
  * candidate expectation per symbol. */
 void gen_case(struct gen *g, struct cts_gen_case *gc) {
   g->n_syms = 0;
-  g->syms[g->n_syms++] = (struct gen_sym){"root", CTS_SYM_MANAGER, 0, 0};
+  g->syms[g->n_syms++] = (struct gen_sym){"root", CTS_SYM_MANAGER, 0, 0, 0};
   int n = g->min + (int)gen_rand(g, (uint64_t)(g->max - g->min + 1));
   for (int i = 0; i < n && !(g->bytes && g->at >= g->n_bytes); i++) {
     int kind = one_statement(g);
     if (kind < 0) continue;
-    keep_pending(g);
+    gen_keep(g);
     cts_gen_case_add(gc, cts_xstrndup(g->line.buf, g->line.len), NULL, kind);
   }
   gen_expectations(g, gc);

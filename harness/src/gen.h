@@ -35,6 +35,14 @@ void cts_gen_case_free(struct cts_gen_case *gc);
 #define CTS_GEN_FRONT_LINES 7
 char *cts_gen_render(const struct cts_gen_case *gc, unsigned long long seed, size_t index,
                      const struct cts_spec *spec);
+/* The same with another origin (the command that generated it) than a seed of `gen`. */
+char *cts_gen_render_as(const struct cts_gen_case *gc, const char *origin, size_t index,
+                        const struct cts_spec *spec);
+/* The clauses of the rows of gc's lines from index `from` on (each row's clause that the
+ * spec has, when spec is set; ERR.CODE.1 for an `expect error`), once each, into ids
+ * (borrowed strings). RETURN how many, at most max. */
+size_t cts_gen_clauses(const struct cts_gen_case *gc, size_t from, const struct cts_spec *spec,
+                       const char **ids, size_t max);
 
 /* One case's statements (1 to 40, from rows of the families in the capability mask
  * `families`, 0: all) drawn from a fuzzer's input instead of a seed: each choice reads
@@ -47,12 +55,16 @@ size_t cts_gen_from_bytes(const uint8_t *data, size_t size, unsigned families,
 /* What completion ended with. */
 enum cts_gen_outcome { CTS_GEN_AGREES, CTS_GEN_DIVERGES, CTS_GEN_UNFINISHED };
 
-/* Completes gc against the model, running it through adapter a (device 0): an action the
+/* Completes gc against the model, running it through adapter a on device: an action the
  * model refuses becomes `expect error CODE: ...`, an expectation the model contradicts
  * takes its alt or goes, a statement the case cannot run goes; where the adapter first
  * diverges from the model the body ends. RETURN enum cts_gen_outcome. */
 int cts_complete(struct cts_gen_case *gc, unsigned long long seed, size_t index,
-                 const struct tsm_adapter *a, const struct cts_spec *spec);
+                 const struct tsm_adapter *a, const struct cts_spec *spec, int device);
+
+/* The adapter generated cases are completed through when none is named:
+ * $TSM_CTS_GEN_ADAPTER, else build/lib/tsmref_adapter.so (the build's reference). */
+const char *cts_gen_default_adapter(void);
 
 /* `tsm-cts gen` with its own arguments (argv[0] is "gen"). RETURN the exit status. */
 int cts_gen_main(int argc, char **argv);

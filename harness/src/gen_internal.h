@@ -1,7 +1,8 @@
 /*
  * harness/src/gen_internal.h: the generator's state shared by gen.c (rows, symbols, the
- * statement stream), gen_write.c (one writer per PARSE function of the statement table)
- * and gen_main.c (the command).
+ * statement stream), gen_write.c (one writer per PARSE function of the statement table),
+ * gen_main.c (the command) and the combination generator (combo.h), which holds a line's
+ * operands and first word (struct gen_hold).
  */
 #ifndef CTS_GEN_INTERNAL_H
 #define CTS_GEN_INTERNAL_H
@@ -24,15 +25,30 @@ struct gen_row {
 /* An op table row. */
 struct gen_op {
   const char *name;
+  int op; /* enum tsm_op */
   int arity, in_managers, in_graphs;
 };
 
 /* A symbol the case has bound: its kind (enum cts_sym_kind), its element count when
- * the generator knows it (else -1), and whether it is an odd resource (a view, a
- * component, an imported tensor, or one a destructive statement touched). */
+ * the generator knows it (else -1), whether it is an odd resource (a view, a
+ * component, an imported tensor, or one a destructive statement touched), and the
+ * symbols it was made from, directly or through theirs (bit i: syms[i], i < 64). */
 struct gen_sym {
   char name[16];
   int kind, elems, odd;
+  uint64_t deps;
+};
+
+/* The combination generator's hold on a line (combo.c); all 0 elsewhere. focus and
+ * target (1 + an index into syms, 0: none) are the symbols gen_pick returns first, once
+ * each, when their kind is asked for; used_* say whether it did. variant (1 + an index,
+ * 0: random) picks the line's first word choice (a verb, an op, a DLPack form, a flag, a
+ * component); past the last one, no_variant is set. picked: the symbols the line took
+ * (bit i: syms[i]). */
+struct gen_hold {
+  int focus, target, used_focus, used_target;
+  int variant, words, no_variant;
+  uint64_t picked;
 };
 
 /* One generator: its random state (a seed's xorshift stream, or a fuzzer's bytes when
@@ -44,11 +60,13 @@ struct gen {
   size_t n_bytes, at;
   int min, max;
   unsigned families;             /* capabilities to draw rows from; 0: all */
+  uint32_t ops;                  /* manager ops to draw from (bit 1 << enum tsm_op); 0: all */
   struct gen_sym syms[GEN_MAX_SYMS];
   size_t n_syms;
   struct gen_sym pending[4];     /* what the line being written binds */
   size_t n_pending;
   int next_name;
+  struct gen_hold hold;
   struct cts_buf line;
 };
 
@@ -60,14 +78,26 @@ extern const struct gen_op gen_ops[];
 extern const size_t gen_n_ops;
 
 uint64_t gen_rand(struct gen *g, uint64_t n);
+/* The line's first word choice under a combination's hold (gen_hold.variant): RETURN
+ * the alternative's index among count, or -1 when the choice is free. */
+int gen_held_choice(struct gen *g, size_t count);
 const char *gen_pick_word(struct gen *g, const char *alternatives, char *buf, size_t n);
 struct gen_sym *gen_pick(struct gen *g, int mask);
 const char *gen_fresh(struct gen *g, int kind, int elems, int odd);
+/* Binds what the line made (its pending symbols), each made from what the line took. */
+void gen_keep(struct gen *g);
+/* One line of row into g->line (the hold set by the caller). RETURN 0, or -1 when the
+ * row's writer cannot write it with the symbols bound. */
+int gen_write_row(struct gen *g, const struct gen_row *row);
+/* Rows the generator writes: action rows of .tsm cases with a writer. */
+int gen_row_usable(const struct gen_row *row);
 const char *gen_row_clause(int kind); /* NULL when the row has none */
 uint32_t gen_row_cap(int kind);
 /* The writer of a PARSE function (gen_write.c), or NULL when none is written yet. */
 gen_writer gen_writer_of(const char *parse);
 void gen_case(struct gen *g, struct cts_gen_case *gc);
 void gen_expectations(struct gen *g, struct cts_gen_case *gc);
+/* The candidate expectation of one symbol's state (none for a node), its alt the other. */
+void gen_expectation_of(struct cts_gen_case *gc, const struct gen_sym *sym);
 
 #endif

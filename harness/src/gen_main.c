@@ -52,9 +52,13 @@ static unsigned parse_families(const char *list) {
   return caps;
 }
 
+const char *cts_gen_default_adapter(void) {
+  const char *path = getenv("TSM_CTS_GEN_ADAPTER");
+  return path ? path : "build/lib/tsmref_adapter.so";
+}
+
 static int parse_gen_options(int argc, char **argv, struct gen_options *o) {
-  *o = (struct gen_options){0, 0, 5, 40, 1, 0, getenv("TSM_CTS_GEN_ADAPTER"), NULL, NULL};
-  if (!o->adapter) o->adapter = "build/lib/tsmref_adapter.so";
+  *o = (struct gen_options){0, 0, 5, 40, 1, 0, cts_gen_default_adapter(), NULL, NULL};
   int code;
   optind = 1;
   while ((code = getopt_long(argc, argv, "", gen_long_options, NULL)) != -1) {
@@ -92,7 +96,7 @@ static int one_case(const struct gen_options *o, long index, const struct tsm_ad
   struct cts_gen_case gc = {0};
   gen_case(&g, &gc);
   cts_buf_free(&g.line);
-  int outcome = cts_complete(&gc, o->seed, (size_t)index, a, spec);
+  int outcome = cts_complete(&gc, o->seed, (size_t)index, a, spec, 0);
   char *text = cts_gen_render(&gc, o->seed, (size_t)index, spec);
   char path[4096];
   snprintf(path, sizeof path, "%s/gen-%llu-%05ld.tsm", o->outdir, o->seed, index);

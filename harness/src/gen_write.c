@@ -3,8 +3,11 @@
  * statement table (stmt_table.h), keyed by its name: a writer puts the row's keyword and
  * a verb of the row, then operands of the kinds the parse function reads, into the line.
  * Rows whose parse function has no writer here (the blocks repeat, thread, parallel and
- * wrapped, and result) are not generated. The final expectations (gen_expectations)
- * give each symbol its state in the model's view, through the expectation rows.
+ * wrapped, and result) are not generated. A line's first word choice (gen_pick_word,
+ * pick_op: a verb, an op, a DLPack form, a flag, a component part) is the variant a
+ * combination's hold may name. The final expectations (gen_expectations,
+ * gen_expectation_of) give each symbol its state in the model's view, through the
+ * expectation rows.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -91,16 +94,32 @@ static void put_reshape(struct gen *g, const struct gen_sym *a) {
   else put(g, " [1, %d]", n);
 }
 
+/* Whether op may stand in a graph node, or in a manager statement when the `op` slot
+ * offers it (g->ops: the slot's ops; graph ops come with the graphs family). */
+static int op_fits(const struct gen *g, const struct gen_op *op, int in_graphs) {
+  if (in_graphs) return op->in_graphs;
+  return op->in_managers && (!g->ops || (g->ops >> op->op & 1));
+}
+
+/* An op that may stand in a manager statement or a graph node (the line's held variant,
+ * counted among those that fit, or a random one); NULL when none fits. */
 static const struct gen_op *pick_op(struct gen *g, int in_graphs) {
+  size_t fit = 0;
+  for (size_t i = 0; i < gen_n_ops; i++) fit += (size_t)op_fits(g, &gen_ops[i], in_graphs);
+  int held = gen_held_choice(g, fit);
+  if (!fit) return NULL;
+  for (size_t i = 0; held >= 0; i++)
+    if (op_fits(g, &gen_ops[i], in_graphs) && held-- == 0) return &gen_ops[i];
   for (;;) {
     const struct gen_op *op = &gen_ops[gen_rand(g, gen_n_ops)];
-    if (in_graphs ? op->in_graphs : op->in_managers) return op;
+    if (op_fits(g, op, in_graphs)) return op;
   }
 }
 
 static int w_op(struct gen *g, const struct gen_row *row) {
   int in_graphs = row->binds == CTS_SYM_NODE;
   const struct gen_op *op = pick_op(g, in_graphs);
+  if (!op) return -1;
   NEED(a, row->binds);
   NEED(b, row->binds);
   int view = !strcmp(op->name, "reshape");
@@ -235,20 +254,24 @@ static int w_list_items(struct gen *g, const struct gen_row *row) {
 }
 
 static int w_component(struct gen *g, const struct gen_row *row) {
-  static const char *const parts[] = {"data", "batch_sizes", "sorted_indices",
-                                      "unsorted_indices", "0", "1"};
   NEED(p, CTS_SYM_COMPOSITE);
+  char part[32];
+  gen_pick_word(g, "data|batch_sizes|sorted_indices|unsorted_indices|0|1", part, sizeof part);
   bind_head(g, row, row->verb, -1, 1);
-  put(g, " %s %s", p->name, parts[gen_rand(g, 6)]);
+  put(g, " %s %s", p->name, part);
   return 0;
 }
 
-static const char *form(struct gen *g) { return gen_rand(g, 2) ? "versioned" : "legacy"; }
+/* A DLPack form, into buf. */
+static const char *form(struct gen *g, char buf[16]) {
+  return gen_pick_word(g, "legacy|versioned", buf, 16);
+}
 
 static int w_export(struct gen *g, const struct gen_row *row) {
   NEED(t, CTS_SYM_TENSOR);
   bind_head(g, row, row->verb, t->elems, 0);
-  put(g, " %s %s", t->name, form(g));
+  char f[16];
+  put(g, " %s %s", t->name, form(g, f));
   if (gen_rand(g, 4) == 0) put(g, " copy");
   if (gen_rand(g, 6) == 0) put(g, " readonly");
   return 0;
@@ -266,7 +289,8 @@ static void put_strides(struct gen *g, const char *shape) {
 
 static int w_make(struct gen *g, const struct gen_row *row) {
   bind_head(g, row, row->verb, -1, 0);
-  put(g, " %s", form(g));
+  char f[16];
+  put(g, " %s", form(g, f));
   size_t at = g->line.len;
   int elems = put_shape(g);
   g->pending[g->n_pending - 1].elems = elems;
@@ -304,10 +328,11 @@ static int w_external(struct gen *g, const struct gen_row *row) {
 }
 
 static int w_flag(struct gen *g, const struct gen_row *row) {
-  static const char *const flags[] = {"input", "output", "param"};
+  static const char flags[] = "input|output|param";
   NEED(n, CTS_SYM_NODE);
-  put(g, "%s %s %s", row->lead, n->name, flags[gen_rand(g, 3)]);
-  if (gen_rand(g, 3) == 0) put(g, " %s", flags[gen_rand(g, 3)]);
+  char flag[16];
+  put(g, "%s %s %s", row->lead, n->name, gen_pick_word(g, flags, flag, sizeof flag));
+  if (gen_rand(g, 3) == 0) put(g, " %s", gen_pick_word(g, flags, flag, sizeof flag));
   return 0;
 }
 
@@ -364,12 +389,15 @@ static char *format_check(const char *fmt, const char *name, const char *state) 
   return cts_buf_take(&b);
 }
 
+void gen_expectation_of(struct cts_gen_case *gc, const struct gen_sym *sym) {
+  for (size_t k = 0; k < sizeof final_checks / sizeof final_checks[0]; k++) {
+    if (final_checks[k].kind != sym->kind) continue;
+    const char *fmt = final_checks[k].fmt;
+    cts_gen_case_add(gc, format_check(fmt, sym->name, final_checks[k].yes),
+                     format_check(fmt, sym->name, final_checks[k].no), final_checks[k].stmt);
+  }
+}
+
 void gen_expectations(struct gen *g, struct cts_gen_case *gc) {
-  for (size_t i = 1; i < g->n_syms; i++)
-    for (size_t k = 0; k < sizeof final_checks / sizeof final_checks[0]; k++) {
-      if (final_checks[k].kind != g->syms[i].kind) continue;
-      const char *fmt = final_checks[k].fmt, *name = g->syms[i].name;
-      cts_gen_case_add(gc, format_check(fmt, name, final_checks[k].yes),
-                       format_check(fmt, name, final_checks[k].no), final_checks[k].stmt);
-    }
+  for (size_t i = 1; i < g->n_syms; i++) gen_expectation_of(gc, &g->syms[i]);
 }

@@ -13,9 +13,11 @@
 #include <unistd.h>
 
 #include "case.h"
+#include "combo.h"
 #include "exec.h"
 #include "merge.h"
 #include "reduce.h"
+#include "expectations.h"
 #include "report.h"
 #include "runner.h"
 #include "gen.h"
@@ -36,9 +38,12 @@ static void usage(FILE *f) {
       "       tsm-cts coverage [--spec DIR] [--cases DIR] [--extra DIR,DIR...]\n"
       "       tsm-cts list [--spec DIR] [--cases DIR] [SELECTOR...]\n"
       "       tsm-cts merge [--json FILE] [--junit FILE] REPORT.json...\n"
+      "       tsm-cts baseline RESULTS.json [--expectations FILE]  (known failures of a\n"
+      "                run, each with a placeholder reason to fill in)\n"
       "       tsm-cts gen --seed S --count N [--min N --max N] [--families LIST] OUTDIR\n"
       "       tsm-cts reduce FILE --adapter SO [--device NAME] [-o OUT] [--timeout S]\n"
       "                (shrinks a failing case; tsm-cts reduce --help)\n"
+      "       tsm-cts combos [--depth N] [-j N] [--known FILE] [--json FILE] [--save DIR]\n"
       "       tsm-cts --help | --version\n\n"
       "SELECTOR: a case file or folder, a glob over case ids (managers/temp/*), or a\n"
       "clause id or prefix (MGR.TEMP.4, MGR.TEMP). Default: every case under --cases.\n"
@@ -78,6 +83,8 @@ static void usage_options(FILE *f) {
       "      --shard I/N          run only the I-th of N deterministic slices of the runs\n"
       "                           (1 <= I <= N); join the shards' JSON with `merge`\n"
       "      --no-summary         leave out the summary table on stderr\n"
+      "      --strict             a stale expectation line (its case passes now, fails\n"
+      "                           another way or is gone) fails the run\n"
       "      --extra DIRS         coverage: more places, comma-separated, whose files cite\n"
       "                           clauses in `clauses: [...]` comments\n"
       "                           (harness/tests/broken,harness/tests/cases,ci/check.sh)\n"
@@ -95,7 +102,7 @@ static void usage_options(FILE *f) {
  * selectors array, not the strings in it. */
 struct options {
   const char *adapter, *cases, *spec, *expectations, *json, *junit, *device, *extra;
-  int jobs, timeout_ms, repeat, large, fail_fast, fail_alloc, no_summary;
+  int jobs, timeout_ms, repeat, large, fail_fast, fail_alloc, no_summary, strict;
   int memory_limit_mib; /* 0: none */
   int shard_index, shard_count; /* 1-based; 1/1 when not sharded */
   unsigned long long seed;
@@ -105,7 +112,7 @@ struct options {
 
 /* Codes of the long options without a short form. */
 enum { OPT_SEED = 256, OPT_LARGE, OPT_FAIL_FAST, OPT_FAIL_ALLOC, OPT_SHARD, OPT_EXTRA,
-       OPT_NO_SUMMARY, OPT_MEMORY_LIMIT };
+       OPT_NO_SUMMARY, OPT_MEMORY_LIMIT, OPT_STRICT };
 
 static const struct option long_options[] = {
     {"adapter", required_argument, NULL, 'a'},
@@ -128,6 +135,7 @@ static const struct option long_options[] = {
     {"extra", required_argument, NULL, OPT_EXTRA},
     {"no-summary", no_argument, NULL, OPT_NO_SUMMARY},
     {"memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT},
+    {"strict", no_argument, NULL, OPT_STRICT},
     {NULL, 0, NULL, 0},
 };
 
@@ -183,6 +191,7 @@ static int set_option(struct options *o, int code, const char *value) {
     case OPT_LARGE: o->large = 1; return 0;
     case OPT_FAIL_FAST: o->fail_fast = 1; return 0;
     case OPT_NO_SUMMARY: o->no_summary = 1; return 0;
+    case OPT_STRICT: o->strict = 1; return 0;
     default: return -1; /* getopt_long has printed what was wrong */
   }
 }
@@ -572,7 +581,7 @@ static int execute(const struct options *o, struct job_list *l, struct cts_run_i
   cts_tap_begin(l->jobs, l->n);
   print_run_header(o, &info->facts);
   struct cts_run_opts ro = {o->adapter, o->jobs, o->timeout_ms, o->seed, o->fail_fast,
-                            (uint64_t)o->fail_alloc, (uint64_t)o->memory_limit_mib, 0};
+                            (uint64_t)o->fail_alloc, (uint64_t)o->memory_limit_mib, 0, NULL, NULL};
   cts_progress_begin(l->jobs, l->n);
   cts_run_jobs(l->jobs, l->n, &ro);
   cts_progress_end();
@@ -597,6 +606,12 @@ static int cmd_run(const struct options *o) {
   plan_jobs(&l, o, &lib, &info.facts);
   keep_shard(&l, o);
   int rc = execute(o, &l, &info);
+  int stale = cts_expectations_warn_stale(!o->n_selectors && o->shard_count == 1 && !o->device);
+  if (stale && o->strict) {
+    fprintf(stderr, "tsm-cts: %d stale expectation line%s under --strict\n", stale,
+            stale == 1 ? "" : "s");
+    rc = rc ? rc : 1;
+  }
   int report_rc = cts_write_reports(o->json, o->junit, l.jobs, l.n, &info);
   if (!o->no_summary) cts_summary_print(stderr, l.jobs, l.n, &info, o->json, o->junit);
   free_jobs(&l);
@@ -781,6 +796,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (!strcmp(argv[1], "gen")) return cts_gen_main(argc - 1, argv + 1);
+  if (!strcmp(argv[1], "combos")) return cts_combos_main(argc - 1, argv + 1);
   if (!strcmp(argv[1], "parse")) return cmd_parse(argc - 2, argv + 2);
   if (!strcmp(argv[1], "reduce")) return cts_reduce_main(argc - 1, argv + 1);
   struct options o;
@@ -794,13 +810,16 @@ int main(int argc, char **argv) {
   }
   int rc;
   if (!command_first) {
-    fprintf(stderr, "tsm-cts: the command comes first (run, lint, coverage, list, merge)\n");
+    fprintf(stderr, "tsm-cts: the command comes first (run, lint, coverage, list, merge, baseline)\n");
     rc = 2;
   } else if (!strcmp(argv[1], "run")) rc = cmd_run(&o);
   else if (!strcmp(argv[1], "lint")) rc = cmd_lint(&o, 0);
   else if (!strcmp(argv[1], "list")) rc = cmd_lint(&o, 1);
   else if (!strcmp(argv[1], "coverage")) rc = cmd_coverage(&o);
   else if (!strcmp(argv[1], "merge")) rc = cmd_merge(&o);
+  else if (!strcmp(argv[1], "baseline"))
+    rc = o.n_selectors == 1 ? cts_baseline_main(o.selectors[0], o.expectations)
+                            : (fprintf(stderr, "tsm-cts baseline: give one RESULTS.json\n"), 2);
   else {
     fprintf(stderr, "tsm-cts: unknown command '%s'\n", argv[1]);
     usage(stderr);

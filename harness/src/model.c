@@ -26,17 +26,73 @@ static void ids_remove(struct cts_ids *ids, int id) {
   }
 }
 
+/* ---- what the judge observes next (struct cts_watch) ------------------------- */
+
+static void watch(struct cts_watch *w, int id) {
+  cts_grow((void **)&w->in, &w->in_cap, (size_t)id + 1, 1);
+  if (w->in[id]) return;
+  w->in[id] = 1;
+  CTS_PUSH(w->v, w->n, w->cap, id);
+}
+
+static void touch_res(struct cts_model *m, int id) {
+  m->res[id].dirty = 1;
+  watch(&m->watch_res, id);
+}
+
+static void touch_mgr(struct cts_model *m, int id) {
+  m->mgrs[id].dirty = 1;
+  watch(&m->watch_mgrs, id);
+}
+
+static void touch_scope(struct cts_model *m, int id) {
+  m->scopes[id].dirty = 1;
+  watch(&m->watch_scopes, id);
+}
+
+static void touch_dl(struct cts_model *m, int id) {
+  m->dls[id].dirty = 1;
+  watch(&m->watch_dls, id);
+}
+
+static void watch_free(struct cts_watch *w) {
+  free(w->v);
+  free(w->in);
+}
+
+/* Clears the dirty flags of w's ids in table and drops those for which gone holds. */
+#define CTS__SWEEP(w, table, gone)                  \
+  do {                                              \
+    size_t keep = 0;                                \
+    for (size_t k = 0; k < (w).n; k++) {            \
+      int id = (w).v[k];                            \
+      (table)[id].dirty = 0;                        \
+      if (gone)                                     \
+        (w).in[id] = 0;                             \
+      else                                          \
+        (w).v[keep++] = id;                         \
+    }                                               \
+    (w).n = keep;                                   \
+  } while (0)
+
+void cts_model_clear_dirty(struct cts_model *m) {
+  CTS__SWEEP(m->watch_dls, m->dls, m->dls[id].state == CTS_DL_GONE);
+  CTS__SWEEP(m->watch_scopes, m->scopes, m->scopes[id].disposed);
+  CTS__SWEEP(m->watch_mgrs, m->mgrs, m->mgrs[id].state == CTS_M_CLOSED);
+  CTS__SWEEP(m->watch_res, m->res, !m->res[id].valid);
+}
+
 static int new_mgr(struct cts_model *m, int parent) {
   struct cts_mmgr g;
   memset(&g, 0, sizeof g);
   g.state = CTS_M_OPEN;
   g.parent = parent;
-  g.dirty = 1;
   CTS_PUSH(m->mgrs, m->n_mgrs, m->cap_mgrs, g);
   int id = (int)m->n_mgrs - 1;
+  touch_mgr(m, id);
   if (parent != CTS_NONE) {
     ids_add(&m->mgrs[parent].children, id);
-    m->mgrs[parent].dirty = 1;
+    touch_mgr(m, parent);
   }
   return id;
 }
@@ -86,15 +142,13 @@ void cts_model_free(struct cts_model *m) {
   free(m->mgrs);
   free(m->res);
   free(m->st);
+  watch_free(&m->watch_res);
+  watch_free(&m->watch_mgrs);
+  watch_free(&m->watch_scopes);
+  watch_free(&m->watch_dls);
   memset(m, 0, sizeof *m);
 }
 
-void cts_model_clear_dirty(struct cts_model *m) {
-  for (size_t i = 0; i < m->n_dls; i++) m->dls[i].dirty = 0;
-  for (size_t i = 0; i < m->n_scopes; i++) m->scopes[i].dirty = 0;
-  for (size_t i = 0; i < m->n_mgrs; i++) m->mgrs[i].dirty = 0;
-  for (size_t i = 0; i < m->n_res; i++) m->res[i].dirty = 0;
-}
 
 /* ---- argument checks (ERR.HANDLE.1, MGR.REL.3) ------------------------------ */
 
@@ -132,14 +186,14 @@ static void set_holder(struct cts_model *m, int r, int g) {
   struct cts_mres *res = &m->res[r];
   if (res->holder != CTS_NONE) {
     ids_remove(&m->mgrs[res->holder].held, r);
-    m->mgrs[res->holder].dirty = 1;
+    touch_mgr(m, res->holder);
   }
   res->holder = g;
   if (g != CTS_NONE) {
     ids_add(&m->mgrs[g].held, r);
-    m->mgrs[g].dirty = 1;
+    touch_mgr(m, g);
   }
-  res->dirty = 1;
+  touch_res(m, r);
 }
 
 static void storage_unref(struct cts_model *m, int s) {
@@ -151,7 +205,7 @@ static void storage_unref(struct cts_model *m, int s) {
   if (dl != CTS_NONE) { /* DLP.MGR.1: the alias's release runs the deleter */
     m->dls[dl].deletes++;
     m->dls[dl].state = CTS_DL_GONE;
-    m->dls[dl].dirty = 1;
+    touch_dl(m, dl);
   }
 }
 
@@ -159,18 +213,18 @@ static void leave_scope(struct cts_model *m, int r) {
   int sc = m->res[r].scope;
   if (sc == CTS_NONE) return;
   ids_remove(&m->scopes[sc].members, r);
-  m->scopes[sc].dirty = 1;
+  touch_scope(m, sc);
   m->res[r].scope = CTS_NONE;
-  m->res[r].dirty = 1;
+  touch_res(m, r);
 }
 
 static void join_scope(struct cts_model *m, int r, int sc) {
   leave_scope(m, r);
   if (sc == CTS_NONE) return;
   ids_add(&m->scopes[sc].members, r);
-  m->scopes[sc].dirty = 1;
+  touch_scope(m, sc);
   m->res[r].scope = sc;
-  m->res[r].dirty = 1;
+  touch_res(m, r);
 }
 
 /* MGR.REL.1, SCOPE.REL.1, SCOPE.STAT.2-3: components go with their composite. */
@@ -180,7 +234,7 @@ static void release(struct cts_model *m, int r) {
     int c = m->res[r].components.v[i];
     if (c == CTS_NONE) continue;
     m->res[c].valid = 0;
-    m->res[c].dirty = 1;
+    touch_res(m, c);
     storage_unref(m, m->res[c].storage);
     count(m, TSM_KIND_TENSOR, CTS_STAT_DISPOSED_OUTSIDE);
   }
@@ -250,7 +304,7 @@ int cts_model_cap(struct cts_model *m, int g) {
   if (rc) return rc;
   if (!is_open(m, g)) return TSM_ECLOSED; /* MGR.CAP.4 */
   m->mgrs[g].capped = 1;                  /* MGR.CAP.3: idempotent, this manager alone */
-  m->mgrs[g].dirty = 1;
+  touch_mgr(m, g);
   return 0;
 }
 
@@ -271,7 +325,7 @@ static void give_back(struct cts_model *m, int r) {
 static void close_mgr(struct cts_model *m, int g) {
   struct cts_mmgr *mg = &m->mgrs[g];
   mg->state = CTS_M_CLOSING; /* MGR.CLOSE.3: refuses additions from now on */
-  mg->dirty = 1;
+  touch_mgr(m, g);
   while (m->mgrs[g].children.n) close_mgr(m, m->mgrs[g].children.v[0]);
   /* Owned first, then borrowed; iterate over a copy since both change the list. */
   struct cts_ids held = {0};
@@ -286,7 +340,7 @@ static void close_mgr(struct cts_model *m, int g) {
   int parent = m->mgrs[g].parent;
   if (parent != CTS_NONE) {
     ids_remove(&m->mgrs[parent].children, g);
-    m->mgrs[parent].dirty = 1;
+    touch_mgr(m, parent);
   }
   m->mgrs[g].parent = CTS_NONE;
   m->mgrs[g].state = CTS_M_CLOSED;
@@ -470,9 +524,9 @@ int cts_model_scope_open(struct cts_model *m, int *out) {
   memset(&sc, 0, sizeof sc);
   sc.thread = m->thread;
   sc.outer = m->threads[m->thread].current; /* SCOPE.STACK.1 */
-  sc.dirty = 1;
   CTS_PUSH(m->scopes, m->n_scopes, m->cap_scopes, sc);
   *out = (int)m->n_scopes - 1;
+  touch_scope(m, *out);
   m->threads[m->thread].current = *out;
   return 0;
 }
@@ -491,16 +545,18 @@ static void unlink_scope(struct cts_model *m, int sc) {
   if (t->current == sc) {
     t->current = m->scopes[sc].outer;
   } else {
-    for (size_t i = 0; i < m->n_scopes; i++) {
+    const struct cts_watch *w = &m->watch_scopes; /* every scope not disposed */
+    for (size_t k = 0; k < w->n; k++) {
+      int i = w->v[k];
       if (!m->scopes[i].disposed && m->scopes[i].outer == sc) {
         m->scopes[i].outer = m->scopes[sc].outer;
-        m->scopes[i].dirty = 1;
+        touch_scope(m, i);
       }
     }
   }
   m->scopes[sc].outer = CTS_NONE;
   m->scopes[sc].disposed = 1;
-  m->scopes[sc].dirty = 1;
+  touch_scope(m, sc);
 }
 
 int cts_model_scope_dispose(struct cts_model *m, int sc) {
@@ -746,8 +802,8 @@ static int new_dl(struct cts_model *m, int judge_made, int form) {
   d.form = form;
   d.state = CTS_DL_JUDGE;
   d.storage = CTS_NONE;
-  d.dirty = 1;
   CTS_PUSH(m->dls, m->n_dls, m->cap_dls, d);
+  touch_dl(m, (int)m->n_dls - 1);
   return (int)m->n_dls - 1;
 }
 
@@ -801,7 +857,7 @@ static void dl_consumed_now(struct cts_model *m, int x) {
   else
     storage_unref(m, d->storage);
   d->state = CTS_DL_GONE;
-  d->dirty = 1;
+  touch_dl(m, (int)(d - m->dls));
 }
 
 static int dl_import_check(const struct cts_model *m, const struct cts_mdl *d) {
@@ -832,7 +888,7 @@ int cts_model_dl_import(struct cts_model *m, int x, int g, int *out) {
     return rc;
   }
   d->state = CTS_DL_HANDED;
-  d->dirty = 1;
+  touch_dl(m, (int)(d - m->dls));
   if (!d->judge_made) { /* DLP.MGR.3: the export's storage, counted once */
     *out = new_res(m, g, d->storage, d->desc.dtype, d->desc.ndim, d->desc.shape);
     d->state = CTS_DL_GONE;

@@ -149,7 +149,20 @@ struct cts_mgnode {
 
 /* The whole model of one case run; owns every object array and, through them, all the
  * model's memory (cts_model_free). */
+/* The ids of one of the model's tables that the judge observes after the next statement
+ * (exec_observe.c): every one changed since the last observation (its dirty flag) and
+ * every one not yet gone for good (a live resource, a manager not closed, a scope not
+ * disposed, a DLPack tensor whose deleter is still due), so that observing costs what
+ * is alive or changed, not what a long case ever made. in[id]: id is listed. */
+struct cts_watch {
+  int *v;
+  size_t n, cap;
+  unsigned char *in;
+  size_t in_cap;
+};
+
 struct cts_model {
+  struct cts_watch watch_res, watch_mgrs, watch_scopes, watch_dls; /* owned */
   struct cts_mgraph *graphs;
   size_t n_graphs, cap_graphs;
   struct cts_mgnode *gnodes;
@@ -174,6 +187,7 @@ struct cts_model {
 /* Creates the model with its root manager, id 0. */
 void cts_model_init(struct cts_model *m);
 void cts_model_free(struct cts_model *m);
+/* After an observation: clears the dirty flags and stops watching what is gone. */
 void cts_model_clear_dirty(struct cts_model *m);
 
 /* Each returns 0 or the negative code the spec requires; on error nothing changed.

@@ -1,7 +1,6 @@
 /*
  * harness/src/report.c: the TAP 13, JSON (harness/schema/results.schema.json) and
- * JUnit XML (junit-10) writers, the run's identity, and the expectations file (known
- * failures with their reason and reference). Whatever text they write (an adapter's
+ * JUnit XML (junit-10) writers and the run's identity. Whatever text they write (an adapter's
  * output and names, a file's name) comes out strict UTF-8, with no control character
  * that could start a TAP line or break an XML 1.0 parser.
  */
@@ -17,82 +16,6 @@
 #include "exec.h"
 #include "tsm/adapter.h"
 #include "util.h"
-
-/* ---- expectations ---------------------------------------------------------- */
-
-/* One line of the expectations file. Owns its strings; `known` owns the entries until
- * cts_expectations_free. */
-struct expectation {
-  char *name, *device, *reason;
-  int status;
-};
-
-static struct expectation *known;
-static size_t n_known, cap_known;
-
-int cts_expectations_load(const char *path, int optional) {
-  char *text = cts_read_file(path, NULL);
-  if (!text) {
-    if (optional) return 0;
-    fprintf(stderr, "%s: cannot read the expectations file\n", path);
-    return -1;
-  }
-  int line = 0, rc = 0;
-  char *save = NULL;
-  for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-    line++;
-    while (isspace((unsigned char)*l)) l++;
-    if (!*l || *l == '#') continue;
-    char name[512], device[128], status[64];
-    int used = 0;
-    if (sscanf(l, "%511s %127s %63s %n", name, device, status, &used) < 3) {
-      fprintf(stderr, "%s:%d: expected 'case device status reason | reference'\n", path, line);
-      rc = -1;
-      continue;
-    }
-    int st = cts_status_from_name(status);
-    if (st != CTS_FAIL && st != CTS_CRASH && st != CTS_TIMEOUT && st != CTS_ERROR) {
-      fprintf(stderr, "%s:%d: status must be Fail, Crash, Timeout or Error\n", path, line);
-      rc = -1;
-      continue;
-    }
-    const char *reason = l + used;
-    if (!*reason) {
-      fprintf(stderr, "%s:%d: a known failure needs its reason and reference\n", path, line);
-      rc = -1;
-      continue;
-    }
-    struct expectation e = {cts_xstrdup(name), cts_xstrdup(device), cts_xstrdup(reason), st};
-    CTS_PUSH(known, n_known, cap_known, e);
-  }
-  free(text);
-  return rc;
-}
-
-void cts_expectations_free(void) {
-  for (size_t i = 0; i < n_known; i++) {
-    free(known[i].name);
-    free(known[i].device);
-    free(known[i].reason);
-  }
-  free(known);
-  known = NULL;
-  n_known = cap_known = 0;
-}
-
-void cts_apply_expectation(struct cts_job *job) {
-  for (size_t i = 0; i < n_known; i++) {
-    const struct expectation *e = &known[i];
-    if (strcmp(e->name, job->name) != 0) continue;
-    if (strcmp(e->device, "*") != 0 && strcmp(e->device, job->device_name) != 0) continue;
-    job->expected_reason = cts_xstrdup(e->reason);
-    if (job->status == e->status)
-      job->status = CTS_XFAIL;
-    else if (job->status == CTS_PASS)
-      job->status = CTS_XPASS;
-    return;
-  }
-}
 
 /* ---- run identity ---------------------------------------------------------- */
 

@@ -32,13 +32,6 @@ void cts_run_info_begin(struct cts_run_info *info, const char *spec_dir);
 /* Records the end time and the wall time since `start_ms` (cts_now_ms). */
 void cts_run_info_end(struct cts_run_info *info, double start_ms);
 
-/* Loads `path`; returns 0, or -1 with a message on stderr naming file:line. A
- * missing file is no error when `optional`. */
-int cts_expectations_load(const char *path, int optional);
-void cts_expectations_free(void);
-/* Turns a listed failure into XFail and a listed case that passed into XPass. */
-void cts_apply_expectation(struct cts_job *job);
-
 /* TAP 13 (what TAP::Harness reads), YAML diagnostics under each failure. A job whose
  * device is not present prints no line: cts_tap_end counts them per device in one
  * comment line each. */

@@ -27,6 +27,7 @@
 
 #include "adapter_load.h"
 #include "exec.h"
+#include "expectations.h"
 #include "report.h"
 #include "summary.h"
 #include "util.h"
@@ -299,17 +300,18 @@ struct slot {
   int exited, wstatus; /* set by reap() */
 };
 
-static void child_main(const struct cts_job *job, const char *adapter, uint64_t fail_max,
-                       int result_fd) {
+static void child_main(const struct cts_job *job, const struct cts_run_opts *o, int result_fd) {
   char why[512];
   struct cts_buf msg = {0};
   int status;
-  const struct tsm_adapter *a = cts_adapter_load(adapter, why, sizeof why);
+  const struct tsm_adapter *a = cts_adapter_load(o->adapter, why, sizeof why);
   if (!a) {
     status = CTS_ERROR;
     cts_buf_printf(&msg, "%s", why);
+  } else if (o->run_job) {
+    status = o->run_job(job, a, &msg);
   } else {
-    status = cts_exec_case(job->c, a, job->device, &msg, fail_max);
+    status = cts_exec_case(job->c, a, job->device, &msg, o->fail_max);
   }
   fflush(stdout);
   struct cts_buf out = {0};
@@ -370,7 +372,7 @@ static int start(struct slot *s, struct cts_job *jobs, size_t j, const struct ct
     close(rp[0]);
     close(op[0]);
     child_setup(op[1], o->memory_limit_mib);
-    child_main(&jobs[j], o->adapter, o->fail_max, rp[1]);
+    child_main(&jobs[j], o, rp[1]);
   }
   setpgid(pid, pid); /* also here: the group must exist before the judge may kill it */
   close(rp[1]);
@@ -483,6 +485,10 @@ int cts_run_interrupted(void) { return interrupted; }
 
 /* A result is known: its TAP line, and the progress. */
 static void publish(struct loop *L, struct cts_job *job) {
+  if (L->opts->on_result) {
+    L->opts->on_result(job);
+    return;
+  }
   if (L->opts->quiet) return;
   cts_tap_result(job, job->absent ? 0 : ++L->number);
   cts_progress_note(job);

@@ -1,7 +1,8 @@
 /*
  * harness/src/runner.h: probing the adapter and running jobs (one case on one device,
- * one repetition) in forked children, each its own process group, with timeouts, an
- * optional memory limit and -j parallelism, and the reports they feed.
+ * one repetition; or a caller's batch, such as a chunk of tsm-cts combos) in forked
+ * children, each its own process group, with timeouts, an optional memory limit and -j
+ * parallelism, and the reports they feed.
  */
 #ifndef CTS_RUNNER_H
 #define CTS_RUNNER_H
@@ -10,6 +11,7 @@
 #include <stdint.h>
 
 #include "case.h"
+#include "util.h"
 
 #define CTS_MAX_DEVICES 16
 
@@ -62,6 +64,11 @@ struct cts_run_opts {
   uint64_t fail_max;  /* > 0: the allocation-failure mode (ERR.NOMEM.1) */
   uint64_t memory_limit_mib; /* > 0: RLIMIT_AS of every case process */
   int quiet;          /* no TAP line and no progress: the caller reports (tsm-cts reduce) */
+  /* A job that is not one case (a chunk of generated combinations, combo_run.c): the
+   * case process runs run_job instead of the job's case, and each result goes to
+   * on_result instead of the TAP stream and the progress lines. NULL: a case. */
+  int (*run_job)(const struct cts_job *job, const struct tsm_adapter *a, struct cts_buf *msg);
+  void (*on_result)(const struct cts_job *job);
 };
 
 /* Loads the adapter and lists its devices in a child process (its own process group)

@@ -6,6 +6,7 @@
 # Runs tsm-cts on harness/tests/cases with every adapter of harness/tests/broken (built
 # by `make` as BUILD/lib/broken_*.so; hostile.h says what the hostile ones share) and
 # the example adapter under --memory-limit as a control, each with a short case timeout
+# (oom's is longer: filling 256 MiB on a loaded machine can take more than a second)
 # and under an outer `timeout`, and checks for each:
 # - the run completes: the judge exits 0 or 1 (never killed by the adapter, never past
 #   the outer limit);
@@ -65,7 +66,7 @@ HOSTILE=(
   "close_stdio|Pass|"
   "close_fds|Error|without reporting"
   "flood|Pass|"
-  "oom|Crash|memory-limit|--memory-limit 256"
+  "oom|Crash|memory-limit|--memory-limit 256 --timeout 10000"
   "noise_utf8|Fail|"
   "noise_control|Fail|"
   "fake_tap|Fail|"

@@ -3,14 +3,44 @@
  * allocation hook and plain C kernels. Clauses: MGR.OP.7 (values: i32 exact with
  * two's-complement wrap, f32 sum and matmul accumulated in double), DEV.VAL.1; the
  * graph operations of GRAPH.OP.1: matmul by OpenBLAS's cblas_sgemm, SVD by LAPACKE's
- * sgesvd (Debian's libopenblas-dev and liblapacke-dev; no hand-written linear algebra).
+ * sgesvd (Debian's libopenblas-dev and liblapacke-dev; no hand-written linear algebra),
+ * both loaded on the first graph matmul or SVD of the process (la_get).
  */
+#include <dlfcn.h>
+#include <pthread.h>
 #include <string.h>
 
 #include <cblas.h>
 #include <lapacke.h>
 
 #include "internal.h"
+
+/* OpenBLAS and LAPACKE are dlopen()ed on first use, not linked: the judge loads the
+ * adapter with RTLD_NOW in every case process, and resolving OpenBLAS', LAPACK's and
+ * gfortran's symbols there was over half the CPU time of the case library, most of
+ * whose cases never multiply a matrix (bench/README.md). Loaded once (pthread_once),
+ * never unloaded; the types come from the headers. */
+static struct {
+  __typeof__(cblas_sgemm) *sgemm;
+  __typeof__(LAPACKE_sgesvd) *sgesvd;
+} la;
+static pthread_once_t la_once = PTHREAD_ONCE_INIT;
+
+static void la_load(void) {
+  void *blas = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+  void *lapacke = dlopen("liblapacke.so.3", RTLD_NOW | RTLD_LOCAL);
+  void *sgemm = blas ? dlsym(blas, "cblas_sgemm") : NULL;
+  void *sgesvd = lapacke ? dlsym(lapacke, "LAPACKE_sgesvd") : NULL;
+  memcpy(&la.sgemm, &sgemm, sizeof sgemm); /* object to function pointer (POSIX) */
+  memcpy(&la.sgesvd, &sgesvd, sizeof sgesvd);
+}
+
+/* 0 once the linear algebra is loaded, else TSMR_EDEVICE: the CPU cannot run the
+ * operation without Debian's libopenblas0 and liblapacke (`make deps`). */
+static int la_get(void) {
+  pthread_once(&la_once, la_load);
+  return la.sgemm && la.sgesvd ? 0 : TSMR_EDEVICE;
+}
 
 static int cpu_alloc(size_t n, void **out) {
   void *p = tsmr__alloc(n);
@@ -95,7 +125,9 @@ static int cpu_sgemm(float *out, const float *a, const float *b, int64_t m,
     memset(out, 0, (size_t)m * (size_t)n * sizeof(float));
     return 0;
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a,
+  int rc = la_get();
+  if (rc) return rc;
+  la.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a,
               (int)k, b, (int)n, 0.0f, out, (int)n);
   return 0;
 }
@@ -119,16 +151,17 @@ static int cpu_diag32(void *out, const void *a, int64_t k) {
 static int cpu_sgesvd(float *u, float *s, float *vt, const float *a, int64_t m,
                       int64_t n) {
   if (m > INT32_MAX || n > INT32_MAX) return TSMR_ENOMEM;
+  int rc = la_get();
+  if (rc) return rc;
   int64_t k = m < n ? m : n;
   float *w = tsmr__alloc((size_t)m * (size_t)n * sizeof(float)); /* sgesvd destroys a */
   float *superb = tsmr__alloc((size_t)k * sizeof(float));
-  int rc = 0;
   if (!w || !superb) {
     rc = TSMR_ENOMEM;
     goto out;
   }
   memcpy(w, a, (size_t)m * (size_t)n * sizeof(float));
-  lapack_int info = LAPACKE_sgesvd(LAPACK_ROW_MAJOR, 'S', 'S', (lapack_int)m, (lapack_int)n,
+  lapack_int info = la.sgesvd(LAPACK_ROW_MAJOR, 'S', 'S', (lapack_int)m, (lapack_int)n,
                                    w, (lapack_int)n, s, u, (lapack_int)k, vt,
                                    (lapack_int)n, superb);
   if (info != 0) rc = info < 0 ? TSMR_EINVAL : TSMR_ERANGE; /* > 0: no convergence */

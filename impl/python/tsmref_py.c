@@ -48,6 +48,13 @@ static const char NAME_USED_VERSIONED[] = "used_dltensor_versioned";
 static tsmr_ctx *g_ctx;
 static tsmr_handle g_root;
 
+/* Python objects every from_dlpack and __dlpack__ call needs, made once at import
+ * (a capsule round trip spent most of its time building and hashing them anew):
+ * interned names, and the (1, DLPACK_MINOR) version a consumer asks for. Owned by
+ * the module for the life of the process. */
+static PyObject *g_str_dlpack, *g_kwnames_max_version, *g_max_version;
+static PyObject *g_str_stream, *g_str_max_version, *g_str_dl_device, *g_str_copy;
+
 /* ---- Tensor ---------------------------------------------------------------------- */
 
 typedef struct {
@@ -272,13 +279,38 @@ static int parse_copy(PyObject *copy, int form, uint32_t *request) {
   return 0;
 }
 
-static PyObject *Tensor_dlpack(TensorObject *self, PyObject *args, PyObject *kwds) {
-  static char *kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
+/* The keyword-only arguments of __dlpack__ (vectorcall: kwnames names the last
+ * values); every slot starts as None. -1 with TypeError, as PyArg would raise. */
+static int parse_dlpack_kwargs(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                               PyObject **slot[4]) {
+  static PyObject **names[4] = {&g_str_stream, &g_str_max_version, &g_str_dl_device,
+                                &g_str_copy};
+  if (nargs > 0) {
+    PyErr_SetString(PyExc_TypeError, "__dlpack__() takes no positional arguments");
+    return -1;
+  }
+  Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t i = 0; i < nk; i++) {
+    PyObject *key = PyTuple_GET_ITEM(kwnames, i);
+    int k = 0;
+    while (k < 4 && key != *names[k] && PyUnicode_Compare(key, *names[k]) != 0) k++;
+    if (k == 4) {
+      if (!PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError, "'%U' is an invalid keyword argument for __dlpack__()",
+                     key);
+      return -1;
+    }
+    *slot[k] = args[i];
+  }
+  return 0;
+}
+
+static PyObject *Tensor_dlpack(TensorObject *self, PyObject *const *args, Py_ssize_t nargsf,
+                               PyObject *kwnames) {
   PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None,
            *copy = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOO:__dlpack__", kwlist, &stream,
-                                   &max_version, &dl_device, &copy))
-    return NULL;
+  PyObject **slot[4] = {&stream, &max_version, &dl_device, &copy};
+  if (parse_dlpack_kwargs(args, PyVectorcall_NARGS(nargsf), kwnames, slot)) return NULL;
   if (!tensor_live(self)) return NULL;
   /* DLP.PY.STREAM.1: a CPU producer accepts only stream=None. An argument error, so
    * not BufferError (array API: "Other errors ... incorrect arguments passed"). */
@@ -444,22 +476,14 @@ static PyObject *get_capsule(PyObject *obj) {
     Py_INCREF(obj);
     return obj;
   }
-  PyObject *meth = PyObject_GetAttrString(obj, "__dlpack__");
-  if (!meth) return NULL; /* AttributeError, as the array API says */
-  PyObject *kw = Py_BuildValue("{s:(ii)}", "max_version", 1, DLPACK_MINOR_VERSION);
-  PyObject *empty = PyTuple_New(0);
-  PyObject *cap = NULL;
-  if (kw && empty) {
-    cap = PyObject_Call(meth, empty, kw);
-    if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) {
-      /* A producer predating max_version (array API's recommended fallback). */
-      PyErr_Clear();
-      cap = PyObject_Call(meth, empty, NULL);
-    }
+  /* obj.__dlpack__(max_version=(1, DLPACK_MINOR)) without a bound method or a dict */
+  PyObject *argv[2] = {obj, g_max_version};
+  PyObject *cap = PyObject_VectorcallMethod(g_str_dlpack, argv, 1, g_kwnames_max_version);
+  if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) {
+    /* A producer predating max_version (array API's recommended fallback). */
+    PyErr_Clear();
+    cap = PyObject_VectorcallMethod(g_str_dlpack, argv, 1, NULL);
   }
-  Py_XDECREF(kw);
-  Py_XDECREF(empty);
-  Py_DECREF(meth);
   return cap;
 }
 
@@ -537,7 +561,7 @@ static PyObject *mod_live_count(PyObject *mod, PyObject *noargs) {
 static PyMethodDef Tensor_methods[] = {
     {"tolist", (PyCFunction)Tensor_tolist, METH_NOARGS, "elements as a nested list"},
     {"release", (PyCFunction)Tensor_release, METH_NOARGS, "release the tensor now"},
-    {"__dlpack__", (PyCFunction)(void (*)(void))Tensor_dlpack, METH_VARARGS | METH_KEYWORDS,
+    {"__dlpack__", (PyCFunction)(void (*)(void))Tensor_dlpack, METH_FASTCALL | METH_KEYWORDS,
      "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)"},
     {"__dlpack_device__", (PyCFunction)Tensor_dlpack_device, METH_NOARGS,
      "(device_type, device_id)"},
@@ -575,8 +599,24 @@ static struct PyModuleDef tsmref_module = {
     "tsm-cts reference implementation: tensors and the DLPack capsule protocol", -1,
     mod_methods, NULL, NULL, NULL, NULL};
 
+/* The interned names and the version tuple (see g_str_dlpack); 0 or -1 with the
+ * error set. */
+static int make_call_constants(void) {
+  if (g_str_dlpack) return 0;
+  g_str_dlpack = PyUnicode_InternFromString("__dlpack__");
+  g_str_stream = PyUnicode_InternFromString("stream");
+  g_str_max_version = PyUnicode_InternFromString("max_version");
+  g_str_dl_device = PyUnicode_InternFromString("dl_device");
+  g_str_copy = PyUnicode_InternFromString("copy");
+  if (!g_str_dlpack || !g_str_stream || !g_str_max_version || !g_str_dl_device || !g_str_copy)
+    return -1;
+  g_kwnames_max_version = PyTuple_Pack(1, g_str_max_version);
+  g_max_version = Py_BuildValue("(ii)", 1, DLPACK_MINOR_VERSION);
+  return g_kwnames_max_version && g_max_version ? 0 : -1;
+}
+
 PyMODINIT_FUNC PyInit_tsmref(void) {
-  if (PyType_Ready(&Tensor_Type) < 0) return NULL;
+  if (PyType_Ready(&Tensor_Type) < 0 || make_call_constants() < 0) return NULL;
   if (!g_ctx) {
     /* One context for the process; never closed: exports may outlive the module, and
      * their deleters need it (DLP.EXPORT.3). */

@@ -18,15 +18,15 @@
  *
  * Placement. Every block (a tensor, or an in-place chain) has an interval and a size
  * rounded up to the backend's alignment. Blocks are placed offline, greedy by size
- * (largest first; TFLite's "greedy by size" strategy): a block goes into the smallest
- * gap between the blocks already placed whose intervals overlap its own, or on top of
- * them. When that peak is above the liveness lower bound and the graph has at most
- * PLAN_REFINE blocks, the same placement also runs longest-lived first, largest area
- * (size x lifetime) first and in execution order, and the smallest peak wins. Two
- * blocks share bytes only when their intervals are disjoint, so OUTPUT, PARAM and sink
- * blocks (live to END) share with nothing placed after them (OUT.2), and all leaves
- * (live at time 0) are at distinct memory (INPUT.1). The peak is at most the sum of
- * the sizes (PLAN.3) and in practice at the liveness lower bound.
+ * (largest first; TFLite's "greedy by size" strategy): a block goes at the lowest
+ * offset that no placed block live at the same time uses (first fit; on the bench
+ * corpus first fit is within 2% of the bound where best fit, the smallest gap, was up
+ * to 14% above it: bench/README.md). Two blocks share bytes only when their
+ * intervals are disjoint, so OUTPUT, PARAM and sink blocks (live to END) share with
+ * nothing placed after them (OUT.2), and all leaves (live at time 0) are at distinct
+ * memory (INPUT.1). The peak is at most the sum of the sizes (PLAN.3). Placing a
+ * block scans the placed blocks in offset order up to the first gap that fits: the
+ * cost grows with the number of blocks live together (bench/README.md).
  * TSMR_PLAN_NONE: one buffer per placed tensor, nothing shared, nothing in place.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -38,7 +38,6 @@
 #include "internal.h"
 
 #define PLAN_NO_BLOCK UINT32_MAX
-#define PLAN_REFINE 2048u /* blocks up to which the planner tries three more orders */
 
 /* Placed by the planner: an in-graph leaf or non-view node. */
 static int placeable(const struct tsmr__gnode *x) {
@@ -61,18 +60,18 @@ static uint64_t now_ns(void) {
 struct block {
   uint64_t size, off;
   int64_t start, end;
+  uint32_t id; /* its index in plan_ws.bl (a copy in plan_ws.sorted knows its own) */
 };
 
 /* The planner's scratch for one call, all owned by it; per node index (tm .. blk),
- * per block (bl, offs, scr: three arrays of S + 1) or per time (diff). */
+ * per block (bl, sorted, by_off: S + 1 each) or per time (diff). */
 struct plan_ws {
   int64_t *tm, *start, *end; /* computed at, live from, live to */
   uint32_t *cons, *nviews;   /* consumer edges; views of a root */
   uint32_t *blk;             /* a tensor's block, or PLAN_NO_BLOCK */
-  struct block *bl;
-  uint32_t *scr;
+  struct block *bl, *sorted; /* blocks; a copy sorted for placement */
+  uint32_t *by_off;
   int64_t *diff;
-  uint64_t *offs;
   uint32_t nb;               /* blocks made */
 };
 
@@ -86,115 +85,63 @@ void tsmr__plan_free(struct tsmr__plan *p) {
 
 /* ---- placement ------------------------------------------------------------------ */
 
-static int cmp_size_desc(const void *a, const void *b, const struct block *bl) {
-  const struct block *x = &bl[*(const uint32_t *)a], *y = &bl[*(const uint32_t *)b];
+/* Largest first; then earliest, then block index: a total order, so the plan does
+ * not depend on the sort. */
+static int cmp_size_desc(const void *a, const void *b) {
+  const struct block *x = a, *y = b;
   if (x->size != y->size) return x->size > y->size ? -1 : 1;
   if (x->start != y->start) return x->start < y->start ? -1 : 1;
-  uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-  return i < j ? -1 : (i > j);
+  return x->id < y->id ? -1 : (x->id > y->id);
 }
 
-/* qsort has no context argument in C11: the block array goes through a static
- * thread-local pointer. */
-static _Thread_local const struct block *sort_blocks;
-static int cmp_by_size(const void *a, const void *b) {
-  return cmp_size_desc(a, b, sort_blocks);
-}
-/* Longest-lived first, then by size: pinned blocks settle at the bottom. */
-static int cmp_by_life(const void *a, const void *b) {
-  const struct block *x = &sort_blocks[*(const uint32_t *)a],
-                     *y = &sort_blocks[*(const uint32_t *)b];
-  int64_t lx = x->end - x->start, ly = y->end - y->start;
-  if (lx != ly) return lx > ly ? -1 : 1;
-  return cmp_size_desc(a, b, sort_blocks);
-}
-/* Largest area (size x lifetime) first. */
-static int cmp_by_area(const void *a, const void *b) {
-  const struct block *x = &sort_blocks[*(const uint32_t *)a],
-                     *y = &sort_blocks[*(const uint32_t *)b];
-  double ax = (double)x->size * (double)(x->end - x->start + 1),
-         ay = (double)y->size * (double)(y->end - y->start + 1);
-  if (ax != ay) return ax > ay ? -1 : 1;
-  return cmp_size_desc(a, b, sort_blocks);
-}
-/* Execution order (start), then by size: like an online best-fit allocator. */
-static int cmp_by_start(const void *a, const void *b) {
-  const struct block *x = &sort_blocks[*(const uint32_t *)a],
-                     *y = &sort_blocks[*(const uint32_t *)b];
-  if (x->start != y->start) return x->start < y->start ? -1 : 1;
-  return cmp_size_desc(a, b, sort_blocks);
-}
-static int cmp_by_off(const void *a, const void *b) {
-  const struct block *x = &sort_blocks[*(const uint32_t *)a],
-                     *y = &sort_blocks[*(const uint32_t *)b];
-  return x->off < y->off ? -1 : (x->off > y->off);
-}
-
-/* The offset of b: the start of the smallest gap among the nc blocks conf (sorted by
- * offset) that b fits in, else the top of them. */
-static uint64_t best_fit(const struct block *bl, const struct block *b,
-                         const uint32_t *conf, uint32_t nc) {
-  uint64_t cur = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
-  for (uint32_t j = 0; j < nc; j++) {
-    const struct block *c = &bl[conf[j]];
-    if (c->off > cur) {
-      uint64_t gap = c->off - cur;
-      if (gap >= b->size && gap < best_gap) {
-        best_gap = gap;
-        best = cur;
-      }
-    }
+/* Where b goes among the placed blocks (sorted by offset, n of them): the lowest
+ * offset whose bytes no placed block live at the same time as b uses (first fit).
+ * Scanning in offset order stops at the first gap that fits. */
+static uint64_t first_fit(const struct block *bl, const struct block *b,
+                          const uint32_t *by_off, uint32_t n) {
+  uint64_t cur = 0;
+  for (uint32_t j = 0; j < n; j++) {
+    const struct block *c = &bl[by_off[j]];
+    if (c->end < b->start || c->start > b->end) continue; /* not live together */
+    if (c->off >= cur + b->size) break;
     if (c->off + c->size > cur) cur = c->off + c->size;
   }
-  return best != UINT64_MAX ? best : cur;
+  return cur;
 }
 
-/* Places blocks in the order cmp gives, each into the smallest gap among the placed
- * blocks it overlaps in time, else on top of them; RETURN the peak (buffer bytes).
- * order, conf, placed: scratch of nb entries each. */
-static uint64_t place_blocks(struct block *bl, uint32_t nb,
-                             int (*cmp)(const void *, const void *), uint32_t *order,
-                             uint32_t *conf, uint32_t *placed) {
+/* Inserts block k (placed) into by_off, kept sorted by offset; n: entries before. */
+static void insert_by_off(const struct block *bl, uint32_t *by_off, uint32_t n,
+                          uint32_t k) {
+  uint32_t lo = 0, hi = n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (bl[by_off[mid]].off <= bl[k].off) lo = mid + 1;
+    else hi = mid;
+  }
+  memmove(by_off + lo + 1, by_off + lo, (size_t)(n - lo) * sizeof *by_off);
+  by_off[lo] = k;
+}
+
+/* Places the blocks largest first (TFLite's greedy by size), each at the lowest
+ * offset free over its whole interval, and sets bl's offsets; RETURN the peak (buffer
+ * bytes). sorted, by_off: scratch of nb entries each. */
+static uint64_t place_reuse(struct block *bl, uint32_t nb, struct block *sorted,
+                            uint32_t *by_off) {
   uint32_t n_placed = 0;
   uint64_t peak = 0;
-  for (uint32_t i = 0; i < nb; i++) order[i] = i;
-  sort_blocks = bl;
-  qsort(order, nb, sizeof *order, cmp);
-  for (uint32_t oi = 0; oi < nb; oi++) {
-    struct block *b = &bl[order[oi]];
+  memcpy(sorted, bl, (size_t)nb * sizeof *sorted);
+  qsort(sorted, nb, sizeof *sorted, cmp_size_desc);
+  for (uint32_t i = 0; i < nb; i++) {
+    struct block *b = &sorted[i];
     b->off = 0;
-    if (b->size == 0) continue;
-    uint32_t nc = 0;
-    for (uint32_t j = 0; j < n_placed; j++) {
-      const struct block *c = &bl[placed[j]];
-      if (c->end >= b->start && c->start <= b->end) conf[nc++] = placed[j];
+    if (b->size != 0) {
+      b->off = first_fit(sorted, b, by_off, n_placed);
+      if (b->off + b->size > peak) peak = b->off + b->size;
+      insert_by_off(sorted, by_off, n_placed++, i);
     }
-    qsort(conf, nc, sizeof *conf, cmp_by_off);
-    b->off = best_fit(bl, b, conf, nc);
-    if (b->off + b->size > peak) peak = b->off + b->size;
-    placed[n_placed++] = order[oi];
+    bl[b->id].off = b->off;
   }
   return peak;
-}
-
-/* Greedy by size first; graphs up to PLAN_REFINE blocks also try three other orders
- * (longest-lived, largest area, execution order) while the peak is above the bound,
- * and keep the smallest peak. RETURN the peak. */
-static uint64_t place_reuse(struct plan_ws *w, uint32_t S, int64_t bound) {
-  static int (*const orders[4])(const void *, const void *) = {
-      cmp_by_size, cmp_by_life, cmp_by_area, cmp_by_start};
-  struct block *bl = w->bl;
-  uint32_t nb = w->nb;
-  uint32_t *o = w->scr, *cf = w->scr + S + 1, *pl = w->scr + 2 * (S + 1);
-  uint64_t total = place_blocks(bl, nb, orders[0], o, cf, pl);
-  for (int k = 1; k < 4 && total > (uint64_t)bound && nb <= PLAN_REFINE; k++) {
-    for (uint32_t b = 0; b < nb; b++) w->offs[b] = bl[b].off;
-    uint64_t t2 = place_blocks(bl, nb, orders[k], o, cf, pl);
-    if (t2 < total) total = t2;
-    else
-      for (uint32_t b = 0; b < nb; b++) bl[b].off = w->offs[b];
-  }
-  return total;
 }
 
 /* ---- liveness and blocks -------------------------------------------------------- */
@@ -273,6 +220,7 @@ static uint64_t make_blocks(const struct tsmr__plan_input *in, int mode, size_t 
     b->start = w->start[x];
     b->end = w->end[x];
     b->off = 0;
+    b->id = w->nb;
     w->blk[x] = w->nb++;
   }
   return naive;
@@ -306,14 +254,14 @@ static int plan_alloc(struct plan_ws *w, struct tsmr__plan *p, uint32_t N, uint3
   w->nviews = tsmr__alloc(((size_t)N + 1) * sizeof *w->nviews);
   w->blk = tsmr__alloc(((size_t)N + 1) * sizeof *w->blk);
   w->bl = tsmr__alloc(((size_t)S + 1) * sizeof *w->bl);
-  w->scr = tsmr__alloc(((size_t)S + 1) * 3 * sizeof *w->scr);
+  w->sorted = tsmr__alloc(((size_t)S + 1) * sizeof *w->sorted);
+  w->by_off = tsmr__alloc(((size_t)S + 1) * sizeof *w->by_off);
   w->diff = tsmr__alloc(((size_t)END + 2) * sizeof *w->diff);
-  w->offs = tsmr__alloc(((size_t)S + 1) * sizeof *w->offs);
   p->placed = tsmr__alloc((size_t)N + 1);
   p->buf = tsmr__alloc(((size_t)N + 1) * sizeof *p->buf);
   p->off = tsmr__alloc(((size_t)N + 1) * sizeof *p->off);
   if (!w->tm || !w->start || !w->end || !w->cons || !w->nviews || !w->blk || !w->bl ||
-      !w->scr || !w->diff || !w->offs || !p->placed || !p->buf || !p->off)
+      !w->sorted || !w->by_off || !w->diff || !p->placed || !p->buf || !p->off)
     return TSMR_ENOMEM;
   memset(w->cons, 0, (size_t)N * sizeof *w->cons);
   memset(w->nviews, 0, (size_t)N * sizeof *w->nviews);
@@ -329,9 +277,9 @@ static void plan_ws_free(struct plan_ws *w) {
   tsmr__free(w->nviews);
   tsmr__free(w->blk);
   tsmr__free(w->bl);
-  tsmr__free(w->scr);
+  tsmr__free(w->sorted);
+  tsmr__free(w->by_off);
   tsmr__free(w->diff);
-  tsmr__free(w->offs);
 }
 
 /* Buffers and per-node places from the placed blocks. RETURN 0 or TSMR_ENOMEM. */
@@ -367,7 +315,7 @@ int tsmr__plan_compute(const struct tsmr__plan_input *in, int mode, size_t align
     uint64_t naive = make_blocks(in, mode, align, &w, p);
     int64_t bound = lower_bound(&w, END);
     uint64_t total = 0;
-    if (mode == TSMR_PLAN_REUSE) total = place_reuse(&w, S, bound);
+    if (mode == TSMR_PLAN_REUSE) total = place_reuse(w.bl, w.nb, w.sorted, w.by_off);
     else
       for (uint32_t b = 0; b < w.nb; b++) total += w.bl[b].size;
     rc = plan_fill(in, mode, &w, total, p);

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""bench/results.py FIGURES.jsonl RESULTS.json: gathers the figures the benchmarks
+appended (one JSON object per line, bench_util.h's bench_figure and
+bench_capsule.py) into RESULTS.json, a JSON array of objects {name, value, unit,
+baseline_name, baseline_value, ratio, goal, met} (bench/README.md). Prints the
+summary table, and exits 1 when a figure the README names is missing (a benchmark
+that stopped early), never for a goal not met.
+"""
+import json
+import sys
+
+NAMES = [
+    "create_release_vs_malloc", "create_release_vs_malloc_2threads",
+    "manager_close_ns_per_resource", "dlpack_c_roundtrip_ns",
+    "capsule_roundtrip_vs_numpy", "planner_peak_vs_bound_max",
+    "planner_peak_vs_bound_mean", "planner_time_growth_5000_vs_100",
+    "iree_cpu_loop_vs_c_floor", "judge_steps_per_s_1k", "judge_steps_per_s_10k",
+    "judge_steps_per_s_100k", "suite_cases_per_s",
+]
+FIELDS = ["name", "value", "unit", "baseline_name", "baseline_value", "ratio", "goal", "met"]
+
+
+def main():
+    src, dst = sys.argv[1], sys.argv[2]
+    figures = {}
+    with open(src) as f:
+        for line in f:
+            if line.strip():
+                fig = json.loads(line)
+                figures[fig["name"]] = {k: fig.get(k) for k in FIELDS}
+    ordered = [figures[n] for n in NAMES if n in figures]
+    ordered += [v for k, v in figures.items() if k not in NAMES]
+    with open(dst, "w") as f:
+        json.dump(ordered, f, indent=1)
+        f.write("\n")
+    print(f"{'figure':36} {'value':>12} {'unit':14} {'ratio':>8} {'goal':>8}  met")
+    for fig in ordered:
+        ratio = "-" if fig["ratio"] is None else f"{fig['ratio']:.3f}"
+        met = {True: "yes", False: "NO", None: "-"}[fig["met"]]
+        print(f"{fig['name']:36} {fig['value']:12.6g} {fig['unit']:14} {ratio:>8} "
+              f"{fig['goal'] or '-':>8}  {met}")
+    missing = [n for n in NAMES if n not in figures]
+    if missing:
+        sys.exit(f"results.py: missing figures: {', '.join(missing)}")
+    print(f"written: {dst}")
+
+
+if __name__ == "__main__":
+    main()
