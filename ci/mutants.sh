@@ -246,6 +246,13 @@ combos_source() {
   combos_run "$1" "$2" >"$3" 2>&1 || rc=$?
   case $rc in 0) return 1 ;; 1) return 0 ;; *) echo "exit $rc" >>"$3"; return 2 ;; esac
 }
+# combos_detail LOG: how many divergences and the first one's message.
+combos_detail() {
+  local n first
+  n=$(grep -m 1 -o '[0-9]* unknown divergences' "$1")
+  first=$(grep -m 1 -A 1 '^  combination' "$1" | tail -n 1 | sed 's/^ *//' | cut -c 1-180)
+  echo "${n:-a divergence}${first:+; first: $first}"
+}
 # combos_base_ok JUDGE ADAPTER: the combination run passes on the unmutated reference.
 combos_base_ok() {
   local rc=0
@@ -365,7 +372,7 @@ asan_sources() {
   if [ $have_combos = 1 ]; then
     [ -n "$asan_combos_base" ] || asan_combos_base=$(combos_base_ok "$ASAN_BUILD/bin/tsm-cts" "$abase")
     if [ "$asan_combos_base" = ok ] && combos_source "$ASAN_BUILD/bin/tsm-cts" "$ad" "$SCRATCH/acombos.log"; then
-      echo "combos on ASan: $(grep -m 1 -iE 'diverg|fail' "$SCRATCH/acombos.log" | cut -c 1-200)" >"$SCRATCH/asan.detail"
+      echo "combos on ASan: $(combos_detail "$SCRATCH/acombos.log")" >"$SCRATCH/asan.detail"
       ASAN_CELL=combos
       return 0
     fi
@@ -401,7 +408,7 @@ gate_mutant() {
   if [ $have_combos = 1 ]; then
     [ -n "$combos_base" ] || combos_base=$(combos_base_ok "$JUDGE" "$base/$B/lib/tsmref_adapter.so")
     if [ "$combos_base" = ok ] && combos_source "$JUDGE" "$ad" "$SCRATCH/combos.log"; then
-      row "$id" "$clause" - K - - "combos: $(grep -m 1 -iE 'diverg|fail' "$SCRATCH/combos.log" | cut -c 1-200)"
+      row "$id" "$clause" - K - - "combos: $(combos_detail "$SCRATCH/combos.log")"
       by_source[combos]=$((by_source[combos] + 1))
       return 0
     fi
@@ -454,7 +461,7 @@ matrix_mutant() {
     else
       combos_source "$JUDGE" "$ad" "$SCRATCH/combos.log"
       case $? in
-        0) x_cell=K; any=1; details+=("combos: $(grep -m 1 -iE 'diverg|fail' "$SCRATCH/combos.log" | cut -c 1-200)") ;;
+        0) x_cell=K; any=1; details+=("combos: $(combos_detail "$SCRATCH/combos.log")") ;;
         1) x_cell=- ;;
         *) x_cell=err; details+=("combos: $(tail -n 1 "$SCRATCH/combos.log")") ;;
       esac
