@@ -21,8 +21,9 @@
 #             the same time).
 #
 # A source whose tool is not built (no combos subcommand, no scenario binary, no clang)
-# is `n/a` and skipped; MUTANTS_NO_COMBOS=1 leaves combos out, COMBOS_ARGS adds options
-# to it (the known classes of harness/tests/combos-known.txt are always passed).
+# is `n/a` and skipped; MUTANTS_NO_COMBOS=1 leaves combos out, COMBOS_ARGS sets its
+# options (default: --depth 1 in the gate, none in the matrix; the known classes of
+# harness/tests/combos-known.txt are always passed).
 #
 #   ci/mutants.sh [--gate | --matrix | --ttf SECONDS] [--build DIR] [-j N] [PATCH...]
 #
@@ -60,7 +61,7 @@ CC=${CC:-cc}
 SCENARIO_RUNS=${SCENARIO_RUNS:-20000}
 SCENARIO_ASAN_RUNS=${SCENARIO_ASAN_RUNS:-6000}
 SCENARIO_CHUNK=${SCENARIO_CHUNK:-5000}
-COMBOS_ARGS=${COMBOS_ARGS:-}
+COMBOS_ARGS=${COMBOS_ARGS-unset}
 COMBOS_KNOWN=harness/tests/combos-known.txt
 SCENARIO_TIMEOUT=${SCENARIO_TIMEOUT:-60}
 COMBOS_TIMEOUT=${COMBOS_TIMEOUT:-600}
@@ -83,6 +84,12 @@ if [ ${#patches[@]} -eq 0 ]; then
   patches=(ci/mutants/*.patch)
   [ "$mode" != gate ] && [ -d ci/mutants/pending ] &&
     for p in ci/mutants/pending/*.patch; do [ -e "$p" ] && patches+=("$p"); done
+fi
+# The gate runs the combinations at depth 1 (about a second; the default depth 2 takes
+# some 20 s a mutant), the matrix at the generator's default depth.
+if [ "$COMBOS_ARGS" = unset ]; then
+  COMBOS_ARGS=
+  [ "$mode" = gate ] && COMBOS_ARGS="--depth 1"
 fi
 BUILD=${BUILD%/}
 case $BUILD in /*) BUILD=$(realpath --relative-to="$ROOT" "$BUILD") ;; esac
@@ -161,7 +168,7 @@ combos_base="" # unknown until first needed: ok, or why the source is unusable
 asan_combos_base=""
 echo "# mutants: $mode, ${#patches[@]} patches, judge $JUDGE, -j $JOBS, base built in" \
   "$((SECONDS - start)) s; sources: cases" \
-  "combos($([ $have_combos = 1 ] && echo yes || echo n/a))" \
+  "combos($([ $have_combos = 1 ] && echo "yes${COMBOS_ARGS:+ $COMBOS_ARGS}" || echo n/a))" \
   "scenario($([ $have_scenario = 1 ] && echo "$SCENARIO_RUNS inputs" || echo n/a))" \
   "asan($([ $have_asan = 1 ] && echo clang || echo n/a))"
 
