@@ -29,3 +29,9 @@ $(BENCH_BINS): $(B)/bin/bench-%: $(B)/obj/bench/bench_%.o $(TSMREF_LIB)
 # The extension by path: python.mk, which names it PYTHON_EXT, is included after this file.
 bench: $(BENCH_BINS) $(B)/python/tsmref.so $(TSM_CTS) $(TSMREF_ADAPTER)
 	bash bench/run_bench.sh $(B) $(VENV_PY)
+
+# `make bench-fuzz-ttf`: the scenario fuzzer's time to find each mutant of ci/mutants
+# (bench/fuzz_ttf.sh; TTF_CAP, TTF_SEEDS), written to $(B)/bench/fuzz-ttf.{json,md}.
+.PHONY: bench-fuzz-ttf
+bench-fuzz-ttf: $(TSM_CTS) $(TSMREF_ADAPTER) $(B)/fuzz/bin/scenario
+	bash bench/fuzz_ttf.sh --build $(B)
