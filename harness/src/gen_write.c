@@ -287,6 +287,27 @@ static void put_strides(struct gen *g, const char *shape) {
   put(g, "]");
 }
 
+/* One of make's options for the managed tensor's other fields, at legal and illegal
+ * values (cases/README.md, `make`): what a consumer must accept, copy or refuse with
+ * EDLPACK, EDTYPE, EDEVICE or EVERSION (DLP.IMPORT.*, DLP.VER.*). */
+static void put_layout_option(struct gen *g, int versioned, int strided) {
+  static const char *const devices = "cpu|cuda_host|cuda_managed|opencl|vulkan";
+  static const char *const dtypes = "bool|bf16|f8|c64|f64|i64|u8";
+  char word[16];
+  switch (gen_rand(g, 10)) {
+  case 0: put(g, strided ? " readonly" : " nostrides"); break;
+  case 1: put(g, " offset %d", (int)gen_rand(g, 3) * 4 + (gen_rand(g, 4) == 0)); break;
+  case 2: put(g, versioned ? " major %d" : " lanes %d", versioned ? 2 * (int)gen_rand(g, 2) : 2); break;
+  case 3: put(g, versioned ? " minor %d" : " readonly", (int)gen_rand(g, 4) * 3); break;
+  case 4: put(g, versioned ? " copied" : " readonly"); break;
+  case 5: put(g, " device %s", gen_pick_word(g, devices, word, sizeof word)); break;
+  case 6: put(g, " dtype %s", gen_pick_word(g, dtypes, word, sizeof word)); break;
+  case 7: put(g, " lanes 2"); break;
+  case 8: put(g, " nodeleter"); break;
+  default: put(g, " nulldata"); break;
+  }
+}
+
 static int w_make(struct gen *g, const struct gen_row *row) {
   bind_head(g, row, row->verb, -1, 0);
   char f[16];
@@ -298,7 +319,9 @@ static int w_make(struct gen *g, const struct gen_row *row) {
   snprintf(shape, sizeof shape, "%s", g->line.buf + at);
   if (gen_rand(g, 2)) put(g, " arange");
   else if (gen_rand(g, 2)) put(g, " values"), put_values(g, elems);
-  if (gen_rand(g, 3) == 0) put_strides(g, shape);
+  int strided = gen_rand(g, 3) == 0;
+  if (strided) put_strides(g, shape);
+  if (gen_rand(g, 3) == 0) put_layout_option(g, !strcmp(f, "versioned"), strided);
   return 0;
 }
 
