@@ -864,12 +864,9 @@ static int dl_import_check(const struct cts_model *m, const struct cts_mdl *d) {
   if (!d->judge_made) return 0; /* an export of this session is well formed */
   const struct cts_mdl_desc *k = &d->desc;
   if (k->form == TSM_DLPACK_VERSIONED && k->major != 1) return TSM_EVERSION; /* DLP.IMPORT.1 */
-  int64_t elems = 1;
-  for (int i = 0; i < k->ndim; i++) {
+  for (int i = 0; i < k->ndim; i++)
     if (k->shape[i] < 0) return TSM_EDLPACK;
-    elems *= k->shape[i];
-  }
-  if (k->null_data && elems > 0) return TSM_EDLPACK;
+  if (k->null_data && cts_opsem_elems(k->ndim, k->shape) > 0) return TSM_EDLPACK;
   if (k->form == TSM_DLPACK_VERSIONED && k->minor >= 2 && k->no_strides && k->ndim > 0)
     return TSM_EDLPACK;                                           /* DLP.IMPORT.4 */
   int host = k->device_type == 3 || k->device_type == 13;

@@ -26,16 +26,22 @@ struct cts_opsem_tensor cts_opsem_tensor(int dtype, int ndim, const int64_t *sha
   return t;
 }
 
-int64_t cts_opsem_elems(int ndim, const int64_t *shape) {
+/* The product of the extents (a negative one counted as 0 when literal): 0 as soon as
+ * one is 0, whatever the others (an empty [2^62, 4, 0] tensor is valid), else saturated
+ * at INT64_MAX, so that a shape no memory holds never wraps to a small count. */
+static int64_t extents_product(int ndim, const int64_t *shape, int literal) {
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] == 0 || (literal && shape[i] < 0)) return 0;
   int64_t n = 1;
-  for (int i = 0; i < ndim; i++) n *= shape[i];
+  for (int i = 0; i < ndim; i++)
+    if (__builtin_mul_overflow(n, shape[i], &n)) return INT64_MAX;
   return n;
 }
 
+int64_t cts_opsem_elems(int ndim, const int64_t *shape) { return extents_product(ndim, shape, 0); }
+
 int64_t cts_opsem_literal_elems(int ndim, const int64_t *shape) {
-  int64_t n = 1;
-  for (int i = 0; i < ndim; i++) n *= shape[i] > 0 ? shape[i] : 0;
-  return n;
+  return extents_product(ndim, shape, 1);
 }
 
 int cts_opsem_same_dims(int a_ndim, const int64_t *a, int b_ndim, const int64_t *b) {
