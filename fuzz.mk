@@ -57,9 +57,10 @@ fuzz-libfuzzer:
 	$(MAKE) --no-print-directory BUILD=$(FUZZ_LF_BUILD) CC=clang SAN="$(FUZZ_LF_SAN)" \
 	  FUZZ_ENGINE=libfuzzer fuzz-bins $(FUZZ_LF_BUILD)/lib/tsmref_adapter.so
 
-# Seeds: the case library for parse (read in place, never copied); the others start
-# from their committed findings and grow their corpus under build/fuzz/corpus/.
-fuzz_seeds_parse := cases
+# Seeds: the case library and the malformed cases of harness/tests/malformed for parse
+# (read in place, never copied); the others start from their committed findings and grow
+# their corpus under build/fuzz/corpus/.
+fuzz_seeds_parse := cases harness/tests/malformed
 
 fuzz: fuzz-libfuzzer
 	@for t in $(FUZZ_TARGETS); do \

@@ -3,7 +3,8 @@
  * (harness/src/case_parse.c) on any bytes. Every input must give a case or a located
  * error (line >= 1, col >= 1, a message), never a crash, a leak or undefined
  * behaviour (issue 14's class: a located error for every malformed case). The
- * clause ids are checked against the spec when spec/ is found, as `tsm-cts lint` does.
+ * clause ids are checked against the spec when spec/ is found, as `tsm-cts lint` does;
+ * the bytes are checked as text first (cts_case_text_check), as a case file's are.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   text[size] = '\0';
   struct cts_parse_error err;
   memset(&err, 0, sizeof err);
-  struct cts_case *c = cts_case_parse("fuzz.cts", text, spec_or_null(), &err);
+  struct cts_case *c = cts_case_text_check(text, size, &err)
+                           ? NULL
+                           : cts_case_parse("fuzz.cts", text, spec_or_null(), &err);
   if (c) {
     cts_case_free(c);
   } else {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # fuzz/replay.sh BIN_DIR: the fuzz-replay lane of `make check` (fuzz/README.md). With the
 # targets built by the standalone driver (fuzz/standalone.c) in BIN_DIR it replays
-#   - the parse target's seed corpus, the case library cases/ (every case must parse
-#     or give a located error, never crash);
+#   - the parse target's seed corpus, the case library cases/ and the malformed cases
+#     of harness/tests/malformed (every file must parse or give a located error, never
+#     crash);
 #   - every committed finding fuzz/findings/<target>/<name>, each in its own process:
 #     a finding listed in fuzz/known-findings.txt must still fail (it flips to an error
 #     the day it passes, so the list is kept honest), any other must pass; one marked
@@ -49,7 +50,8 @@ while read -r target name _; do
   [ -f "fuzz/findings/$target/$name" ] || err "$known lists $target $name, which has no file"
 done <"$known"
 
-"$bin/parse" cases 2>/dev/null || err "parse fails on the case library"
+"$bin/parse" cases harness/tests/malformed 2>/dev/null ||
+  err "parse fails on the case library or harness/tests/malformed"
 for target in $(ls "$bin"); do
   if grep -q "^$target " "$known"; then
     echo "fuzz-replay: $target: no generated runs while it has an open finding"

@@ -220,7 +220,7 @@ struct cts_case {
   size_t n_devices;
   char **tags;
   size_t n_tags;
-  int timeout_ms;    /* 0: default */
+  int timeout_ms;    /* 0: default; at most CTS_TIMEOUT_MAX_MS */
   uint32_t ops_used; /* 1u << enum tsm_op */
   uint32_t families; /* enum tsm_cap bits of requires: and of the statements used */
   char **threads;    /* thread names; thread 0 is the main thread, named "main" */
@@ -249,6 +249,15 @@ struct cts_parse_error {
 struct cts_case *cts_case_parse(const char *path, const char *text,
                                 const struct cts_spec *spec,
                                 struct cts_parse_error *err);
+#define CTS_TIMEOUT_MAX_MS 86400000 /* a case's own timeout: at most a day */
+
+/* The time limit of a run of c: its own timeout, else default_ms, times
+ * $TSM_CTS_TIMEOUT_MULTIPLIER, at least 1 ms and at most INT_MAX ms (c may be NULL). */
+int cts_case_limit_ms(const struct cts_case *c, int default_ms);
+
+/* A case file is UTF-8 text: RETURN 0, or -1 with *err at the first NUL byte or byte
+ * that does not start a valid UTF-8 sequence (a NUL would silently end the case). */
+int cts_case_text_check(const char *text, size_t len, struct cts_parse_error *err);
 struct cts_case *cts_case_load(const char *path, const struct cts_spec *spec,
                                struct cts_parse_error *err);
 void cts_case_free(struct cts_case *c);

@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,19 +62,19 @@ static size_t scan_number(const char *line, size_t len, size_t i) {
   return j;
 }
 
+/* The whole token is read, however long (a cut one would read as another number); a
+ * value is finite: `nan` never equals itself and no statement makes an infinity. */
 static int read_number(struct parser *p, int lineno, struct tok *t) {
-  char buf[64];
-  size_t n = t->len < sizeof buf - 1 ? t->len : sizeof buf - 1;
-  memcpy(buf, t->s, n);
-  buf[n] = '\0';
-  char *end;
+  char *buf = cts_xstrndup(t->s, t->len), *end;
   errno = 0;
   t->num = strtod(buf, &end);
-  if (*end != '\0' || errno != 0 || end == buf) {
-    fail_at(p, lineno, t->col, "bad number '%s'", buf);
-    return -1;
-  }
-  return 0;
+  int bad = *end != '\0' || errno != 0 || end == buf;
+  if (bad)
+    fail_at(p, lineno, t->col, "bad number '%.40s%s'", buf, t->len > 40 ? "..." : "");
+  else if (!isfinite(t->num))
+    fail_at(p, lineno, t->col, "'%.40s' is not a finite number", buf);
+  free(buf);
+  return bad || !isfinite(t->num) ? -1 : 0;
 }
 
 /* The token starting at line[i]; RETURN its end, or 0 after failing. */
@@ -401,10 +402,4 @@ int parse_dtype_opt(struct parser *p, struct line_toks *lt, int *dtype) {
   if (t->kind != T_WORD || tok_is(t, "in") || take_dtype(p, lt, dtype)) return 0;
   fail_at(p, lt->line, t->col, "unknown dtype '%.*s' (f32 or i32)", (int)t->len, t->s);
   return -1;
-}
-
-int64_t shape_elems(int ndim, const int64_t *shape) {
-  int64_t n = 1;
-  for (int i = 0; i < ndim; i++) n *= shape[i] > 0 ? shape[i] : 0;
-  return n;
 }

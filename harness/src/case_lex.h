@@ -92,7 +92,6 @@ int dtype_of(struct parser *p, int line, const struct tok *t);
 int take_dtype(struct parser *p, struct line_toks *lt, int *dtype);
 int parse_dtype(struct parser *p, struct line_toks *lt, int *dtype);
 int parse_dtype_opt(struct parser *p, struct line_toks *lt, int *dtype);
-int64_t shape_elems(int ndim, const int64_t *shape);
 
 /* Statements (case_stmt.c). `binds` is 0 inside `expect error`, where a failing
  * binding binds nothing. A block statement's row reads p->outer and fills p->open. */

@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,14 +161,17 @@ static int fm_roles(struct parser *p, int key_col, const struct fm_value *v) {
   return rc;
 }
 
+/* At most a day: times any $TSM_CTS_TIMEOUT_MULTIPLIER it stays far inside int64. */
 static int fm_timeout(struct parser *p, const struct fm_value *v) {
   char *end;
   char *num = cts_xstrndup(v->text, v->len);
+  errno = 0;
   long ms = strtol(num, &end, 10);
-  int bad = v->len == 0 || *end || ms <= 0 || ms > 86400000;
+  int bad = v->len == 0 || *end || errno || ms <= 0 || ms > CTS_TIMEOUT_MAX_MS;
   free(num);
   if (bad) {
-    fail_at(p, v->line, v->col + 1, "timeout is a positive number of milliseconds");
+    fail_at(p, v->line, v->col + 1, "timeout is a number of milliseconds from 1 to %d (a day)",
+            CTS_TIMEOUT_MAX_MS);
     return -1;
   }
   p->c->timeout_ms = (int)ms;
@@ -463,14 +467,49 @@ struct cts_case *cts_case_parse(const char *path, const char *text,
   return c;
 }
 
+int cts_case_limit_ms(const struct cts_case *c, int default_ms) {
+  const char *env = getenv("TSM_CTS_TIMEOUT_MULTIPLIER");
+  double mult = env && atof(env) > 0 ? atof(env) : 1.0;
+  double ms = (c && c->timeout_ms ? c->timeout_ms : default_ms) * mult;
+  return ms >= INT_MAX ? INT_MAX : ms < 1 ? 1 : (int)ms;
+}
+
+int cts_case_text_check(const char *text, size_t len, struct cts_parse_error *err) {
+  int line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < len;) {
+    const unsigned char *p = (const unsigned char *)text + i;
+    size_t n = *p ? cts_utf8_sequence(p) : 0;
+    if (n == 0 || n > len - i) {
+      memset(err, 0, sizeof *err);
+      err->line = line;
+      err->col = (int)(i - line_start) + 1;
+      if (*p) snprintf(err->msg, sizeof err->msg, "byte 0x%02x is not UTF-8 text", *p);
+      else snprintf(err->msg, sizeof err->msg, "a NUL byte: a case file is UTF-8 text");
+      return -1;
+    }
+    if (*p == '\n') {
+      line++;
+      line_start = i + 1;
+    }
+    i += n;
+  }
+  return 0;
+}
+
 struct cts_case *cts_case_load(const char *path, const struct cts_spec *spec,
                                struct cts_parse_error *err) {
-  char *text = cts_read_file(path, NULL);
+  size_t len = 0;
+  char *text = cts_read_file(path, &len);
   if (!text) {
     memset(err, 0, sizeof *err);
     err->line = 1;
     err->col = 1;
     snprintf(err->msg, sizeof err->msg, "cannot read: %s", strerror(errno));
+    return NULL;
+  }
+  if (cts_case_text_check(text, len, err)) {
+    free(text);
     return NULL;
   }
   struct cts_case *c = cts_case_parse(path, text, spec, err);

@@ -11,6 +11,7 @@
 
 #include "case_lex.h"
 #include "families.h"
+#include "opsem.h"
 #include "util.h"
 
 typedef int (*parse_fn)(struct parser *p, struct line_toks *lt, struct cts_stmt *st);
@@ -192,19 +193,36 @@ static int parse_use_graph(struct parser *p, struct line_toks *lt, struct cts_st
 static int parse_values_for(struct parser *p, struct line_toks *lt, struct cts_literal *lit) {
   struct tok *list = peek(lt);
   if (parse_values(p, lt, &lit->vals, &lit->nvals)) return -1;
-  if ((int64_t)lit->nvals == shape_elems(lit->ndim, lit->shape)) return 0;
+  if ((int64_t)lit->nvals == cts_opsem_literal_elems(lit->ndim, lit->shape)) return 0;
   fail_at(p, lt->line, list->col, "%zu values for a shape of %lld elements", lit->nvals,
-          (long long)shape_elems(lit->ndim, lit->shape));
+          (long long)cts_opsem_literal_elems(lit->ndim, lit->shape));
   return -1;
 }
 
 const char *const cts_fill_names[] = {"zeros", "ones", "full", "arange", "values", NULL};
 
+/* The judge writes each element of a literal other than zeros, and each element of a
+ * DLPack tensor it makes (judge_made): at most CTS_OPSEM_MAX_MODELED of them
+ * (cases/README.md, "Limits"), so that what a case declares never costs the judge more.
+ * col: the shape's. */
+static int literal_within_limit(struct parser *p, struct line_toks *lt, int col,
+                                const struct cts_literal *lit, int judge_made) {
+  if ((lit->fill == CTS_ZEROS && !judge_made) ||
+      cts_opsem_literal_elems(lit->ndim, lit->shape) <= CTS_OPSEM_MAX_MODELED)
+    return 0;
+  fail_at(p, lt->line, col, "more than %lld elements: the judge writes each one of a %s "
+          "(cases/README.md, \"Limits\")", (long long)CTS_OPSEM_MAX_MODELED,
+          judge_made ? "tensor it makes" : "tensor that is not zeros");
+  return -1;
+}
+
 static int parse_create(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   struct cts_literal *lit = &st->u.literal;
   for (int i = 0; cts_fill_names[i]; i++)
     if (tok_is(p->verb, cts_fill_names[i])) lit->fill = i;
-  if (use_a(p, lt, st, CTS_SYM_MANAGER) || parse_shape(p, lt, &lit->ndim, lit->shape)) return -1;
+  if (use_a(p, lt, st, CTS_SYM_MANAGER)) return -1;
+  int shape_col = peek(lt)->col;
+  if (parse_shape(p, lt, &lit->ndim, lit->shape)) return -1;
   if (lit->fill == CTS_FULL) {
     struct tok *t = next(lt);
     if (t->kind != T_NUM) {
@@ -213,7 +231,8 @@ static int parse_create(struct parser *p, struct line_toks *lt, struct cts_stmt 
     }
     lit->scalar = t->num;
   }
-  if (parse_dtype_opt(p, lt, &lit->dtype)) return -1;
+  if (parse_dtype_opt(p, lt, &lit->dtype) || literal_within_limit(p, lt, shape_col, lit, 0))
+    return -1;
   return lit->fill == CTS_VALUES ? parse_values_for(p, lt, lit) : 0;
 }
 
@@ -459,14 +478,17 @@ static int parse_make(struct parser *p, struct line_toks *lt, struct cts_stmt *s
   dl->major = 1;
   dl->minor = 3;
   dl->lanes = 1;
-  if (parse_form(p, lt, &dl->form) || parse_shape(p, lt, &lit->ndim, lit->shape)) return -1;
+  if (parse_form(p, lt, &dl->form)) return -1;
+  int shape_col = peek(lt)->col;
+  if (parse_shape(p, lt, &lit->ndim, lit->shape)) return -1;
   lit->dtype = TSM_F32;
   take_dtype(p, lt, &lit->dtype);
   while (peek(lt)->kind != T_END)
     if (parse_make_option(p, lt, st)) return -1;
-  if (lit->fill == CTS_VALUES && (int64_t)lit->nvals != shape_elems(lit->ndim, lit->shape)) {
+  if (literal_within_limit(p, lt, shape_col, lit, 1)) return -1;
+  if (lit->fill == CTS_VALUES && (int64_t)lit->nvals != cts_opsem_literal_elems(lit->ndim, lit->shape)) {
     fail_at(p, lt->line, st->col, "%zu values for a shape of %lld elements", lit->nvals,
-            (long long)shape_elems(lit->ndim, lit->shape));
+            (long long)cts_opsem_literal_elems(lit->ndim, lit->shape));
     return -1;
   }
   return 0;
@@ -502,10 +524,12 @@ static int parse_py_make(struct parser *p, struct line_toks *lt, struct cts_stmt
   static const char *const fills[] = {"zeros", "arange", "values", NULL};
   static const int fill_kinds[] = {CTS_ZEROS, CTS_ARANGE, CTS_VALUES};
   struct cts_literal *lit = &st->u.literal;
+  int shape_col = peek(lt)->col;
   if (parse_shape(p, lt, &lit->ndim, lit->shape) || parse_dtype(p, lt, &lit->dtype)) return -1;
   int i = pick_word(p, lt, fills, "expected zeros, arange or values");
   if (i < 0) return -1;
   lit->fill = fill_kinds[i];
+  if (literal_within_limit(p, lt, shape_col, lit, 1)) return -1; /* the peer allocates it */
   return lit->fill == CTS_VALUES ? parse_values_for(p, lt, lit) : 0;
 }
 
@@ -622,13 +646,16 @@ static int parse_py_expect(struct parser *p, struct line_toks *lt, struct cts_st
 
 static int parse_leaf(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   struct cts_literal *lit = &st->u.literal;
-  if (use_a(p, lt, st, CTS_SYM_GRAPH) || parse_shape(p, lt, &lit->ndim, lit->shape)) return -1;
+  if (use_a(p, lt, st, CTS_SYM_GRAPH)) return -1;
+  int shape_col = peek(lt)->col;
+  if (parse_shape(p, lt, &lit->ndim, lit->shape)) return -1;
   lit->dtype = TSM_F32;
   take_dtype(p, lt, &lit->dtype);
   lit->fill = CTS_ZEROS;
   if (tok_is(peek(lt), "arange")) {
     next(lt);
     lit->fill = CTS_ARANGE;
+    return literal_within_limit(p, lt, shape_col, lit, 0);
   } else if (tok_is(peek(lt), "values")) {
     next(lt);
     lit->fill = CTS_VALUES;

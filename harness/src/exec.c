@@ -118,6 +118,11 @@ double *cts__literal_values(const struct cts_literal *lit, int64_t *n) {
   return v;
 }
 
+double *cts__literal_data(const struct cts_literal *lit, int64_t *n) {
+  *n = cts_opsem_literal_elems(lit->ndim, lit->shape);
+  return lit->fill == CTS_ZEROS ? NULL : cts__literal_values(lit, n);
+}
+
 /* ---- binding what an action made ------------------------------------------- */
 
 int cts__bind_handle(struct cts_run *r, const struct cts_stmt *st, int id, tsm_handle h) {
@@ -154,6 +159,14 @@ int cts__check_made_values(struct cts_run *r, const struct cts_stmt *st, int id)
 }
 
 int cts__judge_codes(struct cts_run *r, int model_rc, int adapter_rc, int *expected_err) {
+  r->codes_judged++;
+  if (model_rc == CTS_OPSEM_TOO_LARGE) { /* ERR.NOMEM.1: the adapter may not have the memory */
+    if (adapter_rc != TSM_ENOMEM)
+      return cts__report(r, CTS_ERROR, "the tensor has more than %lld elements, more than the "
+                         "judge models (cases/README.md, \"Limits\"); the adapter returned %s",
+                         (long long)CTS_OPSEM_MAX_MODELED, cts_err_name(adapter_rc));
+    model_rc = TSM_ENOMEM;
+  }
   if (adapter_rc == TSM_ENOTSUP && model_rc != TSM_ENOTSUP) /* an optional slot it lacks */
     return cts__report(r, CTS_NOTSUPPORTED, "the adapter does not offer this statement (it "
                        "returned ENOTSUP)");
@@ -254,7 +267,12 @@ int cts__exec_repeat(struct cts_run *r, const struct cts_stmt *st, int expected_
 int cts__exec_expect_error(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
   (void)expected_err;
   const struct cts_stmt *inner = st->u.error.inner;
-  return cts_stmt_exec[inner->kind].exec(r, inner, st->u.error.code);
+  uint64_t judged = r->codes_judged;
+  int rc = cts_stmt_exec[inner->kind].exec(r, inner, st->u.error.code);
+  if (rc == 0 && r->codes_judged == judged) /* make and drop: the judge's own, never refused */
+    return cts__report(r, CTS_ERROR, "`expect error %s` around a statement that cannot fail "
+                       "(no adapter call answers it)", cts_err_name(st->u.error.code));
+  return rc;
 }
 
 int cts__exec_block(struct cts_run *r, const struct cts_block *b) {

@@ -268,7 +268,10 @@ int cts__exec_dl_export(struct cts_run *r, const struct cts_stmt *st, int expect
                                        st->u.export.request, &managed);
   if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
   int model_rc = cts_model_dl_export(&r->m, src, st->u.export.form, st->u.export.request, &x);
-  if (adapter_rc == 0 && model_rc != 0 && managed) dl_delete(st->u.export.form, managed);
+  /* An export the case does not keep (refused by the model, or expected to fail) is
+   * deleted here: nothing else would run its deleter. */
+  if (adapter_rc == 0 && managed && (model_rc || expected_err))
+    dl_delete(st->u.export.form, managed);
   if (cts__judge_codes(r, model_rc, adapter_rc, &expected_err)) return -1;
   if (expected_err) return cts__check_state(r);
   if (!managed) return cts__report(r, CTS_FAIL, "dlpack_export succeeded with a NULL tensor");

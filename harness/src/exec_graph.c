@@ -113,8 +113,8 @@ static int model_build(struct cts_run *r, const struct cts_stmt *st, int a, int 
     case CTS_G_LEAF: {
       const struct cts_literal *lit = &st->u.literal;
       int64_t n;
-      double *init = cts__literal_values(lit, &n);
-      for (int64_t i = 0; i < n; i++) init[i] = cts_opsem_round(lit->dtype, init[i]);
+      double *init = cts__literal_data(lit, &n);
+      for (int64_t i = 0; init && i < n; i++) init[i] = cts_opsem_round(lit->dtype, init[i]);
       return cts_model_graph_leaf(m, a, lit->dtype, lit->ndim, lit->shape, init, &made[0]);
     }
     case CTS_G_EXTERNAL: return cts_model_graph_external(m, a, b, &made[0]);
@@ -156,8 +156,8 @@ static int write_leaves(struct cts_run *r, int g, int *adapter_rc) {
     const struct cts_mgnode *n = &r->m.gnodes[order->v[i]];
     if (n->kind != CTS_GN_LEAF) continue;
     size_t bytes = node_bytes(n);
-    unsigned char *buf = cts_xmalloc(bytes ? bytes : 1);
-    cts_opsem_encode(n->dtype, n->init, cts_model_graph_elems(n), buf);
+    unsigned char *buf = cts_xcalloc(bytes ? bytes : 1, 1); /* zeros: no init (all 0 bits) */
+    if (n->init) cts_opsem_encode(n->dtype, n->init, cts_model_graph_elems(n), buf);
     *adapter_rc = r->a->graph_write(r->s, node_h(r, order->v[i]), buf, bytes);
     free(buf);
     if (*adapter_rc) return -1;

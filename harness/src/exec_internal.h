@@ -63,6 +63,7 @@ struct cts_run {
   int fault;                 /* allocation-failure mode: ENOMEM ends the run cleanly */
   int injected;              /* the armed failure surfaced as ENOMEM */
   int skipped;               /* the model decides: the statement cannot run, go on */
+  uint64_t codes_judged;     /* calls of cts__judge_codes: did `expect error` compare one? */
   struct cts_handle_index handles;
 };
 
@@ -185,8 +186,11 @@ char *cts__describe_handle(struct cts_run *r, tsm_handle h, char *buf, size_t n)
 const char *cts__res_name(struct cts_run *r, int id, char *buf, size_t n);
 
 /* A literal's elements as its fill gives them, *n of them (cts_opsem_literal_elems);
- * the caller frees them. */
+ * the caller frees them. cts__literal_data is the same but NULL for zeros, which the
+ * adapter and the model fill themselves: a zeros tensor of any declared size costs the
+ * judge nothing (the parser bounds the other fills, cases/README.md "Limits"). */
 double *cts__literal_values(const struct cts_literal *lit, int64_t *n);
+double *cts__literal_data(const struct cts_literal *lit, int64_t *n);
 
 /* Shared by the statement executors (exec.c). cts__bind_handle binds the fresh handle h
  * of what st made, model id `id`, to st's name. */

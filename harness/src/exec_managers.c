@@ -18,7 +18,7 @@ int cts__model_create(struct cts_model *m, const struct cts_stmt *st,
                       const struct cts_operands *o, int *made) {
   const struct cts_literal *lit = &st->u.literal;
   int64_t count;
-  double *v = cts__literal_values(lit, &count);
+  double *v = cts__literal_data(lit, &count);
   int rc = cts_model_create(m, o->a, lit->dtype, lit->ndim, lit->shape, v, made);
   free(v);
   return rc;
@@ -33,10 +33,13 @@ int cts__adapter_create(struct cts_run *r, const struct cts_stmt *st, const stru
   d.ndim = lit->ndim;
   memcpy(d.shape, lit->shape, sizeof d.shape);
   int64_t count;
-  double *v = cts__literal_values(lit, &count);
-  void *data = cts_xmalloc(count ? (size_t)count * cts_opsem_dtype_size(lit->dtype) : 1);
-  cts_opsem_encode(lit->dtype, v, count, data);
-  int rc = r->a->tensor_new(r->s, h->a, &d, lit->fill == CTS_ZEROS ? NULL : data, made);
+  double *v = cts__literal_data(lit, &count);
+  void *data = NULL;
+  if (v) {
+    data = cts_xmalloc(count ? (size_t)count * cts_opsem_dtype_size(lit->dtype) : 1);
+    cts_opsem_encode(lit->dtype, v, count, data);
+  }
+  int rc = r->a->tensor_new(r->s, h->a, &d, data, made);
   free(data);
   free(v);
   return rc;

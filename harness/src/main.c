@@ -411,14 +411,6 @@ static int device_matches(const struct cts_case *c, const char *device) {
   return c->n_devices == 0;
 }
 
-static int case_timeout(const struct cts_case *c, const struct options *o) {
-  double mult = 1.0;
-  const char *env = getenv("TSM_CTS_TIMEOUT_MULTIPLIER");
-  if (env && atof(env) > 0) mult = atof(env);
-  int base = c && c->timeout_ms ? c->timeout_ms : o->timeout_ms;
-  return (int)(base * mult);
-}
-
 /* Decides what need not run: NotSupported, Skip, Error. Returns -1 to run it. */
 static int pre_status(const struct cts_case *c, const struct cts_adapter_facts *f,
                       const struct options *o, int device, char **msg) {
@@ -536,7 +528,7 @@ static void plan_jobs(struct job_list *l, const struct options *o, const struct 
                       const struct cts_adapter_facts *f) {
   for (size_t i = 0; i < lib->n; i++) {
     struct cts_case *c = lib->cases[i];
-    int timeout = case_timeout(c, o);
+    int timeout = cts_case_limit_ms(c, o->timeout_ms);
     for (int rep = 0; rep < o->repeat; rep++) {
       if (!c)
         add_job(l, NULL, relative_name(lib->sel.paths[i], o->cases), lib->sel.paths[i], -1, "-",
@@ -600,7 +592,7 @@ static int cmd_run(const struct options *o) {
   struct cts_run_info info = {.adapter_path = o->adapter, .seed = o->seed,
                               .shard_index = o->shard_index, .shard_count = o->shard_count};
   cts_run_info_begin(&info, cts_spec_dir(o->spec));
-  cts_probe_adapter(o->adapter, case_timeout(NULL, o), &info.facts);
+  cts_probe_adapter(o->adapter, cts_case_limit_ms(NULL, o->timeout_ms), &info.facts);
   if (load_expectations(o, &info.facts) != 0) return 2;
   struct job_list l = {0};
   plan_jobs(&l, o, &lib, &info.facts);

@@ -412,6 +412,7 @@ int cts_model_create(struct cts_model *m, int g, int dtype, int ndim, const int6
                      const double *vals, int *out) {
   int rc = check_mgr(m, g);
   if (!rc) rc = cts_opsem_check_desc(dtype, ndim, shape); /* MGR.CREATE.4 */
+  if (!rc) rc = cts_opsem_check_size(dtype, ndim, shape); /* MGR.CREATE.5 */
   if (!rc) rc = check_addition(m, g);
   if (rc) return rc;
   int64_t n = cts_opsem_elems(ndim, shape);
@@ -451,6 +452,8 @@ int cts_model_op(struct cts_model *m, int op, int a, int b, int ndim, const int6
   if (!cts_opsem_offered(op, CTS_OPSEM_MANAGER)) return TSM_EINVAL;
   rc = cts_opsem_result(op, &x, b != CTS_NONE ? &y : NULL, ndim, shape, &res);
   if (rc) return rc;                                             /* MGR.OP.8 */
+  if (op != TSM_OP_RESHAPE && (rc = cts_opsem_check_size(res.dtype, res.ndim, res.shape)))
+    return rc;                                                   /* MGR.CREATE.5 */
   if (op == TSM_OP_RESHAPE) {
     *out = new_view(m, target, a, &res);
   } else {                                                       /* MGR.OP.7 */

@@ -59,6 +59,13 @@ static int new_node(struct cts_model *m, int g, int kind, int dtype, int ndim,
   return (int)m->n_gnodes - 1;
 }
 
+/* A node the model cannot hold the values of: the judge takes the adapter's ENOMEM for
+ * it (where a graph allocates is its own choice, so an overflowing byte size is no
+ * build-time rule here, unlike MGR.CREATE.5). */
+static int too_large(int dtype, int ndim, const int64_t *shape) {
+  return cts_opsem_check_size(dtype, ndim, shape) ? CTS_OPSEM_TOO_LARGE : 0;
+}
+
 /* ERR.ORDER.1: a bad argument (EINVAL) comes before a released graph (ERELEASED). */
 int cts_model_graph_leaf(struct cts_model *m, int g, int dtype, int ndim, const int64_t *shape,
                          double *init, int *out) {
@@ -66,6 +73,7 @@ int cts_model_graph_leaf(struct cts_model *m, int g, int dtype, int ndim, const 
   for (int i = 0; !rc && i < ndim; i++)
     if (shape[i] < 0) rc = TSM_EINVAL;
   if (!rc) rc = cts_model_graph_check(m, g);
+  if (!rc) rc = too_large(dtype, ndim, shape);
   if (rc) {
     free(init);
     return rc;
@@ -119,6 +127,8 @@ int cts_model_graph_op(struct cts_model *m, int op, int a, int b, int ndim, cons
   struct cts_opsem_tensor x = operand(&m->gnodes[a]), y, res[3];
   if (b != CTS_NONE) y = operand(&m->gnodes[b]);
   if ((rc = cts_opsem_result(op, &x, b != CTS_NONE ? &y : NULL, ndim, shape, res))) return rc;
+  for (int i = 0; i < cts_opsem_n_results(op); i++)
+    if ((rc = too_large(res[i].dtype, res[i].ndim, res[i].shape))) return rc;
   add_results(m, g, op, a, b, res, outs);
   return 0;
 }

@@ -81,6 +81,13 @@ int cts_opsem_check_desc(int dtype, int ndim, const int64_t *shape) {
   return 0;
 }
 
+int cts_opsem_check_size(int dtype, int ndim, const int64_t *shape) {
+  int64_t n = cts_opsem_elems(ndim, shape), bytes;
+  if (n == INT64_MAX || __builtin_mul_overflow(n, (int64_t)cts_opsem_dtype_size(dtype), &bytes))
+    return TSM_ENOMEM;
+  return n > CTS_OPSEM_MAX_MODELED ? CTS_OPSEM_TOO_LARGE : 0;
+}
+
 /* ---- operations: which, and their shape and dtype rules ---------------------------- */
 
 int cts_opsem_offered(int op, int family) {

@@ -53,6 +53,16 @@ int cts_opsem_dl_code(int dtype);
 /* A tensor description a manager accepts (MGR.CREATE.4): 0 or TSM_EINVAL. */
 int cts_opsem_check_desc(int dtype, int ndim, const int64_t *shape);
 
+/* The most elements the model holds for one tensor (cases/README.md, "Limits"): its
+ * values are doubles, so what a case merely declares never costs the judge more. */
+#define CTS_OPSEM_MAX_MODELED ((int64_t)1 << 24)
+/* Not an error code of the ABI: a size the model does not hold (the judge accepts the
+ * adapter's ENOMEM for it and ends the case with Error if the adapter made it). */
+#define CTS_OPSEM_TOO_LARGE (-1000)
+/* The size of a new tensor of a valid description: 0, TSM_ENOMEM when its byte size
+ * does not fit in int64 (MGR.CREATE.5), or CTS_OPSEM_TOO_LARGE. */
+int cts_opsem_check_size(int dtype, int ndim, const int64_t *shape);
+
 /* ---- operations ---------------------------------------------------------------- */
 
 /* 1 when op is offered in `family` (enum cts_opsem_family). */

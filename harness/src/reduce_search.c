@@ -84,20 +84,12 @@ void red_outcome_free(struct red_outcome *o) {
   o->message = o->raw = NULL;
 }
 
-/* The time limit of a run of c, as `tsm-cts run` gives it: the case's own, else the
- * command's, scaled by $TSM_CTS_TIMEOUT_MULTIPLIER. */
-static int run_limit(const struct reducer *R, const struct cts_case *c) {
-  const char *env = getenv("TSM_CTS_TIMEOUT_MULTIPLIER");
-  double mult = env && atof(env) > 0 ? atof(env) : 1.0;
-  return (int)((c->timeout_ms ? c->timeout_ms : R->timeout_ms) * mult);
-}
-
 int red_run(struct reducer *R, const char *text, struct red_outcome *out) {
   struct cts_parse_error err;
   struct cts_case *c = cts_case_parse(R->path, text, R->spec, &err);
   if (!c) return -1;
   struct cts_job job = {.c = c, .name = c->name, .path = c->path, .device = R->device,
-                        .device_name = R->device_name, .timeout_ms = run_limit(R, c),
+                        .device_name = R->device_name, .timeout_ms = cts_case_limit_ms(c, R->timeout_ms),
                         .status = -1, .family = "reduce", .family_len = strlen("reduce"),
                         .clauses = c->clauses, .n_clauses = c->n_clauses};
   struct cts_run_opts ro = {.adapter = R->adapter, .jobs = 1, .timeout_ms = job.timeout_ms,

@@ -6,7 +6,10 @@
 # (a) lint: every harness/tests/parse/bad-*.tsm fails with exit 1 and its first line
 #     starts with FILE:LINE:COL: from the sibling .pos; good-*.tsm and the self-test
 #     cases lint clean; check_parse.sh passes (`tsm-cts parse --json` on every case,
-#     the located errors of bad-*.pytsm, the Python runner reading cases through it).
+#     the located errors of bad-*.pytsm, the Python runner reading cases through it);
+#     check_malformed.sh passes (a file per class of malformed case in
+#     harness/tests/malformed: its located error, or its status on the reference, and
+#     reports that prove, jsonschema and junit-10 accept).
 # (b) broken adapters (harness/tests/broken, built by `make` as BUILD/lib/broken_*.so):
 #     each run completes, exits 1, and reports every case with the right status and,
 #     when the adapter cannot load, a message naming the problem.
@@ -80,6 +83,13 @@ if bash "$TESTS/check_parse.sh" "$BUILD" >"$TMP/parse.out" 2>&1; then
 else
   not_ok "check_parse.sh failed"
   grep -v '^ok' "$TMP/parse.out" | show
+fi
+
+if bash "$TESTS/check_malformed.sh" "$BUILD" >"$TMP/malformed.out" 2>&1; then
+  ok "check_malformed.sh: $(tail -n 1 "$TMP/malformed.out")"
+else
+  not_ok "check_malformed.sh failed"
+  grep -v '^ok' "$TMP/malformed.out" | show
 fi
 
 # ---- the JSON checker -----------------------------------------------------------------
