@@ -40,6 +40,11 @@
 #   ci/mutants/ and pending/, once per first seed in TTF_SEEDS (default "1"), with a
 #   deadline of SECONDS instead of an input budget: one line per run,
 #   `ttf ID FIRST_SEED SECONDS|- DETAIL` (- when it found nothing by the deadline).
+#   The scenario target is built two ways, and both run side by side from the same
+#   first seed, as two fuzzing workers on two cores would: the plain driver at once,
+#   and (with clang, unless TTF_ASAN=0) the ASan+UBSan driver against the ASan-built
+#   mutant as soon as that is built, its build time counted; the first finding wins
+#   (DETAIL starts with "asan: " when it is the ASan one's) and stops the other.
 #
 # Per mutant: a scratch copy of the build inputs (Makefile, *.mk, impl/, harness/,
 # bench/) with the objects of the main build (DIR/obj/impl, timestamps kept), the patch
@@ -61,6 +66,7 @@ CC=${CC:-cc}
 SCENARIO_RUNS=${SCENARIO_RUNS:-20000}
 SCENARIO_ASAN_RUNS=${SCENARIO_ASAN_RUNS:-6000}
 SCENARIO_CHUNK=${SCENARIO_CHUNK:-5000}
+SCENARIO_ASAN_CHUNK=${SCENARIO_ASAN_CHUNK:-1000} # a leak shows when a chunk's process exits
 COMBOS_ARGS=${COMBOS_ARGS-unset}
 COMBOS_KNOWN=harness/tests/combos-known.txt
 SCENARIO_TIMEOUT=${SCENARIO_TIMEOUT:-60}
@@ -273,7 +279,7 @@ combos_base_ok() {
 # findings passed) message" of the kill to OUT. RETURN 0 on a kill.
 scenario_source() {
   local bin=$1 adapter=$2 base_adapter=$3 out=$4 seed=${5:-1} deadline=${6:-0}
-  local done=0 rc n last msg dir=$SCRATCH/scn t0=$EPOCHREALTIME known=0 runs limit left
+  local done=0 rc n last msg dir=$out.inputs t0=$EPOCHREALTIME known=0 runs limit left
   : >"$out"
   while :; do
     runs=$((SCENARIO_RUNS - done)) limit=$SCENARIO_TIMEOUT
@@ -287,7 +293,8 @@ scenario_source() {
     rm -rf "$dir"
     mkdir -p "$dir"
     rc=0
-    { timeout "$limit" "$bin" -adapter="$adapter" -runs=$runs -seed=$seed -save="$dir" \
+    # --foreground: timeout stays in the caller's process group, which ttf_race kills.
+    { timeout --foreground "$limit" "$bin" -adapter="$adapter" -runs=$runs -seed=$seed -save="$dir" \
       >"$out.log" 2>&1; } 2>/dev/null || rc=$?
     n=$(find "$dir" -type f | wc -l)
     if [ $rc -eq 0 ]; then # a chunk without a finding: the next one
@@ -298,7 +305,7 @@ scenario_source() {
     [ $rc -eq 124 ] && [ "$deadline" -gt 0 ] && [ "$limit" -lt "$SCENARIO_TIMEOUT" ] && return 1
     last=$(find "$dir" -type f | sort | tail -n 1)
     [ -n "$last" ] || { echo "- scenario driver exit $rc before any input" >"$out"; return 1; }
-    if { timeout "$SCENARIO_TIMEOUT" "$bin" -adapter="$base_adapter" "$last" >/dev/null 2>&1; } 2>/dev/null; then
+    if { timeout --foreground "$SCENARIO_TIMEOUT" "$bin" -adapter="$base_adapter" "$last" >/dev/null 2>&1; } 2>/dev/null; then
       msg=$(grep -m 1 -E '^fuzz: finding|assertion failed|ERROR: (Address|Leak)Sanitizer|runtime error' \
         "$out.log" | cut -c 1-240)
       case $rc in
@@ -503,14 +510,59 @@ matrix_mutant() {
   return 1
 }
 
-# ttf_mutant ID: the scenario campaign per first seed, with the deadline.
+# ttf_race SEED PATCH: the plain campaign and (when ASan is ready) the ASan one, side by
+# side in process groups of their own (set -m), each stopped by the deadline counted
+# from the race's start; the first finding stops the other. Writes "seconds detail" of
+# the finding to $SCRATCH/ttf.out. RETURN 0 on a finding.
+ttf_race() {
+  local seed=$1 p=$2 t0=$EPOCHREALTIME pid rc found=1 engine
+  local -A engine_of=()
+  set -m
+  scenario_source "$SCENARIO" "$SCRATCH/m/$B/lib/tsmref_adapter.so" \
+    "$base/$B/lib/tsmref_adapter.so" "$SCRATCH/scn.out" "$seed" "$TTF_DEADLINE" &
+  engine_of[$!]=plain
+  if [ "$asan_ready" = 1 ]; then
+    (
+      if [ ! -e "$SCRATCH/am.ttf" ] || [ "$(cat "$SCRATCH/am.ttf")" != "$p" ]; then
+        prepare_mutant "$p" "$SCRATCH/am" "$SCRATCH/abase" mk_asan || exit 2
+        echo "$p" >"$SCRATCH/am.ttf"
+      fi
+      left=$(( TTF_DEADLINE - (${EPOCHREALTIME/./} - ${t0/./}) / 1000000 ))
+      [ "$left" -gt 0 ] || exit 1
+      SCENARIO_CHUNK=$SCENARIO_ASAN_CHUNK scenario_source "$ASAN_BUILD/fuzz/bin/scenario" \
+        "$SCRATCH/am/$B/lib/tsmref_adapter.so" "$SCRATCH/abase/$B/lib/tsmref_adapter.so" \
+        "$SCRATCH/ascn.out" "$seed" "$left"
+    ) &
+    engine_of[$!]=asan
+  fi
+  set +m
+  while [ ${#engine_of[@]} -gt 0 ]; do
+    wait -n -p pid "${!engine_of[@]}"
+    rc=$?
+    engine=${engine_of[$pid]}
+    unset "engine_of[$pid]"
+    [ "$rc" -eq 0 ] || continue
+    found=0
+    if [ "$engine" = plain ]; then
+      echo "$(elapsed "$t0") $(cut -d' ' -f2- "$SCRATCH/scn.out")" >"$SCRATCH/ttf.out"
+    else
+      echo "$(elapsed "$t0") asan: $(cut -d' ' -f2- "$SCRATCH/ascn.out")" >"$SCRATCH/ttf.out"
+    fi
+    for pid in "${!engine_of[@]}"; do kill -- "-$pid" 2>/dev/null; done
+    wait 2>/dev/null
+    break
+  done
+  return $found
+}
+
+# ttf_mutant ID PATCH: the race per first seed.
 ttf_mutant() {
-  local id=$1 seed ad=$SCRATCH/m/$B/lib/tsmref_adapter.so any=1
+  local id=$1 p=$2 seed any=1
   case $id in *" (pending)") id="pending/${id%% *}" ;; esac
+  rm -f "$SCRATCH/am.ttf"
   for seed in ${TTF_SEEDS:-1}; do
-    if scenario_source "$SCENARIO" "$ad" "$base/$B/lib/tsmref_adapter.so" "$SCRATCH/scn.out" \
-      "$seed" "$TTF_DEADLINE"; then
-      echo "ttf $id $seed $(cut -d' ' -f1 "$SCRATCH/scn.out") $(cut -d' ' -f2- "$SCRATCH/scn.out")"
+    if ttf_race "$seed" "$p"; then
+      echo "ttf $id $seed $(cat "$SCRATCH/ttf.out")"
       any=0
     else
       echo "ttf $id $seed - nothing found in $TTF_DEADLINE s"
@@ -522,6 +574,9 @@ ttf_mutant() {
 if [ "$mode" = ttf ] && [ $have_scenario = 0 ]; then
   echo "ci/mutants.sh: --ttf needs $SCENARIO (make BUILD=$BUILD all)" >&2
   exit 2
+fi
+if [ "$mode" = ttf ] && [ "${TTF_ASAN:-1}" = 1 ] && [ $have_asan = 1 ]; then
+  asan_setup || echo "# ttf: no ASan engine (its build failed): the plain driver alone" >&2
 fi
 if [ "$mode" = matrix ] && [ $have_asan = 1 ] && asan_setup; then
   judge_run "$ASAN_BUILD/bin/tsm-cts" "$SCRATCH/abase/$B/lib/tsmref_adapter.so" cases 2>/dev/null |
@@ -546,7 +601,7 @@ for p in "${patches[@]}"; do
   case $mode in
     gate) gate_mutant "$id" "$family" "$p" ;;
     matrix) matrix_mutant "$id" "$family" "$p" ;;
-    ttf) ttf_mutant "$id" ;;
+    ttf) ttf_mutant "$id" "$p" ;;
   esac
   if [ $? -eq 0 ]; then
     killed=$((killed + 1))
