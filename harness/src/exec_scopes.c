@@ -172,6 +172,9 @@ int cts__exec_wrapped(struct cts_run *r, const struct cts_stmt *st, int expected
   ss->wrap = w.outer;
   r->cur = st;
   if (r->status != CTS_PASS) return -1;
+  if (!w.entered && rc == TSM_ENOTSUP)
+    return cts__report(r, CTS_NOTSUPPORTED, "the adapter does not offer wrapped (scope_wrapped "
+                       "returned ENOTSUP)");
   if (!w.entered)
     return cts__report(r, CTS_FAIL, "scope_wrapped returned %s without calling the function",
                        cts_err_name(rc));

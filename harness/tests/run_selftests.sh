@@ -25,6 +25,8 @@
 # (h) expectations: `tsm-cts baseline` lists a hostile adapter's failures, which then
 #     run as XFail; globs match; placeholder reasons and stale lines are warned about,
 #     and fail the run under --strict.
+# (i) optional slots: the example adapter without one optional slot reports exactly the
+#     cases that call it NotSupported (ABI.SLOT.1).
 #
 # Prints one line per check (ok / not ok) and closes with `N passed, M failed`; exits 1
 # if any check failed.
@@ -196,6 +198,50 @@ for spec in "${BROKEN[@]}"; do
     printf '%s\n' "$out" | show
   fi
 done
+
+# ---- (i) optional slots (ABI.SLOT.1) ---------------------------------------------------
+
+# The example adapter without res_temp_attach on the managers cases of the library: the
+# cases with a `borrow` statement (read from `tsm-cts parse --json`, nested blocks too)
+# that the example passes become NotSupported, and every other case keeps its status.
+slot_run() { # ADAPTER JSON
+  "${LIMIT[@]}" "$CTS" run --adapter "$1" --json "$2" -j 2 cases/managers >/dev/null 2>&1
+}
+slot_run "$BUILD/lib/example_adapter.so" "$TMP/slot_full.json"
+slot_run "$BUILD/lib/broken_no_borrow_slot.so" "$TMP/slot_less.json"
+find cases/managers -name '*.tsm' | sort | xargs "$CTS" parse --json >"$TMP/slot_cases.jsonl" 2>/dev/null
+if out=$(python3 - "$TMP/slot_full.json" "$TMP/slot_less.json" "$TMP/slot_cases.jsonl" 2>&1 <<'PY'
+import json, sys
+full, less = ({r["case"]: r for r in json.load(open(p))["results"]} for p in sys.argv[1:3])
+def kinds(stmts):
+    for st in stmts:
+        yield st["kind"]
+        yield from kinds(st.get("body", []))
+        if st.get("inner"):
+            yield from kinds([st["inner"]])
+borrowing = set()
+for line in open(sys.argv[3]):
+    c = json.loads(line)
+    if "BORROW" in set(kinds(c["body"])):
+        borrowing.add(c["path"].removeprefix("cases/"))
+bad, changed = [], 0
+for case, r in sorted(full.items()):
+    want = "NotSupported" if case in borrowing and r["status"] == "Pass" else r["status"]
+    got = less.get(case, {}).get("status")
+    changed += want != r["status"]
+    if got != want:
+        bad.append(f"{case}: {got}, expected {want} (the example: {r['status']})")
+if changed == 0:
+    bad.append("no case uses borrow and passes on the example: the check checks nothing")
+print("\n".join(bad) if bad else f"{changed} borrowing cases NotSupported, {len(full) - changed} unchanged")
+sys.exit(1 if bad else 0)
+PY
+); then
+  ok "without res_temp_attach (ABI.SLOT.1): $out"
+else
+  not_ok "without res_temp_attach (ABI.SLOT.1): the statuses are not the example's but for the borrowing cases"
+  printf '%s\n' "$out" | show
+fi
 
 # ---- (c) the example adapter -----------------------------------------------------------
 
