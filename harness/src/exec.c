@@ -275,11 +275,15 @@ int cts__exec_expect_error(struct cts_run *r, const struct cts_stmt *st, int exp
   return rc;
 }
 
+void (*cts__on_step)(struct cts_run *r, const struct cts_stmt *st, int outcome);
+
 int cts__exec_block(struct cts_run *r, const struct cts_block *b) {
   for (size_t i = 0; i < b->n; i++) {
     const struct cts_stmt *st = &b->items[i];
     r->cur = st;
-    if (cts_stmt_exec[st->kind].exec(r, st, 0) == 0) continue;
+    int rc = cts_stmt_exec[st->kind].exec(r, st, 0);
+    if (cts__on_step) cts__on_step(r, st, rc == 0 ? 0 : r->skipped ? 1 : -1);
+    if (rc == 0) continue;
     if (!r->skipped) return -1;
     r->skipped = 0;
   }

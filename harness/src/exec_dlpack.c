@@ -402,6 +402,17 @@ static void dlpack_after_close(struct cts_run *r) {
   dl_of(r)->v = NULL;
 }
 
+static int explain_dl(struct cts_run *r, int kind, int id, struct cts_buf *out) {
+  static const char *const owner[] = {"held by the judge", "handed to the implementation",
+                                      "gone"};
+  if (kind != CTS_SYM_DLPACK) return 0;
+  const struct cts_mdl *d = &r->m.dls[id];
+  cts_buf_printf(out, "DLPack %s, %s, %s", d->form == TSM_DLPACK_VERSIONED ? "versioned" : "legacy",
+                 d->judge_made ? "made by the judge" : "an export", owner[d->state]);
+  if (d->judge_made) cts_buf_printf(out, ", deleter runs %d", d->deletes);
+  return 1;
+}
+
 static void *dlpack_new(struct cts_run *r) {
   (void)r; return cts_xcalloc(1, sizeof(struct dl_state)); }
 
@@ -411,4 +422,5 @@ const struct cts_family cts_family_dlpack = {
     .before_close = dlpack_before_close,
     .after_close = dlpack_after_close,
     .state_free = free,
+    .explain = explain_dl,
 };

@@ -582,10 +582,28 @@ static void graphs_free(void *state) {
   free(gs);
 }
 
+static int explain_graph(struct cts_run *r, int kind, int id, struct cts_buf *out) {
+  static const char *const node_kinds[] = {"leaf", "external", "op result"};
+  if (kind == CTS_SYM_GRAPH) {
+    const struct cts_mgraph *g = &r->m.graphs[id];
+    cts_buf_printf(out, "graph, %s%s%s%s, %zu tensors in build order",
+                   g->released ? "released" : "open", g->planned ? ", planned" : "",
+                   g->stale ? ", stale" : "", g->computed ? ", computed" : "", g->order.n);
+    return 1;
+  }
+  if (kind != CTS_SYM_NODE) return 0;
+  const struct cts_mgnode *n = &r->m.gnodes[id];
+  cts_buf_printf(out, "%s, %s", node_kinds[n->kind], n->in_graph ? "in the graph" : "not expanded");
+  if (n->flags) cts_buf_printf(out, ", flags 0x%x", (unsigned)n->flags);
+  cts__explain_values(out, n->dtype, n->ndim, n->shape, n->vals);
+  return 1;
+}
+
 const struct cts_family cts_family_graphs = {
     .state_new = graphs_new,
     .held_bytes = held_bytes,
     .held_what = "graph buffers",
     .held_clause = "GRAPH.MGR.1",
     .state_free = graphs_free,
+    .explain = explain_graph,
 };

@@ -96,7 +96,17 @@ struct cts_family {
    * it once bound. */
   int (*bind_made)(struct cts_run *r, const struct cts_stmt *st, int id, tsm_handle h);
   int (*check_made)(struct cts_run *r, const struct cts_stmt *st, int id);
+  /* The model's view of object id, bound to a symbol of `kind`, in words, appended to
+   * out (tsm-cts explain): RETURN 1, or 0 when the kind is not the family's. */
+  int (*explain)(struct cts_run *r, int kind, int id, struct cts_buf *out);
 };
+
+/* tsm-cts explain (explain.c) hears each statement of a block once it ran: outcome 0
+ * (it agreed), 1 (skipped: it cannot run, the model deciding) or -1 (the run ends). */
+extern void (*cts__on_step)(struct cts_run *r, const struct cts_stmt *st, int outcome);
+/* ", f32 [2, 3], values [...]" (the first few; NULL vals: none yet), for explain hooks. */
+void cts__explain_values(struct cts_buf *out, int dtype, int ndim, const int64_t *shape,
+                         const double *vals);
 
 /* The family table (families.c), indexed by enum cts_family_id. */
 extern const struct cts_family *const cts_families[CTS_N_FAMILIES];

@@ -287,6 +287,17 @@ static char *describe_scope_handle(struct cts_run *r, tsm_handle h, char *buf, s
 
 static struct cts_objmap *scope_objects(struct cts_run *r) { return &scopes_of(r)->scope; }
 
+static int explain_scope(struct cts_run *r, int kind, int id, struct cts_buf *out) {
+  if (kind != CTS_SYM_SCOPE) return 0;
+  const struct cts_mscope *sc = &r->m.scopes[id];
+  char outer[200];
+  cts_buf_printf(out, "scope, %s, outer %s, %zu members", sc->disposed ? "disposed" : "open",
+                 sc->outer == CTS_NONE ? "none" : cts__describe_scope(r, sc->outer, outer,
+                                                                      sizeof outer),
+                 sc->members.n);
+  return 1;
+}
+
 static void scopes_free(void *state) {
   struct scopes_state *ss = state;
   if (ss) free(ss->scope.v);
@@ -302,6 +313,7 @@ const struct cts_family cts_family_scopes = {
     .observe_thread = cts__check_thread,
     .describe_handle = describe_scope_handle,
     .state_free = scopes_free,
+    .explain = explain_scope,
     .bind_made = composite_bind_made,
     .check_made = composite_check_made,
 };

@@ -16,6 +16,7 @@
 #include "combo.h"
 #include "exec.h"
 #include "merge.h"
+#include "explain.h"
 #include "reduce.h"
 #include "expectations.h"
 #include "report.h"
@@ -44,6 +45,8 @@ static void usage(FILE *f) {
       "       tsm-cts reduce FILE --adapter SO [--device NAME] [-o OUT] [--timeout S]\n"
       "                (shrinks a failing case; tsm-cts reduce --help)\n"
       "       tsm-cts combos [--depth N] [-j N] [--known FILE] [--json FILE] [--save DIR]\n"
+      "       tsm-cts explain FILE --adapter SO [--device NAME]  (the model's view after\n"
+      "                every statement: what the judge expects)\n"
       "       tsm-cts --help | --version\n\n"
       "SELECTOR: a case file or folder, a glob over case ids (managers/temp/*), or a\n"
       "clause id or prefix (MGR.TEMP.4, MGR.TEMP). Default: every case under --cases.\n"
@@ -791,6 +794,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "combos")) return cts_combos_main(argc - 1, argv + 1);
   if (!strcmp(argv[1], "parse")) return cmd_parse(argc - 2, argv + 2);
   if (!strcmp(argv[1], "reduce")) return cts_reduce_main(argc - 1, argv + 1);
+  if (!strcmp(argv[1], "explain")) return cts_explain_main(argc - 1, argv + 1);
   struct options o;
   /* getopt_long reads from argv[1]: the command is argv[0] of what it is given, unless
    * the command line starts with an option (--help, --version). */

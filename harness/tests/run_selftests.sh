@@ -27,6 +27,7 @@
 #     and fail the run under --strict.
 # (i) optional slots: the example adapter without one optional slot reports exactly the
 #     cases that call it NotSupported (ABI.SLOT.1).
+# (j) `tsm-cts explain`: the model's view after each statement and its refusal codes.
 #
 # Prints one line per check (ok / not ok) and closes with `N passed, M failed`; exits 1
 # if any check failed.
@@ -240,6 +241,28 @@ PY
   ok "without res_temp_attach (ABI.SLOT.1): $out"
 else
   not_ok "without res_temp_attach (ABI.SLOT.1): the statuses are not the example's but for the borrowing cases"
+  printf '%s\n' "$out" | show
+fi
+
+# ---- (j) tsm-cts explain ---------------------------------------------------------------
+
+# The model's view after every statement: a borrow chain's lenders, a refusal the model
+# decides with its code, and the final status.
+out=$("$CTS" explain "$CASES/borrow-chain.tsm" --adapter "$BUILD/lib/tsmref_adapter.so" 2>&1)
+if grep -q '^11: borrow r into c$' <<<"$out" &&
+  grep -q '^    r: tensor, live, held by c .*borrowed from b .*borrowed from a' <<<"$out" &&
+  [ "$(tail -n 1 <<<"$out")" = Pass ]; then
+  ok "explain shows the borrow chain after each borrow, and Pass"
+else
+  not_ok "explain borrow-chain.tsm"
+  printf '%s\n' "$out" | show
+fi
+out=$("$CTS" explain "$CASES/errors.tsm" --adapter "$BUILD/lib/tsmref_adapter.so" 2>&1)
+if grep -A1 '^13: expect error CAPPED: tensor z = zeros k \[1\]$' <<<"$out" |
+  grep -q 'the model refuses it with CAPPED, as the case says'; then
+  ok "explain names the model's refusal code"
+else
+  not_ok "explain errors.tsm: no refusal line for line 13"
   printf '%s\n' "$out" | show
 fi
 
