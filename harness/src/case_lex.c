@@ -293,6 +293,23 @@ int use_name_or_none(struct parser *p, struct line_toks *lt, int kind) {
 
 /* ---- literals -------------------------------------------------------------- */
 
+/* A number token written as an integer (an optional sign and digits) that fits in int64,
+ * read from its text: through a double, 2^62 + 1 would round and a huge one would make
+ * the cast undefined. RETURN 0, or -1 when it is not one. */
+static int tok_int(const struct tok *t, int64_t *out) {
+  size_t i = t->len > 0 && (t->s[0] == '-' || t->s[0] == '+');
+  if (t->kind != T_NUM || i == t->len) return -1;
+  for (size_t k = i; k < t->len; k++)
+    if (!isdigit((unsigned char)t->s[k])) return -1;
+  char *text = cts_xstrndup(t->s, t->len);
+  errno = 0;
+  long long v = strtoll(text, NULL, 10);
+  int bad = errno != 0;
+  free(text);
+  *out = v;
+  return bad ? -1 : 0;
+}
+
 int parse_int(struct parser *p, struct line_toks *lt, int64_t min, int64_t *out,
               const char *what) {
   struct tok *t = next(lt);
@@ -300,11 +317,10 @@ int parse_int(struct parser *p, struct line_toks *lt, int64_t min, int64_t *out,
     fail_at(p, lt->line, t->col, "expected %s%s", what, t->kind == T_END ? " at end of line" : "");
     return -1;
   }
-  if (t->num != (double)(int64_t)t->num || t->num < (double)min || t->num > 9.0e15) {
+  if (tok_int(t, out) || *out < min) {
     fail_at(p, lt->line, t->col, "%s must be an integer >= %lld", what, (long long)min);
     return -1;
   }
-  *out = (int64_t)t->num;
   return 0;
 }
 
@@ -322,12 +338,12 @@ int parse_shape(struct parser *p, struct line_toks *lt, int *ndim, int64_t *shap
       return -1;
     }
     /* Negative extents parse, so that cases can check their refusal (MGR.CREATE.4). */
-    if (t->kind != T_NUM || t->num != (double)(int64_t)t->num) {
-      fail_at(p, lt->line, t->col, "a shape extent is an integer");
+    if (tok_int(t, &shape[*ndim])) {
+      fail_at(p, lt->line, t->col, "a shape extent is an integer of int64");
       return -1;
     }
     next(lt);
-    shape[(*ndim)++] = (int64_t)t->num;
+    (*ndim)++;
     t = next(lt);
     if (tok_is(t, "]")) return 0;
     if (!tok_is(t, ",")) {

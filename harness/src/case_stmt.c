@@ -5,6 +5,8 @@
  * row's parse function below reads the rest of the line into the statement's operands
  * and the union member of its shape. The word tables the JSON writer shares are here.
  */
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,7 +353,10 @@ static int parse_component_index(struct parser *p, struct line_toks *lt, int64_t
       return 0;
     }
   }
-  return parse_int(p, lt, 0, out, "a component name or position");
+  if (parse_int(p, lt, 0, out, "a component name or position")) return -1;
+  if (*out <= INT_MAX) return 0;
+  fail_at(p, lt->line, t->col, "a component position is at most %d", INT_MAX);
+  return -1;
 }
 
 static int parse_component(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
@@ -457,7 +462,15 @@ static int parse_make_option(struct parser *p, struct line_toks *lt, struct cts_
   int64_t lanes = dl->lanes, *num = int_option(dl, t, &lanes);
   int *flag = flag_option(dl, t);
   if (num) {
+    struct tok *v = peek(lt);
     if (parse_int(p, lt, 0, num, "a non-negative integer")) return -1;
+    /* The DLTensor's fields: lanes a uint16_t, the versions uint32_t (the offset is
+     * bounded with the buffer, make_buffer_within_limit). */
+    int64_t most = num == &lanes ? UINT16_MAX : num == &dl->offset ? INT64_MAX : UINT32_MAX;
+    if (*num > most) {
+      fail_at(p, lt->line, v->col, "%.*s is at most %lld", (int)t->len, t->s, (long long)most);
+      return -1;
+    }
     dl->lanes = (int)lanes;
     return 0;
   }
@@ -468,6 +481,32 @@ static int parse_make_option(struct parser *p, struct line_toks *lt, struct cts_
   if (tok_is(t, "device")) return parse_make_device(p, lt, dl);
   if (tok_is(t, "dtype")) return parse_make_dtype(p, lt, dl);
   fail_at(p, lt->line, t->col, "unknown option '%.*s' of make", (int)t->len, t->s);
+  return -1;
+}
+
+/* The judge allocates a make's buffer: byte_offset, then the strided span of its
+ * elements (exec_dlpack.c, make_buffer). It holds at most CTS_MAKE_MAX_BYTES
+ * (cases/README.md, "Limits"), computed without overflow; an empty tensor has none. */
+static int make_buffer_within_limit(struct parser *p, struct line_toks *lt, int col,
+                                    const struct cts_stmt *st) {
+  const struct cts_dl_opts *dl = &st->u.make.dl;
+  const struct cts_literal *lit = &st->u.make.literal;
+  if (cts_opsem_literal_elems(lit->ndim, lit->shape) == 0) return 0;
+  int64_t bits = dl->bits ? dl->bits : (int64_t)cts_opsem_dtype_size(lit->dtype) * 8;
+  int64_t esize = (bits * dl->lanes + 7) / 8, span = 0, stride = 1, step, bytes;
+  int over = 0;
+  for (int d = lit->ndim; d-- > 0;) {
+    int64_t s = dl->n_strides ? dl->strides[d] : stride;
+    over |= __builtin_mul_overflow(lit->shape[d] - 1, s < 0 ? -s : s, &step) ||
+            __builtin_add_overflow(span, step, &span) ||
+            __builtin_mul_overflow(stride, lit->shape[d], &stride);
+  }
+  over |= __builtin_add_overflow(span, 1, &span) || __builtin_mul_overflow(span, esize, &bytes) ||
+          __builtin_add_overflow(bytes, dl->offset, &bytes);
+  if (!over && bytes <= CTS_MAKE_MAX_BYTES) return 0;
+  fail_at(p, lt->line, col, "the buffer of this make (byte_offset and the strided span of "
+          "its elements) is more than %lld bytes: the judge allocates it (cases/README.md, "
+          "\"Limits\")", (long long)CTS_MAKE_MAX_BYTES);
   return -1;
 }
 
@@ -485,7 +524,9 @@ static int parse_make(struct parser *p, struct line_toks *lt, struct cts_stmt *s
   take_dtype(p, lt, &lit->dtype);
   while (peek(lt)->kind != T_END)
     if (parse_make_option(p, lt, st)) return -1;
-  if (literal_within_limit(p, lt, shape_col, lit, 1)) return -1;
+  if (literal_within_limit(p, lt, shape_col, lit, 1) ||
+      make_buffer_within_limit(p, lt, shape_col, st))
+    return -1;
   if (lit->fill == CTS_VALUES && (int64_t)lit->nvals != cts_opsem_literal_elems(lit->ndim, lit->shape)) {
     fail_at(p, lt->line, st->col, "%zu values for a shape of %lld elements", lit->nvals,
             (long long)cts_opsem_literal_elems(lit->ndim, lit->shape));

@@ -56,6 +56,8 @@ int cts_opsem_check_desc(int dtype, int ndim, const int64_t *shape);
 /* The most elements the model holds for one tensor (cases/README.md, "Limits"): its
  * values are doubles, so what a case merely declares never costs the judge more. */
 #define CTS_OPSEM_MAX_MODELED ((int64_t)1 << 24)
+/* The most bytes of a DLPack tensor's buffer the judge allocates for a `make`. */
+#define CTS_MAKE_MAX_BYTES ((int64_t)1 << 28)
 /* Not an error code of the ABI: a size the model does not hold (the judge accepts the
  * adapter's ENOMEM for it and ends the case with Error if the adapter made it). */
 #define CTS_OPSEM_TOO_LARGE (-1000)
