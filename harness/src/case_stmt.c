@@ -396,6 +396,22 @@ static int parse_export(struct parser *p, struct line_toks *lt, struct cts_stmt 
   return 0;
 }
 
+/* A statement's options are written once each: the next token, checked against the
+ * option words seen before it on the line (a second `values` list leaked the first, a
+ * second `strides` or `max_version` silently replaced the first). */
+static int option_once(struct parser *p, struct line_toks *lt, const struct tok **seen,
+                       size_t *n_seen) {
+  const struct tok *t = peek(lt);
+  for (size_t i = 0; i < *n_seen; i++)
+    if (seen[i]->len == t->len && !memcmp(seen[i]->s, t->s, t->len)) {
+      fail_at(p, lt->line, t->col, "option '%.*s' given twice (first at column %d)",
+              (int)t->len, t->s, seen[i]->col);
+      return -1;
+    }
+  if (t->kind == T_WORD && *n_seen < MAX_TOKS) seen[(*n_seen)++] = t;
+  return 0;
+}
+
 /* The index of t among the words, or -1 after failing with msg. */
 static int pick_word(struct parser *p, struct line_toks *lt, const char *const *words,
                      const char *msg) {
@@ -522,8 +538,10 @@ static int parse_make(struct parser *p, struct line_toks *lt, struct cts_stmt *s
   if (parse_shape(p, lt, &lit->ndim, lit->shape)) return -1;
   lit->dtype = TSM_F32;
   take_dtype(p, lt, &lit->dtype);
+  const struct tok *seen[MAX_TOKS];
+  size_t n_seen = 0;
   while (peek(lt)->kind != T_END)
-    if (parse_make_option(p, lt, st)) return -1;
+    if (option_once(p, lt, seen, &n_seen) || parse_make_option(p, lt, st)) return -1;
   if (literal_within_limit(p, lt, shape_col, lit, 1) ||
       make_buffer_within_limit(p, lt, shape_col, st))
     return -1;
@@ -595,8 +613,11 @@ static int parse_py_export_option(struct parser *p, struct line_toks *lt,
 /* `capsule C = export A [OPTION...]` */
 static int parse_py_export(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   if (use_a(p, lt, st, CTS_SYM_ARRAY | CTS_SYM_TENSOR)) return -1;
+  const struct tok *seen[MAX_TOKS];
+  size_t n_seen = 0;
   while (peek(lt)->kind != T_END)
-    if (parse_py_export_option(p, lt, &st->u.py_export)) return -1;
+    if (option_once(p, lt, seen, &n_seen) || parse_py_export_option(p, lt, &st->u.py_export))
+      return -1;
   return 0;
 }
 
