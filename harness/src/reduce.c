@@ -235,13 +235,15 @@ static int reduce_parsed(const struct reduce_options *o, const struct cts_spec *
 }
 
 static int reduce_file(const struct reduce_options *o, const struct cts_spec *spec) {
-  char *text = cts_read_file(o->file, NULL);
+  size_t len = 0;
+  char *text = cts_read_file(o->file, &len);
   if (!text) {
     fprintf(stderr, "%s:1:1: error: cannot read: %s\n", o->file, strerror(errno));
     return 2;
   }
   struct cts_parse_error pe;
-  struct cts_case *c = cts_case_parse(o->file, text, spec, &pe);
+  struct cts_case *c =
+      cts_case_text_check(text, len, &pe) ? NULL : cts_case_parse(o->file, text, spec, &pe);
   int rc = 2;
   if (!c)
     fprintf(stderr, "%s:%d:%d: error: %s\n", o->file, pe.line, pe.col, pe.msg);
