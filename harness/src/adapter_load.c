@@ -59,10 +59,20 @@ static int no_graph_flag(void *s, tsm_handle t, uint32_t flags) { return TSM_ENO
   X(dlpack_export, no_dlpack_export) X(dlpack_import, no_dlpack_import)                   \
   X(graph_external, no_graph_external) X(graph_flag, no_graph_flag) X(graph_expand, no_res_pair)
 
+/* The judge's copies of the adapters it loaded, kept for the life of the process as the
+ * objects stay loaded (reachable, so that no leak checker counts them). */
+static struct loaded_copy {
+  struct tsm_adapter a;
+  struct loaded_copy *next;
+} *loaded_copies;
+
 /* The judge's own copy of the adapter's struct (only its struct_size bytes are read),
  * its struct_size the judge's, every optional slot it leaves NULL given its default. */
 static const struct tsm_adapter *with_defaults(const struct tsm_adapter *a) {
-  struct tsm_adapter *copy = cts_xcalloc(1, sizeof *copy);
+  struct loaded_copy *kept = cts_xcalloc(1, sizeof *kept);
+  kept->next = loaded_copies;
+  loaded_copies = kept;
+  struct tsm_adapter *copy = &kept->a;
   memcpy(copy, a, a->struct_size < sizeof *copy ? a->struct_size : sizeof *copy);
   copy->struct_size = sizeof *copy;
 #define CTS__DEFAULT(slot, fallback) \
