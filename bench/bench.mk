@@ -30,6 +30,23 @@ $(BENCH_BINS): $(B)/bin/bench-%: $(B)/obj/bench/bench_%.o $(TSMREF_LIB)
 bench: $(BENCH_BINS) $(B)/python/tsmref.so $(TSM_CTS) $(TSMREF_ADAPTER)
 	bash bench/run_bench.sh $(B) $(VENV_PY)
 
+# `make bench-ggml`: ggml_gallocr's peak bytes against the reference planner's on the same
+# graphs, both loaded through the adapter ABI (bench/planner_ggml.c), written to
+# $(B)/bench/ggml-planner.json; apart from `make bench`, which needs no ggml.
+PLANNER_GGML := $(B)/bin/planner-ggml
+
+$(PLANNER_GGML): bench/planner_ggml.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Iharness/include $< -o $@ $(LDFLAGS_ALL) -ldl -lm
+
+ALL_TARGETS += $(PLANNER_GGML)
+DEPS += $(PLANNER_GGML).d
+
+.PHONY: bench-ggml
+bench-ggml: $(PLANNER_GGML) $(TSMREF_ADAPTER) $(GGML_ADAPTER)
+	@mkdir -p $(B)/bench
+	$(PLANNER_GGML) $(TSMREF_ADAPTER) $(GGML_ADAPTER) $(B)/bench/ggml-planner.json
+
 # `make bench-fuzz-ttf`: the scenario fuzzer's time to find each mutant of ci/mutants
 # (bench/fuzz_ttf.sh; TTF_CAP, TTF_SEEDS), written to $(B)/bench/fuzz-ttf.{json,md}.
 .PHONY: bench-fuzz-ttf

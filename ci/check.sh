@@ -177,6 +177,7 @@ lane reference-$other_cc reference "$other"
 lane mutants mutants
 lane combinations combinations
 lane example-adapter example
+lane ggml-adapter make --no-print-directory BUILD="$primary" CC="$CC" ggml-check
 lane tsan tsan
 lane asan bash ci/sanitizers.sh asan
 lane valgrind bash ci/sanitizers.sh valgrind
