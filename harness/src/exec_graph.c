@@ -256,7 +256,8 @@ static int check_each_place(struct cts_run *r, const struct cts_ids *order,
   return 0;
 }
 
-/* GRAPH.INPLACE.1: y, at offset yb, takes over x, at xb, at the step x is last read. */
+/* GRAPH.INPLACE.1: y, at offset yb, takes over x, at xb, at the step x is last read (y is
+ * x's last reader; earlier consumers of x have run). */
 static int takes_over(struct cts_run *r, const struct cts_ids *order, int x, int y, uint64_t xb,
                       uint64_t yb) {
   const struct cts_mgnode *nx = &r->m.gnodes[x], *ny = &r->m.gnodes[y];
@@ -266,7 +267,6 @@ static int takes_over(struct cts_run *r, const struct cts_ids *order, int x, int
   int inplace = ny->kind == CTS_GN_OP &&
                 (ny->op == TSM_OP_ADD || ny->op == TSM_OP_SUB || ny->op == TSM_OP_MUL) &&
                 (ny->src[0] == x || ny->src[1] == x) && xe == ys &&
-                cts_model_graph_consumers(&r->m, x) == 1 &&
                 !(nx->flags & (TSM_GRAPH_OUTPUT | TSM_GRAPH_PARAM)) && nx->dtype == ny->dtype &&
                 cts_opsem_same_dims(nx->ndim, nx->shape, ny->ndim, ny->shape) && xb == yb;
   for (size_t k = 0; inplace && k < order->n; k++) {

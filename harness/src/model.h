@@ -253,7 +253,6 @@ void cts_model_graph_compute(struct cts_model *m, int g,
 void cts_model_graph_live(const struct cts_model *m, int node, int64_t *start, int64_t *end);
 /* 1 when the tensor's value is guaranteed after a compute (GRAPH.OUT.1, SINK.1, FLAG.2). */
 int cts_model_graph_guaranteed(const struct cts_model *m, int node);
-int cts_model_graph_consumers(const struct cts_model *m, int node);
 int cts_model_graph_root(const struct cts_model *m, int node);
 int64_t cts_model_graph_elems(const struct cts_mgnode *n);
 

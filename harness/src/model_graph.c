@@ -205,18 +205,6 @@ int cts_model_graph_release(struct cts_model *m, int g) {
 
 /* ---- liveness (GRAPH.REUSE.1) ------------------------------------------------ */
 
-/* In-graph op nodes reading x, an svd counted once. */
-int cts_model_graph_consumers(const struct cts_model *m, int x) {
-  int count = 0;
-  for (size_t i = 0; i < m->n_gnodes; i++) {
-    const struct cts_mgnode *n = &m->gnodes[i];
-    if (!n->in_graph || n->kind != CTS_GN_OP) continue;
-    if (n->op == TSM_OP_SVD && n->out != 0) continue;
-    for (int k = 0; k < n->n_src; k++) count += n->src[k] == x;
-  }
-  return count;
-}
-
 /* The last step that reads x, directly or through views of it; KEPT when nothing
  * reads it (a sink, GRAPH.SINK.1) or a view of it nobody reads. */
 static int64_t last_read(const struct cts_model *m, int x) {
