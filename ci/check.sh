@@ -71,6 +71,17 @@ example() {
   return $rc
 }
 
+# apache-tvm-ffi's C DLPack API through the tvm-ffi adapter (harness/adapters/tvm-ffi) on
+# cases/dlpack, its known deviations in harness/expectations/tvm-ffi.txt (make tvmffi-check:
+# any other Fail, or a line of the file that no longer fails, fails the lane).
+tvmffi() {
+  make --no-print-directory BUILD="$primary" CC="$CC" tvmffi-check >"$primary/tvmffi.tap"
+  local rc=$?
+  tail -n 1 "$primary/tvmffi.tap"
+  grep -v '# TODO XFail' "$primary/tvmffi.tap" | grep -A12 '^not ok' | head -n 40
+  return $rc
+}
+
 # The thread cases (every case citing SCOPE.THREAD) on a ThreadSanitizer build of the
 # judge and the reference (clang). A race report ends the case process with status 66,
 # which the judge reports as Fail.
@@ -178,6 +189,7 @@ lane mutants mutants
 lane combinations combinations
 lane example-adapter example
 lane ggml-adapter make --no-print-directory BUILD="$primary" CC="$CC" ggml-check
+lane tvm-ffi-adapter tvmffi
 lane tsan tsan
 lane asan bash ci/sanitizers.sh asan
 lane valgrind bash ci/sanitizers.sh valgrind

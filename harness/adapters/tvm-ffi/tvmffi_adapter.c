@@ -1,0 +1,982 @@
+/*
+ * harness/adapters/tvm-ffi/tvmffi_adapter.c: judges apache-tvm-ffi's C-level DLPack
+ * conversion (TVMFFITensorFromDLPack[Versioned], TVMFFITensorToDLPack[Versioned] of
+ * <tvm/ffi/c_api.h>) through the adapter ABI (spec/adapter.md, spec/dlpack.md).
+ *
+ * caps = TSM_CAP_MANAGERS | TSM_CAP_DLPACK_C; one device, "cpu"; f32 and i32 tensors;
+ * the ops add, sub, mul, sum, gather, reshape, matmul.
+ *
+ * clauses: [ABI.LOAD.1, ABI.VER.1, ABI.VER.2, ABI.CAP.1, ABI.DEV.1, ABI.SESSION.1,
+ *           ABI.HANDLE.1, ABI.INFO.1, ABI.DLPACK.1, ERR.ORDER.1, ERR.ATOMIC.1, MGR.*,
+ *           DLP.DEL.*, DLP.EXPORT.*, DLP.IMPORT.*, DLP.MGR.*]
+ *
+ * Managers. The manager layer is the example adapter's (harness/adapters/example): two
+ * plain arrays of the session, tagged handles that are never reused, O(n) scans. The
+ * manager family is not tvm-ffi's (tvm-ffi has reference counting, no managers); it is
+ * here so that the DLPack cases, which import into managers, can run.
+ *
+ * Tensors. Each live tensor holds one strong reference to a tvm-ffi Tensor object
+ * (TVMFFIObjectHandle); releasing the tensor drops it (TVMFFIObjectDecRef), and tvm-ffi
+ * frees the storage, or runs an imported tensor's DLPack deleter, when the last
+ * reference goes: the tensor's own, an export's, a reshape view's. So every DLP.DEL and
+ * DLP.EXPORT.3 check judges tvm-ffi's reference counting.
+ *
+ * Storage. New tensors (tensor_new, op results, compact copies) come from
+ * TVMFFIEnvTensorAlloc, tvm-ffi's environment allocator, with this adapter's
+ * DLPackManagedTensorAllocator installed for the call (tf_env_alloc): tvm-ffi asks it
+ * for a DLManagedTensorVersioned and wraps it in a Tensor whose destructor runs that
+ * tensor's deleter. The deleter gives the bytes back to the session's pool, so live
+ * bytes (MGR.COUNT.4) are the bytes of buffers whose deleter tvm-ffi has not run yet:
+ * what tvm-ffi really keeps alive. Imported tensors' memory is the producer's and counts
+ * nothing (DLP.MGR.3).
+ *
+ * Export. TVMFFITensorToDLPack / TVMFFITensorToDLPackVersioned of the tensor's object,
+ * as the ABI's form says. Those functions take no request, so a copy is made here (a
+ * fresh env-allocated Tensor whose only reference the export then holds) and the
+ * READ_ONLY / IS_COPIED flags are set here on the struct tvm-ffi returned (which the
+ * caller owns); a legacy export is refused both (DLP.EXPORT.5).
+ *
+ * Import. After the manager checks, the managed struct goes to
+ * TVMFFITensorFromDLPack[Versioned] unread: tvm-ffi alone decides whether to accept it,
+ * and the version check (DLP.IMPORT.1) and the refusal of NULL strides at minor >= 2
+ * (DLP.IMPORT.4) are left to it. On the Tensor it built the adapter then refuses what
+ * its own tensor layer cannot hold (a malformed layout, memory the host cannot read, a
+ * dtype other than f32/i32: DLP.IMPORT.2 order), by dropping that Tensor, so tvm-ffi
+ * runs the deleter. A compact tensor is aliased (held as tvm-ffi built it); a strided
+ * one is copied into compact storage and the imported Tensor dropped at once
+ * (DLP.IMPORT.4, DLP.MGR.3), because this layer's tensors are compact (MGR.OP.7).
+ * A failing TVMFFITensorFromDLPack* leaves the struct with its caller (its throws all
+ * come before the Tensor exists; tvm-ffi's own Python caller runs the deleter then,
+ * tvm_ffi/cython/tensor.pxi _from_dlpack_exchange_api), so the adapter runs it.
+ *
+ * Errors. Each slot checks in the order of ERR.ORDER.1 and changes nothing before
+ * every check has passed (ERR.ATOMIC.1); an import consumes its struct whatever it
+ * returns, except without a struct or form to consume (DLP.IMPORT.2). A failing tvm-ffi
+ * call leaves an error object in tvm-ffi's thread-local slot, which tf_drop_error takes
+ * and releases, so nothing leaks.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tsm/adapter.h>
+#include <tvm/ffi/c_api.h>
+#include <tvm/ffi/extra/c_env_api.h>
+
+const struct tsm_adapter *tsm_adapter_entry(void);
+
+#define TF_STR_(x) #x
+#define TF_STR(x) TF_STR_(x)
+
+#define TF_TAG_MASK 0xff00000000000000ull
+#define TF_MGR_TAG 0x4d00000000000000ull /* 'M' */
+#define TF_RES_TAG 0x5200000000000000ull /* 'R' */
+
+/* ---- the storage pool: buffers of the env allocator ------------------------------- */
+
+/* The buffers this session allocated whose deleter tvm-ffi has not run yet. A buffer's
+ * deleter runs when the last reference to its Tensor goes; session_close drops the
+ * session's own, so the pool is normally empty then. Should a reference survive it (one
+ * tvm-ffi leaked), its late deleter still finds the pool, and the last deleter frees it,
+ * instead of writing into freed memory. */
+struct tf_pool {
+  uint64_t bytes;   /* live bytes (MGR.COUNT.4) */
+  uint64_t buffers; /* live buffers */
+  int closed;       /* the session has closed */
+};
+
+/* One buffer handed to tvm-ffi: the managed struct with its shape and strides. */
+struct tf_buf {
+  DLManagedTensorVersioned m;
+  int64_t shape[TSM_MAX_DIMS], strides[TSM_MAX_DIMS];
+  struct tf_pool *pool;
+  uint64_t nbytes;
+};
+
+/* The env allocator has no context argument: the pool of the allocation in progress on
+ * this thread (set by tf_alloc around TVMFFIEnvTensorAlloc). */
+static _Thread_local struct tf_pool *tf_alloc_pool;
+
+/* The deleter tvm-ffi runs when the Tensor wrapping b loses its last reference. */
+static void tf_buf_deleter(DLManagedTensorVersioned *self) {
+  struct tf_buf *b = self->manager_ctx;
+  struct tf_pool *p = b->pool;
+  p->bytes -= b->nbytes;
+  p->buffers--;
+  free(b->m.dl_tensor.data);
+  free(b);
+  if (p->closed && p->buffers == 0) free(p);
+}
+
+/* Row-major strides of shape (an extent 0 counts as 1, as PyTorch's). Unsigned: an
+ * empty tensor's extents may multiply past int64 (MGR.CREATE.5), and its strides place
+ * nothing; a non-empty one's byte size fits, so nothing wraps. */
+static void tf_compact_strides(int ndim, const int64_t *shape, int64_t *strides) {
+  uint64_t acc = 1;
+  for (int i = ndim - 1; i >= 0; i--) {
+    strides[i] = (int64_t)acc;
+    acc *= shape[i] > 1 ? (uint64_t)shape[i] : 1;
+  }
+}
+
+/* The DLPackManagedTensorAllocator (dlpack.h) TVMFFIEnvTensorAlloc calls: a zeroed,
+ * compact DLPack 1.x tensor of the prototype's dtype, shape and device. The caller,
+ * tf_alloc, has checked the shape and that the byte size fits. */
+static int tf_env_alloc(DLTensor *proto, DLManagedTensorVersioned **out, void *error_ctx,
+                        void (*set_error)(void *error_ctx, const char *kind, const char *msg)) {
+  struct tf_pool *p = tf_alloc_pool;
+  struct tf_buf *b;
+  uint64_t numel = 1;
+  void *data = NULL;
+  if (!p || proto->ndim < 0 || proto->ndim > TSM_MAX_DIMS) {
+    set_error(error_ctx, "ValueError", "tvmffi_adapter: no pool or bad rank");
+    return -1;
+  }
+  for (int i = 0; i < proto->ndim; i++) numel *= (uint64_t)proto->shape[i];
+  uint64_t nbytes = numel * (((uint64_t)proto->dtype.bits * proto->dtype.lanes + 7) / 8);
+  b = calloc(1, sizeof *b);
+  if (nbytes) data = calloc(1, (size_t)nbytes);
+  if (!b || (nbytes && !data)) {
+    free(b);
+    free(data);
+    set_error(error_ctx, "MemoryError", "tvmffi_adapter: out of memory");
+    return -1;
+  }
+  b->m.version.major = DLPACK_MAJOR_VERSION;
+  b->m.version.minor = DLPACK_MINOR_VERSION;
+  b->m.manager_ctx = b;
+  b->m.deleter = tf_buf_deleter;
+  b->m.dl_tensor.data = data; /* NULL for zero elements (DLP.EXPORT.1) */
+  b->m.dl_tensor.device = proto->device;
+  b->m.dl_tensor.ndim = proto->ndim;
+  b->m.dl_tensor.dtype = proto->dtype;
+  memcpy(b->shape, proto->shape, (size_t)proto->ndim * sizeof *b->shape);
+  tf_compact_strides(proto->ndim, b->shape, b->strides);
+  b->m.dl_tensor.shape = b->shape;
+  b->m.dl_tensor.strides = b->strides; /* given also when compact (DLPack 1.2) */
+  b->pool = p;
+  b->nbytes = nbytes;
+  p->bytes += nbytes;
+  p->buffers++;
+  *out = &b->m;
+  return 0;
+}
+
+/* Takes the error a failed tvm-ffi call raised into its thread-local slot and drops it. */
+static void tf_drop_error(void) {
+  TVMFFIObjectHandle err = NULL;
+  TVMFFIErrorMoveFromRaised(&err);
+  if (err) TVMFFIObjectDecRef(err);
+}
+
+/* The DLTensor of a tvm-ffi Tensor object: it follows the object header. The header's
+ * accessor, TVMFFITensorGetDLTensorPtr, is only declared for C++. */
+static DLTensor *tf_dl(TVMFFIObjectHandle obj) {
+  return (DLTensor *)(void *)((char *)obj + sizeof(TVMFFIObject));
+}
+
+/* Element 0 of a compact tensor; NULL when it has no data. */
+static unsigned char *tf_elems(TVMFFIObjectHandle obj) {
+  DLTensor *t = tf_dl(obj);
+  return t->data ? (unsigned char *)t->data + t->byte_offset : NULL;
+}
+
+static DLDataType tf_dtype(int dtype) {
+  DLDataType d;
+  d.code = dtype == TSM_F32 ? kDLFloat : kDLInt;
+  d.bits = 32;
+  d.lanes = 1;
+  return d;
+}
+
+/* A new zeroed, compact tvm-ffi Tensor on the CPU from tvm-ffi's env allocator, counted
+ * in pool. The shape is valid and its byte size fits (checked by the caller). OUT *out:
+ * one reference. Returns 0 or TSM_ENOMEM. */
+static int tf_alloc(struct tf_pool *pool, int dtype, int ndim, const int64_t *shape,
+                    TVMFFIObjectHandle *out) {
+  int64_t shp[TSM_MAX_DIMS];
+  DLTensor proto;
+  DLPackManagedTensorAllocator prev = NULL;
+  int rc;
+  memcpy(shp, shape, (size_t)ndim * sizeof *shp);
+  memset(&proto, 0, sizeof proto);
+  proto.device.device_type = kDLCPU;
+  proto.device.device_id = 0;
+  proto.ndim = ndim;
+  proto.dtype = tf_dtype(dtype);
+  proto.shape = shp;
+  /* Installed for this call only, on this thread: the env allocator is thread-local,
+   * and whatever the thread had before is put back. */
+  if (TVMFFIEnvSetDLPackManagedTensorAllocator(tf_env_alloc, 0, &prev)) {
+    tf_drop_error();
+    return TSM_ENOMEM;
+  }
+  tf_alloc_pool = pool;
+  rc = TVMFFIEnvTensorAlloc(&proto, out);
+  tf_alloc_pool = NULL;
+  if (rc) tf_drop_error();
+  if (TVMFFIEnvSetDLPackManagedTensorAllocator(prev, 0, NULL)) tf_drop_error();
+  return rc ? TSM_ENOMEM : 0;
+}
+
+/* ---- the session: managers and tensors --------------------------------------------- */
+
+struct tf_mgr {
+  uint32_t state;    /* TSM_MGR_CLOSED, TSM_MGR_CAPPED */
+  int closing;       /* 1 while its close is in progress (MGR.CLOSE.3, MGR.CLOSE.4) */
+  tsm_handle parent; /* TSM_NONE for the root and once closed */
+};
+
+struct tf_res {
+  int valid;                   /* 0 once released; never 1 again */
+  tsm_handle holder;           /* TSM_NONE while detached or released */
+  tsm_handle *lenders;         /* borrow stack; lenders[nlend - 1] is the current lender */
+  size_t nlend, lend_cap;      /* borrowed iff nlend > 0 */
+  struct tsm_tensor_desc desc; /* dtype and shape */
+  size_t nbytes;               /* 4 bytes per element (f32 and i32) */
+  TVMFFIObjectHandle obj;      /* the tvm-ffi Tensor, one reference while valid; compact */
+};
+
+struct tf_session {
+  struct tf_mgr *mgrs; /* mgrs[0] is the root */
+  size_t nmgr, mgr_cap;
+  struct tf_res *res;
+  size_t nres, res_cap;
+  struct tf_pool *pool;
+};
+
+static tsm_handle tf_mgr_handle(size_t i) { return TF_MGR_TAG | (tsm_handle)(i + 1); }
+static tsm_handle tf_res_handle(size_t i) { return TF_RES_TAG | (tsm_handle)(i + 1); }
+
+/* RETURN the manager of handle h, or NULL when h is not a manager this session issued. */
+static struct tf_mgr *tf_mgr(struct tf_session *S, tsm_handle h) {
+  tsm_handle i = (h & ~TF_TAG_MASK) - 1;
+  if ((h & TF_TAG_MASK) != TF_MGR_TAG || (h & ~TF_TAG_MASK) == 0 || i >= S->nmgr) return NULL;
+  return &S->mgrs[i];
+}
+
+/* RETURN the tensor of handle h, or NULL when h is not a tensor this session issued. */
+static struct tf_res *tf_res(struct tf_session *S, tsm_handle h) {
+  tsm_handle i = (h & ~TF_TAG_MASK) - 1;
+  if ((h & TF_TAG_MASK) != TF_RES_TAG || (h & ~TF_TAG_MASK) == 0 || i >= S->nres) return NULL;
+  return &S->res[i];
+}
+
+static tsm_handle tf_root(void) { return tf_mgr_handle(0); }
+static int tf_closed(const struct tf_mgr *m) { return (m->state & TSM_MGR_CLOSED) != 0; }
+static int tf_capped(const struct tf_mgr *m) { return (m->state & TSM_MGR_CAPPED) != 0; }
+
+/* Makes room for one more entry; only grows capacity, so a later refusal still leaves
+ * nothing observable behind. Returns 0 or TSM_ENOMEM. */
+static int tf_reserve(void **arr, size_t *cap, size_t n, size_t elem) {
+  size_t ncap;
+  void *p;
+  if (n < *cap) return 0;
+  ncap = *cap ? 2 * *cap : 16;
+  p = realloc(*arr, ncap * elem);
+  if (!p) return TSM_ENOMEM;
+  *arr = p;
+  *cap = ncap;
+  return 0;
+}
+
+static int tf_new_mgr(struct tf_session *S, tsm_handle parent, tsm_handle *out) {
+  int rc = tf_reserve((void **)&S->mgrs, &S->mgr_cap, S->nmgr, sizeof *S->mgrs);
+  if (rc) return rc;
+  S->mgrs[S->nmgr] = (struct tf_mgr){.state = 0, .closing = 0, .parent = parent};
+  *out = tf_mgr_handle(S->nmgr++);
+  return 0;
+}
+
+/* Element count of a valid desc; 0 when any extent is 0. */
+static size_t tf_numel(const struct tsm_tensor_desc *d) {
+  size_t n = 1;
+  for (int i = 0; i < d->ndim; i++) n *= (size_t)d->shape[i];
+  return n;
+}
+
+/* Appends a live tensor held by m over obj, whose reference it takes. The caller has
+ * reserved the room (tf_reserve), so this cannot fail. */
+static tsm_handle tf_add_res(struct tf_session *S, tsm_handle m,
+                             const struct tsm_tensor_desc *desc, TVMFFIObjectHandle obj) {
+  S->res[S->nres] = (struct tf_res){.valid = 1, .holder = m, .desc = *desc,
+                                    .nbytes = tf_numel(desc) * 4, .obj = obj};
+  return tf_res_handle(S->nres++);
+}
+
+/* A new compact tensor held by m from the env allocator; data (numel * 4 bytes) or
+ * zeros. Returns 0 or TSM_ENOMEM, with nothing created. */
+static int tf_new_res(struct tf_session *S, tsm_handle m, const struct tsm_tensor_desc *desc,
+                      const void *data, tsm_handle *out) {
+  TVMFFIObjectHandle obj;
+  int rc;
+  if (tf_reserve((void **)&S->res, &S->res_cap, S->nres, sizeof *S->res)) return TSM_ENOMEM;
+  if ((rc = tf_alloc(S->pool, desc->dtype, desc->ndim, desc->shape, &obj))) return rc;
+  if (data && tf_numel(desc)) memcpy(tf_elems(obj), data, tf_numel(desc) * 4);
+  *out = tf_add_res(S, m, desc, obj);
+  return 0;
+}
+
+/* ---- state changes on a tensor (the example adapter's) ---------------------------- */
+
+static void tf_end_borrow(struct tf_res *r) { r->nlend = 0; }
+
+/* Releases r (MGR.REL.1): drops its reference; tvm-ffi frees the storage, or runs an
+ * import's deleter, once no export or view holds one either (DLP.MGR.1). */
+static void tf_release(struct tf_res *r) {
+  TVMFFIObjectDecRef(r->obj);
+  r->obj = NULL;
+  r->valid = 0;
+  r->holder = TSM_NONE;
+  tf_end_borrow(r);
+}
+
+/* r goes back from its closing borrower to its top lender (MGR.TEMP.4, MGR.TEMP.5). */
+static void tf_give_back(struct tf_session *S, struct tf_res *r) {
+  tsm_handle lender = r->lenders[--r->nlend];
+  struct tf_mgr *l = tf_mgr(S, lender);
+  if (lender == TSM_NONE) {
+    r->holder = TSM_NONE;
+    tf_end_borrow(r); /* a detached resource is never borrowed */
+  } else if (tf_closed(l) && !l->closing) {
+    tf_release(r);
+  } else {
+    r->holder = lender; /* no cap check (MGR.TEMP.4) */
+  }
+}
+
+/* Closes m in the order of MGR.CLOSE.3: mark closed, close children, release what it
+ * owns (including what came back from the children, MGR.CLOSE.4), give back what it
+ * borrowed, unlink from the parent. */
+static void tf_close(struct tf_session *S, tsm_handle mh) {
+  struct tf_mgr *m = tf_mgr(S, mh);
+  size_t i;
+  m->state = TSM_MGR_CLOSED;
+  m->closing = 1;
+  for (i = 0; i < S->nmgr; i++)
+    if (S->mgrs[i].parent == mh && !tf_closed(&S->mgrs[i])) tf_close(S, tf_mgr_handle(i));
+  for (i = 0; i < S->nres; i++)
+    if (S->res[i].valid && S->res[i].holder == mh && S->res[i].nlend == 0) tf_release(&S->res[i]);
+  for (i = 0; i < S->nres; i++)
+    if (S->res[i].valid && S->res[i].holder == mh) tf_give_back(S, &S->res[i]);
+  m->parent = TSM_NONE;
+  m->closing = 0;
+}
+
+/* ---- slots: devices and sessions -------------------------------------------------- */
+
+static const struct tsm_device tf_devices[] = {{.name = "cpu", .available = 1, .unavailable_reason = NULL}};
+
+static int tf_device_list(const struct tsm_device **out) {
+  *out = tf_devices;
+  return 1;
+}
+
+static int tf_session_open(int device_index, void **s_out) {
+  struct tf_session *S;
+  tsm_handle root;
+  if (device_index != 0 || !s_out) return TSM_EINVAL;
+  S = calloc(1, sizeof *S);
+  if (!S) return TSM_ENOMEM;
+  S->pool = calloc(1, sizeof *S->pool);
+  if (!S->pool || tf_new_mgr(S, TSM_NONE, &root)) {
+    free(S->pool);
+    free(S);
+    return TSM_ENOMEM;
+  }
+  *s_out = S;
+  return 0;
+}
+
+/* Drops every reference the session still holds (the judge has run its exports'
+ * deleters by now, ABI.DLPACK.1), so tvm-ffi frees everything. */
+static void tf_session_close(void *s) {
+  struct tf_session *S = s;
+  if (!S) return;
+  for (size_t i = 0; i < S->nres; i++) {
+    if (S->res[i].valid) TVMFFIObjectDecRef(S->res[i].obj);
+    free(S->res[i].lenders);
+  }
+  S->pool->closed = 1;
+  if (S->pool->buffers == 0) free(S->pool);
+  free(S->res);
+  free(S->mgrs);
+  free(S);
+}
+
+/* ---- slots: managers (the example adapter's) -------------------------------------- */
+
+static int tf_mgr_root(void *s, tsm_handle *out) {
+  (void)s;
+  if (!out) return TSM_EINVAL;
+  *out = tf_root();
+  return 0;
+}
+
+static int tf_mgr_new_sub(void *s, tsm_handle parent, tsm_handle *out) {
+  struct tf_session *S = s;
+  struct tf_mgr *p = tf_mgr(S, parent);
+  if (!p || !out) return TSM_EINVAL;
+  if (tf_closed(p)) return TSM_ECLOSED;
+  return tf_new_mgr(S, parent, out);
+}
+
+static int tf_mgr_sub_of(void *s, tsm_handle resource, tsm_handle *out) {
+  struct tf_session *S = s;
+  struct tf_res *r = tf_res(S, resource);
+  if (!r || !out) return TSM_EINVAL;
+  if (!r->valid) return TSM_ERELEASED;
+  return tf_new_mgr(S, r->holder != TSM_NONE ? r->holder : tf_root(), out);
+}
+
+static int tf_mgr_close(void *s, tsm_handle m) {
+  struct tf_session *S = s;
+  struct tf_mgr *mg = tf_mgr(S, m);
+  if (!mg) return TSM_EINVAL;
+  if (m == tf_root()) return TSM_EROOT;
+  if (!tf_closed(mg)) tf_close(S, m);
+  return 0;
+}
+
+static int tf_mgr_cap(void *s, tsm_handle m) {
+  struct tf_mgr *mg = tf_mgr(s, m);
+  if (!mg) return TSM_EINVAL;
+  if (tf_closed(mg)) return TSM_ECLOSED;
+  mg->state |= TSM_MGR_CAPPED;
+  return 0;
+}
+
+static uint64_t tf_live(struct tf_session *S, tsm_handle m) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < S->nres; i++) n += S->res[i].valid && S->res[i].holder == m;
+  return n;
+}
+
+static uint64_t tf_children(struct tf_session *S, tsm_handle m) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < S->nmgr; i++) n += S->mgrs[i].parent == m && !tf_closed(&S->mgrs[i]);
+  return n;
+}
+
+static int tf_mgr_info(void *s, tsm_handle m, struct tsm_mgr_info *out) {
+  struct tf_session *S = s;
+  struct tf_mgr *mg = tf_mgr(S, m);
+  if (!mg || !out) return TSM_EINVAL;
+  out->state = mg->state;
+  out->is_root = m == tf_root();
+  out->parent = mg->parent;
+  out->live = tf_live(S, m);
+  out->children = tf_children(S, m);
+  return 0;
+}
+
+/* Appends m's subtree to buf at *len, one line per manager (MGR.COUNT.3). */
+static void tf_dump_tree(struct tf_session *S, tsm_handle m, int depth, char *buf, size_t cap,
+                         size_t *len) {
+  int n;
+  if (*len < cap) {
+    n = snprintf(buf + *len, cap - *len, "%*smanager %llu%s: live %llu\n", 2 * depth, "",
+                 (unsigned long long)(m & ~TF_TAG_MASK), m == tf_root() ? " (root)" : "",
+                 (unsigned long long)tf_live(S, m));
+    if (n > 0) *len += (size_t)n;
+  }
+  for (size_t i = 0; i < S->nmgr; i++)
+    if (S->mgrs[i].parent == m && !tf_closed(&S->mgrs[i]))
+      tf_dump_tree(S, tf_mgr_handle(i), depth + 1, buf, cap, len);
+}
+
+static int tf_mgr_dump(void *s, tsm_handle m, char *buf, size_t cap) {
+  struct tf_session *S = s;
+  size_t len = 0;
+  if (!tf_mgr(S, m) || !buf || cap == 0) return TSM_EINVAL;
+  buf[0] = '\0';
+  tf_dump_tree(S, m, 0, buf, cap, &len);
+  return 0;
+}
+
+/* ---- slots: tensors --------------------------------------------------------------- */
+
+/* A shape of ndim extents: EINVAL when malformed (MGR.CREATE.4), ENOMEM when its byte
+ * size does not fit in int64 (MGR.CREATE.5). */
+static int tf_shape_check(int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  int empty = 0, overflow = 0;
+  if (ndim < 0 || ndim > TSM_MAX_DIMS || (ndim > 0 && !shape)) return TSM_EINVAL;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] < 0) return TSM_EINVAL;
+    empty |= shape[i] == 0;
+    overflow |= __builtin_mul_overflow(n, shape[i], &n);
+  }
+  return !empty && (overflow || n > INT64_MAX / 4) ? TSM_ENOMEM : 0;
+}
+
+static int tf_tensor_new(void *s, tsm_handle m, const struct tsm_tensor_desc *desc,
+                         const void *data, tsm_handle *out) {
+  struct tf_session *S = s;
+  struct tf_mgr *mg = tf_mgr(S, m);
+  int rc;
+  if (!mg || !desc || !out) return TSM_EINVAL;
+  if (desc->dtype != TSM_F32 && desc->dtype != TSM_I32) return TSM_EINVAL;
+  if ((rc = tf_shape_check(desc->ndim, desc->shape))) return rc;
+  if (tf_closed(mg)) return TSM_ECLOSED;
+  if (tf_capped(mg)) return TSM_ECAPPED;
+  return tf_new_res(S, m, desc, data, out);
+}
+
+static int tf_tensor_desc(void *s, tsm_handle t, struct tsm_tensor_desc *out) {
+  struct tf_res *r = tf_res(s, t);
+  if (!r || !out) return TSM_EINVAL;
+  if (!r->valid) return TSM_ERELEASED;
+  *out = r->desc;
+  return 0;
+}
+
+/* OUT dst: t's elements, read through the tvm-ffi Tensor's data and byte_offset. */
+static int tf_tensor_read(void *s, tsm_handle t, void *dst, size_t cap) {
+  struct tf_res *r = tf_res(s, t);
+  if (!r || (!dst && cap)) return TSM_EINVAL;
+  if (!r->valid) return TSM_ERELEASED;
+  if (cap < r->nbytes) return TSM_EINVAL;
+  if (r->nbytes) memcpy(dst, tf_elems(r->obj), r->nbytes);
+  return 0;
+}
+
+/* ---- slots: ops ------------------------------------------------------------------- */
+
+/* Inputs per op: sum and reshape take one. */
+static int tf_op_arity(int op) { return op == TSM_OP_SUM || op == TSM_OP_RESHAPE ? 1 : 2; }
+
+/* The result's shape (MGR.OP.7-9): ESHAPE, EDTYPE, ERANGE (gather indices). */
+static int tf_op_shape(int op, const struct tf_res *a, const struct tf_res *b,
+                       const int64_t *params, int n_params, struct tsm_tensor_desc *d) {
+  const struct tsm_tensor_desc *x = &a->desc, *y = b ? &b->desc : NULL;
+  memset(d, 0, sizeof *d);
+  d->dtype = x->dtype;
+  switch (op) {
+  case TSM_OP_ADD:
+  case TSM_OP_SUB:
+  case TSM_OP_MUL:
+    if (x->ndim != y->ndim || memcmp(x->shape, y->shape, (size_t)x->ndim * sizeof x->shape[0]))
+      return TSM_ESHAPE;
+    if (x->dtype != y->dtype) return TSM_EDTYPE;
+    d->ndim = x->ndim;
+    memcpy(d->shape, x->shape, sizeof d->shape);
+    return 0;
+  case TSM_OP_SUM:
+    return 0; /* 0-d */
+  case TSM_OP_MATMUL:
+    if (x->ndim != 2 || y->ndim != 2 || x->shape[1] != y->shape[0]) return TSM_ESHAPE;
+    if (x->dtype != TSM_F32 || y->dtype != TSM_F32) return TSM_EDTYPE;
+    d->ndim = 2;
+    d->shape[0] = x->shape[0];
+    d->shape[1] = y->shape[1];
+    return 0;
+  case TSM_OP_RESHAPE: { /* the params are well-formed (tf_op): ENOMEM is an overflow */
+    struct tsm_tensor_desc want = {.ndim = n_params};
+    if (n_params) memcpy(want.shape, params, (size_t)n_params * sizeof *params);
+    if (tf_shape_check(n_params, params) || tf_numel(&want) != tf_numel(x)) return TSM_ESHAPE;
+    d->ndim = n_params;
+    memcpy(d->shape, want.shape, sizeof d->shape);
+    return 0;
+  }
+  default: { /* TSM_OP_GATHER */
+    const int32_t *idx;
+    if (x->ndim != 2 || y->ndim != 1) return TSM_ESHAPE;
+    if (y->dtype != TSM_I32) return TSM_EDTYPE;
+    idx = (const int32_t *)(void *)tf_elems(b->obj);
+    for (int64_t i = 0; i < y->shape[0]; i++)
+      if (idx[i] < 0 || idx[i] >= x->shape[0]) return TSM_ERANGE;
+    d->ndim = 2;
+    d->shape[0] = y->shape[0];
+    d->shape[1] = x->shape[1];
+    return 0;
+  }
+  }
+}
+
+/* One element of an elementwise op; i32 wraps around, in unsigned arithmetic to stay
+ * defined. */
+static void tf_elementwise(int op, int dtype, void *o, const void *a, const void *b, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (dtype == TSM_F32) {
+      float x = ((const float *)a)[i], y = ((const float *)b)[i];
+      ((float *)o)[i] = op == TSM_OP_ADD ? x + y : op == TSM_OP_SUB ? x - y : x * y;
+    } else {
+      uint32_t x = (uint32_t)((const int32_t *)a)[i], y = (uint32_t)((const int32_t *)b)[i];
+      uint32_t z = op == TSM_OP_ADD ? x + y : op == TSM_OP_SUB ? x - y : x * y;
+      ((int32_t *)o)[i] = (int32_t)z;
+    }
+  }
+}
+
+/* The values of a computed op into o, the result's compact elements. */
+static void tf_compute(int op, const struct tf_res *a, const struct tf_res *b,
+                       const struct tsm_tensor_desc *d, void *o) {
+  const void *x = tf_elems(a->obj), *y = b ? tf_elems(b->obj) : NULL;
+  size_t n = tf_numel(&a->desc);
+  if (op == TSM_OP_SUM) {
+    if (a->desc.dtype == TSM_F32) {
+      double acc = 0;
+      for (size_t i = 0; i < n; i++) acc += ((const float *)x)[i];
+      *(float *)o = (float)acc;
+    } else {
+      uint32_t acc = 0;
+      for (size_t i = 0; i < n; i++) acc += (uint32_t)((const int32_t *)x)[i];
+      *(int32_t *)o = (int32_t)acc;
+    }
+  } else if (op == TSM_OP_MATMUL) {
+    int64_t m = d->shape[0], k = a->desc.shape[1], nn = d->shape[1];
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < nn; j++) {
+        double acc = 0;
+        for (int64_t l = 0; l < k; l++)
+          acc += (double)((const float *)x)[i * k + l] * ((const float *)y)[l * nn + j];
+        ((float *)o)[i * nn + j] = (float)acc;
+      }
+  } else if (op == TSM_OP_GATHER) {
+    size_t row = (size_t)a->desc.shape[1] * 4;
+    for (int64_t i = 0; i < d->shape[0]; i++)
+      memcpy((unsigned char *)o + (size_t)i * row,
+             (const unsigned char *)x + (size_t)((const int32_t *)y)[i] * row, row);
+  } else {
+    tf_elementwise(op, a->desc.dtype, o, x, y, n);
+  }
+}
+
+/* reshape: a tvm-ffi view of a's storage (TVMFFITensorCreateUnsafeView), which keeps a's
+ * Tensor alive, so the storage lives while the source or any view does (MGR.OP.9). */
+static int tf_view(const struct tf_res *a, const struct tsm_tensor_desc *d,
+                   TVMFFIObjectHandle *out) {
+  const DLTensor *src = tf_dl(a->obj);
+  int64_t shape[TSM_MAX_DIMS], strides[TSM_MAX_DIMS];
+  DLTensor proto = *src;
+  memcpy(shape, d->shape, sizeof shape);
+  tf_compact_strides(d->ndim, shape, strides);
+  proto.ndim = d->ndim;
+  proto.shape = shape;
+  proto.strides = strides; /* tvm-ffi requires them, also for 0-d */
+  if (TVMFFITensorCreateUnsafeView(a->obj, &proto, out)) {
+    tf_drop_error();
+    return TSM_ENOMEM;
+  }
+  return 0;
+}
+
+/* The result goes to out_mgr, or to the holder of the first input, or to the root when
+ * that input is detached (MGR.OP.1-3); the inputs do not move (MGR.OP.6). */
+static int tf_op(void *s, int op, const tsm_handle *inputs, int n, const int64_t *params,
+                 int n_params, tsm_handle out_mgr, tsm_handle *out) {
+  struct tf_session *S = s;
+  struct tf_res *in[2] = {NULL, NULL};
+  struct tf_mgr *dst;
+  struct tsm_tensor_desc d;
+  TVMFFIObjectHandle obj;
+  tsm_handle dst_h;
+  int rc;
+  if (op < TSM_OP_ADD || op > TSM_OP_MATMUL || !out) return TSM_EINVAL;
+  if (n != tf_op_arity(op) || !inputs) return TSM_EINVAL;
+  if (op == TSM_OP_RESHAPE ? tf_shape_check(n_params, params) == TSM_EINVAL : n_params != 0)
+    return TSM_EINVAL;
+  for (int i = 0; i < n; i++)
+    if (!(in[i] = tf_res(S, inputs[i]))) return TSM_EINVAL;
+  if (out_mgr != TSM_NONE && !tf_mgr(S, out_mgr)) return TSM_EINVAL;
+  for (int i = 0; i < n; i++)
+    if (!in[i]->valid) return TSM_ERELEASED; /* MGR.OP.5 */
+  dst_h = out_mgr != TSM_NONE ? out_mgr : in[0]->holder != TSM_NONE ? in[0]->holder : tf_root();
+  dst = tf_mgr(S, dst_h);
+  if (tf_closed(dst)) return TSM_ECLOSED; /* MGR.OP.4 */
+  if (tf_capped(dst)) return TSM_ECAPPED;
+  if ((rc = tf_op_shape(op, in[0], in[1], params, n_params, &d))) return rc;
+  if ((rc = tf_shape_check(d.ndim, d.shape))) return TSM_ENOMEM; /* MGR.CREATE.5 */
+  if (tf_reserve((void **)&S->res, &S->res_cap, S->nres, sizeof *S->res)) return TSM_ENOMEM;
+  in[0] = tf_res(S, inputs[0]); /* re-read: the array may have moved */
+  in[1] = n > 1 ? tf_res(S, inputs[1]) : NULL;
+  if (op == TSM_OP_RESHAPE) {
+    rc = tf_view(in[0], &d, &obj);
+  } else if (!(rc = tf_alloc(S->pool, d.dtype, d.ndim, d.shape, &obj)) && tf_numel(&d)) {
+    tf_compute(op, in[0], in[1], &d, tf_elems(obj));
+  }
+  if (rc) return rc;
+  *out = tf_add_res(S, dst_h, &d, obj);
+  return 0;
+}
+
+/* ---- slots: resources (the example adapter's) ------------------------------------- */
+
+static int tf_res_attach(void *s, tsm_handle rh, tsm_handle m) {
+  struct tf_session *S = s;
+  struct tf_res *r = tf_res(S, rh);
+  struct tf_mgr *mg = tf_mgr(S, m);
+  if (!r || !mg) return TSM_EINVAL;
+  if (!r->valid) return TSM_ERELEASED;
+  if (r->holder == m) return 0;
+  if (tf_closed(mg)) return TSM_ECLOSED;
+  if (tf_capped(mg)) return TSM_ECAPPED;
+  r->holder = m;
+  tf_end_borrow(r);
+  return 0;
+}
+
+static int tf_res_detach(void *s, tsm_handle rh) {
+  struct tf_res *r = tf_res(s, rh);
+  if (!r) return TSM_EINVAL;
+  if (!r->valid) return TSM_ERELEASED;
+  r->holder = TSM_NONE;
+  tf_end_borrow(r);
+  return 0;
+}
+
+static int tf_res_temp_attach(void *s, tsm_handle rh, tsm_handle b) {
+  struct tf_session *S = s;
+  struct tf_res *r = tf_res(S, rh);
+  struct tf_mgr *mg = tf_mgr(S, b);
+  if (!r || !mg) return TSM_EINVAL;
+  if (!r->valid) return TSM_ERELEASED;
+  if (b == tf_root()) return TSM_EROOT;
+  if (tf_closed(mg)) return TSM_ECLOSED;
+  if (r->holder == b) return 0;
+  if (tf_reserve((void **)&r->lenders, &r->lend_cap, r->nlend, sizeof *r->lenders))
+    return TSM_ENOMEM;
+  r->lenders[r->nlend++] = r->holder;
+  r->holder = b;
+  return 0;
+}
+
+static int tf_res_ret(void *s, tsm_handle m, tsm_handle rh) {
+  struct tf_session *S = s;
+  struct tf_res *r = tf_res(S, rh);
+  struct tf_mgr *mg = tf_mgr(S, m);
+  if (!r || !mg) return TSM_EINVAL;
+  if (!r->valid) return TSM_ERELEASED;
+  if (m == tf_root()) return TSM_EROOT;
+  if (tf_closed(mg)) return TSM_ECLOSED;
+  if (r->holder != m) return TSM_EINVAL;
+  return tf_res_attach(s, rh, mg->parent);
+}
+
+static int tf_res_release(void *s, tsm_handle rh) {
+  struct tf_res *r = tf_res(s, rh);
+  if (!r) return TSM_EINVAL;
+  if (r->valid) tf_release(r);
+  return 0;
+}
+
+static int tf_res_info(void *s, tsm_handle rh, struct tsm_res_info *out) {
+  struct tf_res *r = tf_res(s, rh);
+  if (!r || !out) return TSM_EINVAL;
+  memset(out, 0, sizeof *out);
+  if (!r->valid) return 0;
+  out->valid = 1;
+  out->borrowed = r->nlend > 0;
+  out->owner = r->holder;
+  out->lender = r->nlend ? r->lenders[r->nlend - 1] : TSM_NONE;
+  out->nbytes = r->nbytes;
+  return 0;
+}
+
+/* OUT *out: the bytes of env-allocated buffers tvm-ffi still holds (MGR.COUNT.4). */
+static int tf_live_bytes(void *s, uint64_t *out) {
+  struct tf_session *S = s;
+  if (!out) return TSM_EINVAL;
+  *out = S->pool->bytes;
+  return 0;
+}
+
+/* ---- slots: DLPack ------------------------------------------------------------------ */
+
+/* Exports r through TVMFFITensorToDLPack[Versioned] (DLP.EXPORT.1-4): the struct holds a
+ * tvm-ffi reference on the Tensor, so the storage outlives the source until its deleter
+ * runs (DLP.EXPORT.3). A copy (DLP.EXPORT.5) is a fresh Tensor whose only reference the
+ * export holds; the flags are set on the struct tvm-ffi returned, which its caller owns
+ * (tvm-ffi's C export takes no request and sets flags 0). */
+static int tf_dlpack_export(void *s, tsm_handle rh, int form, uint32_t request, void **out) {
+  struct tf_session *S = s;
+  struct tf_res *r = tf_res(S, rh);
+  const uint32_t known = TSM_DLPACK_COPY | TSM_DLPACK_READ_ONLY;
+  TVMFFIObjectHandle obj;
+  int rc;
+  if (!r || !out || (form != TSM_DLPACK_LEGACY && form != TSM_DLPACK_VERSIONED) ||
+      (request & ~known))
+    return TSM_EINVAL;
+  if (form == TSM_DLPACK_LEGACY && request) return TSM_EINVAL; /* no flags to say it */
+  if (!r->valid) return TSM_ERELEASED;
+  obj = r->obj;
+  if (request & TSM_DLPACK_COPY) {
+    if ((rc = tf_alloc(S->pool, r->desc.dtype, r->desc.ndim, r->desc.shape, &obj))) return rc;
+    if (r->nbytes) memcpy(tf_elems(obj), tf_elems(r->obj), r->nbytes);
+  }
+  if (form == TSM_DLPACK_LEGACY) {
+    DLManagedTensor *m = NULL;
+    if (!(rc = TVMFFITensorToDLPack(obj, &m))) *out = m;
+  } else {
+    DLManagedTensorVersioned *m = NULL;
+    if (!(rc = TVMFFITensorToDLPackVersioned(obj, &m))) {
+      if (request & TSM_DLPACK_READ_ONLY) m->flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
+      if (request & TSM_DLPACK_COPY) m->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
+      *out = m;
+    }
+  }
+  if (rc) tf_drop_error();
+  if (obj != r->obj) TVMFFIObjectDecRef(obj); /* the copy: the export's reference remains */
+  return rc ? TSM_ENOMEM : 0;
+}
+
+/* Runs a managed struct's deleter, if any, for a struct tvm-ffi did not take. The
+ * deleter sits at the same place in every major version of the versioned struct, so
+ * this reads nothing else (DLP.IMPORT.1). */
+static void tf_run_deleter(void *managed, int form) {
+  if (form == TSM_DLPACK_VERSIONED) {
+    DLManagedTensorVersioned *m = managed;
+    if (m->deleter) m->deleter(m);
+  } else {
+    DLManagedTensor *m = managed;
+    if (m->deleter) m->deleter(m);
+  }
+}
+
+/* What the adapter's tensor layer needs of the Tensor tvm-ffi built, in the order of
+ * DLP.IMPORT.2: a layout it can read (EDLPACK: rank past TSM_MAX_DIMS, a negative
+ * extent, NULL data with elements, an element span or byte size that overflows), host
+ * memory (EDEVICE, DLP.IMPORT.7), f32 or i32 (EDTYPE, DLP.IMPORT.6). OUT *d: its
+ * desc; *compact: row-major contiguous (an extent-1 dimension's stride is free). */
+static int tf_import_check(const DLTensor *t, struct tsm_tensor_desc *d, int *compact) {
+  int64_t numel = 1, lo = 0, hi = 0, want = 1, esize, x;
+  int empty = 0, overflow = 0;
+  if (t->ndim < 0 || t->ndim > TSM_MAX_DIMS || (t->ndim > 0 && !t->shape)) return TSM_EDLPACK;
+  for (int i = 0; i < t->ndim; i++) {
+    if (t->shape[i] < 0) return TSM_EDLPACK;
+    empty |= t->shape[i] == 0;
+    overflow |= __builtin_mul_overflow(numel, t->shape[i], &numel);
+  }
+  if (empty) numel = 0;
+  else if (overflow) return TSM_EDLPACK;
+  if (numel > 0 && !t->data) return TSM_EDLPACK;
+  *compact = 1;
+  if (numel > 0 && !t->strides) hi = numel - 1;
+  for (int i = t->ndim - 1; i >= 0 && numel > 0 && t->strides; i--) {
+    if (t->shape[i] != 1 && t->strides[i] != want) *compact = 0;
+    want *= t->shape[i];
+    if (__builtin_mul_overflow(t->strides[i], t->shape[i] - 1, &x) ||
+        __builtin_add_overflow(x < 0 ? lo : hi, x, x < 0 ? &lo : &hi))
+      return TSM_EDLPACK;
+  }
+  /* the bytes from the lowest to past the highest element, from data */
+  esize = ((int64_t)t->dtype.bits * t->dtype.lanes + 7) / 8;
+  if (t->byte_offset > (uint64_t)INT64_MAX || __builtin_add_overflow(hi, 1, &hi) ||
+      __builtin_mul_overflow(lo, esize, &lo) || __builtin_mul_overflow(hi, esize, &hi) ||
+      __builtin_add_overflow(lo, (int64_t)t->byte_offset, &lo) ||
+      __builtin_add_overflow(hi, (int64_t)t->byte_offset, &hi))
+    return TSM_EDLPACK;
+  if (t->device.device_type != kDLCPU && t->device.device_type != kDLCUDAHost &&
+      t->device.device_type != kDLCUDAManaged)
+    return TSM_EDEVICE;
+  if (t->dtype.lanes != 1 || t->dtype.bits != 32 ||
+      (t->dtype.code != kDLFloat && t->dtype.code != kDLInt))
+    return TSM_EDTYPE;
+  memset(d, 0, sizeof *d);
+  d->dtype = t->dtype.code == kDLFloat ? TSM_F32 : TSM_I32;
+  d->ndim = t->ndim;
+  memcpy(d->shape, t->shape, (size_t)t->ndim * sizeof *t->shape);
+  return 0;
+}
+
+/* The row-major elements of strided t (4-byte elements, checked by tf_import_check)
+ * into dst. */
+static void tf_gather(unsigned char *dst, const DLTensor *t, size_t numel) {
+  const unsigned char *base = (const unsigned char *)t->data + t->byte_offset;
+  int64_t idx[TSM_MAX_DIMS] = {0}, off = 0;
+  for (size_t k = 0; k < numel; k++) {
+    memcpy(dst + k * 4, base + off * 4, 4); /* off < 0: negative strides */
+    for (int i = t->ndim - 1; i >= 0; i--) {
+      if (++idx[i] < t->shape[i]) {
+        off += t->strides[i];
+        break;
+      }
+      off -= t->strides[i] * (t->shape[i] - 1);
+      idx[i] = 0;
+    }
+  }
+}
+
+/* Imports managed into m (DLP.IMPORT.*, DLP.MGR.1-3); consumed whatever happens,
+ * except without a struct or a known form. */
+static int tf_dlpack_import(void *s, void *managed, int form, tsm_handle m, tsm_handle *out) {
+  struct tf_session *S = s;
+  struct tf_mgr *mg = tf_mgr(S, m);
+  struct tsm_tensor_desc d;
+  TVMFFIObjectHandle obj = NULL, copy;
+  int rc = 0, compact;
+  if (!managed || (form != TSM_DLPACK_LEGACY && form != TSM_DLPACK_VERSIONED)) return TSM_EINVAL;
+  if (!mg || !out) rc = TSM_EINVAL;
+  else if (tf_closed(mg)) rc = TSM_ECLOSED;
+  else if (tf_capped(mg)) rc = TSM_ECAPPED;
+  else if (tf_reserve((void **)&S->res, &S->res_cap, S->nres, sizeof *S->res)) rc = TSM_ENOMEM;
+  if (rc) {
+    tf_run_deleter(managed, form);
+    return rc;
+  }
+  if (form == TSM_DLPACK_VERSIONED)
+    rc = TVMFFITensorFromDLPackVersioned(managed, 0, 0, &obj);
+  else
+    rc = TVMFFITensorFromDLPack(managed, 0, 0, &obj);
+  if (rc) { /* tvm-ffi refused before taking the struct: its caller still owns it */
+    tf_drop_error();
+    tf_run_deleter(managed, form);
+    return TSM_EDLPACK;
+  }
+  /* From here the Tensor owns managed: dropping it runs the deleter (tvm-ffi's
+   * TensorObjFromDLPack destructor). */
+  if ((rc = tf_import_check(tf_dl(obj), &d, &compact))) {
+    TVMFFIObjectDecRef(obj);
+    return rc;
+  }
+  if (!compact) { /* DLP.IMPORT.4: a compact copy of our own, the deleter at once */
+    rc = tf_alloc(S->pool, d.dtype, d.ndim, d.shape, &copy);
+    if (!rc) tf_gather(tf_elems(copy), tf_dl(obj), tf_numel(&d));
+    TVMFFIObjectDecRef(obj);
+    if (rc) return rc;
+    obj = copy;
+  }
+  *out = tf_add_res(S, m, &d, obj);
+  return 0;
+}
+
+/* ---- the vtable --------------------------------------------------------------------- */
+
+static const struct tsm_adapter tf_adapter = {
+    .abi_major = TSM_ADAPTER_ABI_MAJOR,
+    .abi_minor = TSM_ADAPTER_ABI_MINOR,
+    .struct_size = sizeof(struct tsm_adapter),
+    .caps = TSM_CAP_MANAGERS | TSM_CAP_DLPACK_C,
+    .ops = 1u << TSM_OP_ADD | 1u << TSM_OP_SUB | 1u << TSM_OP_MUL | 1u << TSM_OP_SUM |
+           1u << TSM_OP_GATHER | 1u << TSM_OP_RESHAPE | 1u << TSM_OP_MATMUL,
+    .name = "tvm-ffi",
+    .version = "1.0 over the apache-tvm-ffi C API " TF_STR(TVM_FFI_VERSION_MAJOR) "." TF_STR(
+        TVM_FFI_VERSION_MINOR) "." TF_STR(TVM_FFI_VERSION_PATCH),
+    .device_list = tf_device_list,
+    .session_open = tf_session_open,
+    .session_close = tf_session_close,
+    .mgr_root = tf_mgr_root,
+    .mgr_new_sub = tf_mgr_new_sub,
+    .mgr_sub_of = tf_mgr_sub_of,
+    .mgr_close = tf_mgr_close,
+    .mgr_cap = tf_mgr_cap,
+    .mgr_info = tf_mgr_info,
+    .mgr_dump = tf_mgr_dump,
+    .tensor_new = tf_tensor_new,
+    .tensor_desc = tf_tensor_desc,
+    .tensor_read = tf_tensor_read,
+    .op = tf_op,
+    .res_attach = tf_res_attach,
+    .res_detach = tf_res_detach,
+    .res_temp_attach = tf_res_temp_attach,
+    .res_ret = tf_res_ret,
+    .res_release = tf_res_release,
+    .res_info = tf_res_info,
+    .live_bytes = tf_live_bytes,
+    .dlpack_export = tf_dlpack_export,
+    .dlpack_import = tf_dlpack_import,
+};
+
+/* RETURN the adapter; static, valid until the object is unloaded (ABI.LOAD.1). */
+const struct tsm_adapter *tsm_adapter_entry(void) { return &tf_adapter; }
