@@ -2,7 +2,10 @@
 # headers and shared libraries of ggml that PyPI's libggml-python ships (pinned in
 # deps.mk's PIP_PINS, installed into the project .venv by `make deps`, never vendored),
 # and `make ggml-check`: cases/graphs judged through it with its known deviations
-# (harness/expectations/ggml.txt). See README.md beside this file.
+# (harness/expectations/ggml.txt). See README.md beside this file. The manager slots are
+# the shared layer of harness/adapters/common (adapter_mgr.mk), linked in.
+
+include harness/adapters/common/adapter_mgr.mk
 
 GGML_ADAPTER := $(B)/lib/ggml_adapter.so
 GGML_ADAPTER_SRC := harness/adapters/ggml/ggml_adapter.c harness/adapters/ggml/ggml_graph.c
@@ -23,14 +26,15 @@ $(GGML_PREFIX_FILE): | $(VENV_STAMP)
 
 $(GGML_ADAPTER_OBJ): $(B)/obj/%.o: %.c $(GGML_PREFIX_FILE)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Iharness/include -I"$$(cat $(GGML_PREFIX_FILE))/include" -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -Iharness/include $(ADAPTER_MGR_CFLAGS) -I"$$(cat $(GGML_PREFIX_FILE))/include" \
+	  -c $< -o $@
 
 # The libraries are found at run time through an rpath to the .venv's copy.
-$(GGML_ADAPTER): $(GGML_ADAPTER_OBJ) $(GGML_PREFIX_FILE)
+$(GGML_ADAPTER): $(GGML_ADAPTER_OBJ) $(ADAPTER_MGR_OBJ) $(GGML_PREFIX_FILE)
 	@mkdir -p $(@D)
 	lib="$$(cat $(GGML_PREFIX_FILE))/lib64"; \
-	$(CC) -shared $(LDFLAGS_ALL) -o $@ $(GGML_ADAPTER_OBJ) -L"$$lib" -lggml-cpu -lggml-base \
-	  -Wl,-rpath,"$$lib"
+	$(CC) -shared $(LDFLAGS_ALL) -o $@ $(GGML_ADAPTER_OBJ) $(ADAPTER_MGR_OBJ) -L"$$lib" \
+	  -lggml-cpu -lggml-base -Wl,-rpath,"$$lib"
 
 # Every case of cases/graphs through ggml (TAP in $(B)/ggml.tap), then the summary; exits
 # non-zero on any result other than Pass, NotSupported or XFail, and on a stale line of

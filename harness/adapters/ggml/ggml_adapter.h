@@ -1,11 +1,13 @@
 /*
  * harness/adapters/ggml/ggml_adapter.h: what the two halves of the ggml adapter share.
- * ggml_adapter.c is the manager layer (managers, tensors, the `op` slot) and the vtable;
- * ggml_graph.c maps the graph slots onto ggml's graph, ggml_gallocr and the CPU backend.
+ * ggml_adapter.c is the tensors' storage, the `op` slot and the vtable over the shared
+ * manager layer (harness/adapters/common/adapter_mgr.h); ggml_graph.c maps the graph
+ * slots onto ggml's graph, ggml_gallocr and the CPU backend.
  *
  * Handles are a tag in the top byte and index + 1 below it, into arrays of the session
  * that only grow, so a handle keeps its meaning for the whole session (ABI.HANDLE.1) and
- * the tag tells the kinds apart (ERR.HANDLE.1).
+ * the tag tells the kinds apart (ERR.HANDLE.1): the manager layer's 'M' and 'R', and
+ * the graphs' 'G' and 'N' under the same mask.
  */
 #ifndef GG_ADAPTER_H
 #define GG_ADAPTER_H
@@ -18,30 +20,10 @@
 #include <ggml.h>
 #include <tsm/adapter.h>
 
-#define GG_TAG_MASK 0xff00000000000000ull
-#define GG_MGR_TAG 0x4d00000000000000ull   /* 'M' */
-#define GG_RES_TAG 0x5200000000000000ull   /* 'R' */
+#include "adapter_mgr.h"
+
 #define GG_GRAPH_TAG 0x4700000000000000ull /* 'G' */
 #define GG_NODE_TAG 0x4e00000000000000ull  /* 'N' */
-
-/* A manager: the state bits mgr_info reports, as in the example adapter. */
-struct gg_mgr {
-  uint32_t state;    /* TSM_MGR_CLOSED, TSM_MGR_CAPPED */
-  int closing;       /* 1 while its close runs (MGR.CLOSE.3, MGR.CLOSE.4) */
-  tsm_handle parent; /* TSM_NONE for the root and once closed */
-};
-
-/* A manager's tensor. Its storage is host memory that ggml's CPU backend reads in
- * place when the tensor is a graph's external leaf (GRAPH.EXT.1). */
-struct gg_res {
-  int valid;
-  tsm_handle holder;
-  tsm_handle *lenders; /* borrow stack; the top is the current lender */
-  size_t nlend, lend_cap;
-  struct tsm_tensor_desc desc;
-  size_t nbytes;       /* bytes of its elements, 4 per element */
-  void *data;          /* at least 1 byte, so that ggml sees it as allocated */
-};
 
 enum gg_node_kind { GG_LEAF, GG_EXTERNAL, GG_OP };
 
@@ -80,23 +62,19 @@ struct gg_graph {
   uint64_t planned_bytes;
 };
 
+/* A session. `am` comes first: the judge's `void *s` is both (adapter_mgr.h). A manager
+ * tensor's storage there (struct am_res's `store`) is host memory of its nbytes, at
+ * least 1 byte so that ggml sees it as allocated, which ggml's CPU backend reads in place
+ * when the tensor is an op's input or a graph's external leaf (GRAPH.EXT.1). The session
+ * owns its graphs, their nodes and the backend. */
 struct gg_session {
-  struct gg_mgr *mgrs;
-  size_t nmgr, mgr_cap;
-  struct gg_res *res;
-  size_t nres, res_cap;
+  struct am_session am;   /* managers and tensors */
   struct gg_graph *graphs;
   size_t ngraph, graph_cap;
   struct gg_node *nodes;
   size_t nnode, node_cap;
   ggml_backend_t backend; /* the CPU backend, one thread */
 };
-
-/* ---- ggml_adapter.c -------------------------------------------------------------- */
-
-struct gg_mgr *gg_mgr_get(struct gg_session *S, tsm_handle h);
-struct gg_res *gg_res_get(struct gg_session *S, tsm_handle h);
-int gg_reserve(void **arr, size_t *cap, size_t n, size_t elem);
 
 /* ---- ggml_graph.c ---------------------------------------------------------------- */
 

@@ -147,19 +147,17 @@ struct ggml_context *gg_meta_ctx(size_t n) {
 
 /* ---- handles ------------------------------------------------------------------------ */
 
-static tsm_handle gg_graph_handle(size_t i) { return GG_GRAPH_TAG | (tsm_handle)(i + 1); }
-static tsm_handle gg_node_handle(size_t i) { return GG_NODE_TAG | (tsm_handle)(i + 1); }
+static tsm_handle gg_graph_handle(size_t i) { return am_handle(GG_GRAPH_TAG, i); }
+static tsm_handle gg_node_handle(size_t i) { return am_handle(GG_NODE_TAG, i); }
 
 static struct gg_graph *gg_graph_get(struct gg_session *S, tsm_handle h) {
-  tsm_handle i = (h & ~GG_TAG_MASK) - 1;
-  if ((h & GG_TAG_MASK) != GG_GRAPH_TAG || (h & ~GG_TAG_MASK) == 0 || i >= S->ngraph) return NULL;
-  return &S->graphs[i];
+  size_t i;
+  return am_handle_index(h, GG_GRAPH_TAG, S->ngraph, &i) ? &S->graphs[i] : NULL;
 }
 
 static struct gg_node *gg_node_get(struct gg_session *S, tsm_handle h) {
-  tsm_handle i = (h & ~GG_TAG_MASK) - 1;
-  if ((h & GG_TAG_MASK) != GG_NODE_TAG || (h & ~GG_TAG_MASK) == 0 || i >= S->nnode) return NULL;
-  return &S->nodes[i];
+  size_t i;
+  return am_handle_index(h, GG_NODE_TAG, S->nnode, &i) ? &S->nodes[i] : NULL;
 }
 
 static size_t gg_node_index(struct gg_session *S, const struct gg_node *x) {
@@ -350,10 +348,10 @@ void gg_graphs_free(struct gg_session *S) {
 
 int gg_graph_new(void *s, tsm_handle mgr, tsm_handle *out) {
   struct gg_session *S = s;
-  struct gg_mgr *m = gg_mgr_get(S, mgr);
+  struct am_mgr *m = am_mgr_get(&S->am, mgr);
   if (!m || !out) return TSM_EINVAL;
-  if (m->state & TSM_MGR_CLOSED) return TSM_ECLOSED;
-  if (gg_reserve((void **)&S->graphs, &S->graph_cap, S->ngraph, sizeof *S->graphs))
+  if (am_closed(m)) return TSM_ECLOSED;
+  if (am_reserve((void **)&S->graphs, &S->graph_cap, S->ngraph, sizeof *S->graphs))
     return TSM_ENOMEM;
   memset(&S->graphs[S->ngraph], 0, sizeof S->graphs[S->ngraph]);
   S->graphs[S->ngraph].mgr = mgr;
@@ -364,7 +362,7 @@ int gg_graph_new(void *s, tsm_handle mgr, tsm_handle *out) {
 /* Appends a node of graph gi with a metadata context for n tensors. OUT *idx. */
 static int gg_new_node(struct gg_session *S, size_t gi, int kind, size_t n, size_t *idx) {
   struct ggml_context *ctx;
-  if (gg_reserve((void **)&S->nodes, &S->node_cap, S->nnode, sizeof *S->nodes)) return TSM_ENOMEM;
+  if (am_reserve((void **)&S->nodes, &S->node_cap, S->nnode, sizeof *S->nodes)) return TSM_ENOMEM;
   if (!(ctx = gg_meta_ctx(n))) return TSM_ENOMEM;
   struct gg_node *x = &S->nodes[S->nnode];
   memset(x, 0, sizeof *x);
@@ -408,7 +406,7 @@ int gg_graph_leaf(void *s, tsm_handle gh, const struct tsm_tensor_desc *d, tsm_h
 int gg_graph_external(void *s, tsm_handle gh, tsm_handle th, tsm_handle *out) {
   struct gg_session *S = s;
   struct gg_graph *g = gg_graph_get(S, gh);
-  struct gg_res *r = gg_res_get(S, th);
+  struct am_res *r = am_res_get(&S->am, th);
   size_t idx;
   int rc;
   if (!g || !r || !out) return TSM_EINVAL;
@@ -420,7 +418,7 @@ int gg_graph_external(void *s, tsm_handle gh, tsm_handle th, tsm_handle *out) {
   x->nbytes = r->nbytes;
   x->ext = th;
   x->t = gg_tensor(x->ctx, &r->desc);
-  x->t->data = r->data;
+  x->t->data = r->store;
   *out = gg_node_handle(idx);
   return 0;
 }
@@ -547,7 +545,7 @@ int gg_graph_compute(void *s, tsm_handle gh) {
   if (g->released) return TSM_ERELEASED;
   for (size_t i = 0; i < g->n_seq; i++) {
     const struct gg_node *x = &S->nodes[g->seq[i]];
-    if (x->kind == GG_EXTERNAL && !gg_res_get(S, x->ext)->valid) return TSM_ERELEASED;
+    if (x->kind == GG_EXTERNAL && !am_res_get(&S->am, x->ext)->valid) return TSM_ERELEASED;
   }
   if ((rc = gg_plan_current(S, g))) return rc;
   /* the CPU backend fails only to allocate its work buffer */
@@ -562,7 +560,7 @@ int gg_graph_read(void *s, tsm_handle th, void *dst, size_t cap) {
   if (g->released) return TSM_ERELEASED;
   if (!x->in_graph || cap < x->nbytes) return TSM_EINVAL; /* GRAPH.BUILD.2 */
   const struct gg_node *r = &S->nodes[x->root];
-  if (r->kind == GG_EXTERNAL && !gg_res_get(S, r->ext)->valid) return TSM_ERELEASED;
+  if (r->kind == GG_EXTERNAL && !am_res_get(&S->am, r->ext)->valid) return TSM_ERELEASED;
   if (!x->t->data) return TSM_EINVAL; /* no plan yet */
   if (!x->nbytes) return 0;
   if (x->t->buffer) ggml_backend_tensor_get(x->t, dst, 0, x->nbytes);

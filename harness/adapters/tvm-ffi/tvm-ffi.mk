@@ -12,7 +12,10 @@
 # The headers (tvm/ffi/c_api.h, its bundled dlpack/dlpack.h) and libtvm_ffi.so are the
 # pinned PyPI wheel's in $(VENV), found through tvm_ffi.libinfo at build time, never
 # vendored. The adapter carries an rpath to the wheel's lib folder, so the judge's
-# forked children load libtvm_ffi.so without LD_LIBRARY_PATH.
+# forked children load libtvm_ffi.so without LD_LIBRARY_PATH. The manager slots are the
+# shared layer of harness/adapters/common (adapter_mgr.mk), linked in.
+
+include harness/adapters/common/adapter_mgr.mk
 
 TVMFFI_ADAPTER := $(B)/lib/tvmffi_adapter.so
 TVMFFI_OBJ := $(B)/obj/harness/adapters/tvm-ffi/tvmffi_adapter.o
@@ -34,12 +37,13 @@ $(TVMFFI_PATHS): | $(VENV_STAMP)
 
 $(TVMFFI_OBJ): harness/adapters/tvm-ffi/tvmffi_adapter.c $(TVMFFI_PATHS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Iharness/include -I"$$(sed -n 1p $(TVMFFI_PATHS))" -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -Iharness/include $(ADAPTER_MGR_CFLAGS) -I"$$(sed -n 1p $(TVMFFI_PATHS))" \
+	  -c $< -o $@
 
-$(TVMFFI_ADAPTER): $(TVMFFI_OBJ) $(TVMFFI_PATHS)
+$(TVMFFI_ADAPTER): $(TVMFFI_OBJ) $(ADAPTER_MGR_OBJ) $(TVMFFI_PATHS)
 	@mkdir -p $(@D)
-	$(CC) -shared $(LDFLAGS_ALL) -o $@ $(TVMFFI_OBJ) -L"$$(sed -n 2p $(TVMFFI_PATHS))" \
-	  -ltvm_ffi -Wl,-rpath,"$$(sed -n 2p $(TVMFFI_PATHS))"
+	$(CC) -shared $(LDFLAGS_ALL) -o $@ $(TVMFFI_OBJ) $(ADAPTER_MGR_OBJ) \
+	  -L"$$(sed -n 2p $(TVMFFI_PATHS))" -ltvm_ffi -Wl,-rpath,"$$(sed -n 2p $(TVMFFI_PATHS))"
 
 .PHONY: tvmffi-check
 tvmffi-check: $(TVMFFI_ADAPTER) $(TSM_CTS)

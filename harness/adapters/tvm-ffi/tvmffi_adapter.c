@@ -10,16 +10,19 @@
  *           ABI.HANDLE.1, ABI.INFO.1, ABI.DLPACK.1, ERR.ORDER.1, ERR.ATOMIC.1, MGR.*,
  *           DLP.DEL.*, DLP.EXPORT.*, DLP.IMPORT.*, DLP.MGR.*]
  *
- * Managers. The manager layer is the example adapter's (harness/adapters/example): two
- * plain arrays of the session, tagged handles that are never reused, O(n) scans. The
- * manager family is not tvm-ffi's (tvm-ffi has reference counting, no managers); it is
- * here so that the DLPack cases, which import into managers, can run.
+ * Managers. The manager slots are the shared manager layer of the third-party adapters
+ * (harness/adapters/common/adapter_mgr.h: the example adapter's rules, two plain arrays
+ * of the session, tagged handles that are never reused, O(n) scans). The manager family
+ * is not tvm-ffi's (tvm-ffi has reference counting, no managers); it is here so that the
+ * DLPack cases, which import into managers, can run. This file gives that layer its
+ * storage hooks (tf_storage) and adds the ops, live bytes and the DLPack slots.
  *
  * Tensors. Each live tensor holds one strong reference to a tvm-ffi Tensor object
- * (TVMFFIObjectHandle); releasing the tensor drops it (TVMFFIObjectDecRef), and tvm-ffi
- * frees the storage, or runs an imported tensor's DLPack deleter, when the last
- * reference goes: the tensor's own, an export's, a reshape view's. So every DLP.DEL and
- * DLP.EXPORT.3 check judges tvm-ffi's reference counting.
+ * (TVMFFIObjectHandle, the layer's `store`); releasing the tensor drops it
+ * (TVMFFIObjectDecRef, tf_store_drop), and tvm-ffi frees the storage, or runs an
+ * imported tensor's DLPack deleter, when the last reference goes: the tensor's own, an
+ * export's, a reshape view's. So every DLP.DEL and DLP.EXPORT.3 check judges tvm-ffi's
+ * reference counting.
  *
  * Storage. New tensors (tensor_new, op results, compact copies) come from
  * TVMFFIEnvTensorAlloc, tvm-ffi's environment allocator, with this adapter's
@@ -55,7 +58,6 @@
  * call leaves an error object in tvm-ffi's thread-local slot, which tf_drop_error takes
  * and releases, so nothing leaks.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,14 +65,12 @@
 #include <tvm/ffi/c_api.h>
 #include <tvm/ffi/extra/c_env_api.h>
 
+#include "adapter_mgr.h"
+
 const struct tsm_adapter *tsm_adapter_entry(void);
 
 #define TF_STR_(x) #x
 #define TF_STR(x) TF_STR_(x)
-
-#define TF_TAG_MASK 0xff00000000000000ull
-#define TF_MGR_TAG 0x4d00000000000000ull /* 'M' */
-#define TF_RES_TAG 0x5200000000000000ull /* 'R' */
 
 /* ---- the storage pool: buffers of the env allocator ------------------------------- */
 
@@ -219,167 +219,52 @@ static int tf_alloc(struct tf_pool *pool, int dtype, int ndim, const int64_t *sh
   return rc ? TSM_ENOMEM : 0;
 }
 
-/* ---- the session: managers and tensors --------------------------------------------- */
+/* ---- the session and the tensors' storage ------------------------------------------ */
 
-struct tf_mgr {
-  uint32_t state;    /* TSM_MGR_CLOSED, TSM_MGR_CAPPED */
-  int closing;       /* 1 while its close is in progress (MGR.CLOSE.3, MGR.CLOSE.4) */
-  tsm_handle parent; /* TSM_NONE for the root and once closed */
-};
-
-struct tf_res {
-  int valid;                   /* 0 once released; never 1 again */
-  tsm_handle holder;           /* TSM_NONE while detached or released */
-  tsm_handle *lenders;         /* borrow stack; lenders[nlend - 1] is the current lender */
-  size_t nlend, lend_cap;      /* borrowed iff nlend > 0 */
-  struct tsm_tensor_desc desc; /* dtype and shape */
-  size_t nbytes;               /* 4 bytes per element (f32 and i32) */
-  TVMFFIObjectHandle obj;      /* the tvm-ffi Tensor, one reference while valid; compact */
-};
-
+/* A session. `am` comes first: the judge's `void *s` is both (adapter_mgr.h). Each
+ * live tensor's `store` there is a TVMFFIObjectHandle: one strong reference to a tvm-ffi
+ * Tensor, compact, the tensor's own. The pool is shared with the buffers' deleters
+ * (struct tf_pool says who frees it). */
 struct tf_session {
-  struct tf_mgr *mgrs; /* mgrs[0] is the root */
-  size_t nmgr, mgr_cap;
-  struct tf_res *res;
-  size_t nres, res_cap;
+  struct am_session am; /* managers and tensors */
   struct tf_pool *pool;
 };
 
-static tsm_handle tf_mgr_handle(size_t i) { return TF_MGR_TAG | (tsm_handle)(i + 1); }
-static tsm_handle tf_res_handle(size_t i) { return TF_RES_TAG | (tsm_handle)(i + 1); }
-
-/* RETURN the manager of handle h, or NULL when h is not a manager this session issued. */
-static struct tf_mgr *tf_mgr(struct tf_session *S, tsm_handle h) {
-  tsm_handle i = (h & ~TF_TAG_MASK) - 1;
-  if ((h & TF_TAG_MASK) != TF_MGR_TAG || (h & ~TF_TAG_MASK) == 0 || i >= S->nmgr) return NULL;
-  return &S->mgrs[i];
-}
-
-/* RETURN the tensor of handle h, or NULL when h is not a tensor this session issued. */
-static struct tf_res *tf_res(struct tf_session *S, tsm_handle h) {
-  tsm_handle i = (h & ~TF_TAG_MASK) - 1;
-  if ((h & TF_TAG_MASK) != TF_RES_TAG || (h & ~TF_TAG_MASK) == 0 || i >= S->nres) return NULL;
-  return &S->res[i];
-}
-
-static tsm_handle tf_root(void) { return tf_mgr_handle(0); }
-static int tf_closed(const struct tf_mgr *m) { return (m->state & TSM_MGR_CLOSED) != 0; }
-static int tf_capped(const struct tf_mgr *m) { return (m->state & TSM_MGR_CAPPED) != 0; }
-
-/* Makes room for one more entry; only grows capacity, so a later refusal still leaves
- * nothing observable behind. Returns 0 or TSM_ENOMEM. */
-static int tf_reserve(void **arr, size_t *cap, size_t n, size_t elem) {
-  size_t ncap;
-  void *p;
-  if (n < *cap) return 0;
-  ncap = *cap ? 2 * *cap : 16;
-  p = realloc(*arr, ncap * elem);
-  if (!p) return TSM_ENOMEM;
-  *arr = p;
-  *cap = ncap;
-  return 0;
-}
-
-static int tf_new_mgr(struct tf_session *S, tsm_handle parent, tsm_handle *out) {
-  int rc = tf_reserve((void **)&S->mgrs, &S->mgr_cap, S->nmgr, sizeof *S->mgrs);
-  if (rc) return rc;
-  S->mgrs[S->nmgr] = (struct tf_mgr){.state = 0, .closing = 0, .parent = parent};
-  *out = tf_mgr_handle(S->nmgr++);
-  return 0;
-}
-
-/* Element count of a valid desc; 0 when any extent is 0. */
-static size_t tf_numel(const struct tsm_tensor_desc *d) {
-  size_t n = 1;
-  for (int i = 0; i < d->ndim; i++) n *= (size_t)d->shape[i];
-  return n;
-}
-
-/* Appends a live tensor held by m over obj, whose reference it takes. The caller has
- * reserved the room (tf_reserve), so this cannot fail. */
-static tsm_handle tf_add_res(struct tf_session *S, tsm_handle m,
-                             const struct tsm_tensor_desc *desc, TVMFFIObjectHandle obj) {
-  S->res[S->nres] = (struct tf_res){.valid = 1, .holder = m, .desc = *desc,
-                                    .nbytes = tf_numel(desc) * 4, .obj = obj};
-  return tf_res_handle(S->nres++);
-}
-
-/* A new compact tensor held by m from the env allocator; data (numel * 4 bytes) or
- * zeros. Returns 0 or TSM_ENOMEM, with nothing created. */
-static int tf_new_res(struct tf_session *S, tsm_handle m, const struct tsm_tensor_desc *desc,
-                      const void *data, tsm_handle *out) {
+/* The manager layer's storage hooks (struct am_storage): a new tensor is an
+ * env-allocated Tensor of the session's pool, holding data's bytes or zeros. */
+static int tf_store_alloc(struct am_session *S, const struct tsm_tensor_desc *desc,
+                          size_t nbytes, const void *data, void **out) {
   TVMFFIObjectHandle obj;
-  int rc;
-  if (tf_reserve((void **)&S->res, &S->res_cap, S->nres, sizeof *S->res)) return TSM_ENOMEM;
-  if ((rc = tf_alloc(S->pool, desc->dtype, desc->ndim, desc->shape, &obj))) return rc;
-  if (data && tf_numel(desc)) memcpy(tf_elems(obj), data, tf_numel(desc) * 4);
-  *out = tf_add_res(S, m, desc, obj);
+  int rc = tf_alloc(((struct tf_session *)S)->pool, desc->dtype, desc->ndim, desc->shape, &obj);
+  if (rc) return rc;
+  if (data && nbytes) memcpy(tf_elems(obj), data, nbytes);
+  *out = obj;
   return 0;
 }
 
-/* ---- state changes on a tensor (the example adapter's) ---------------------------- */
+/* Releasing a tensor drops its reference (MGR.REL.1); tvm-ffi frees the storage, or runs
+ * an import's deleter, once no export or view holds one either (DLP.MGR.1). */
+static void tf_store_drop(void *store) { TVMFFIObjectDecRef(store); }
 
-static void tf_end_borrow(struct tf_res *r) { r->nlend = 0; }
+/* A tensor is read through the tvm-ffi Tensor's data and byte_offset. */
+static const void *tf_store_elems(void *store) { return tf_elems(store); }
 
-/* Releases r (MGR.REL.1): drops its reference; tvm-ffi frees the storage, or runs an
- * import's deleter, once no export or view holds one either (DLP.MGR.1). */
-static void tf_release(struct tf_res *r) {
-  TVMFFIObjectDecRef(r->obj);
-  r->obj = NULL;
-  r->valid = 0;
-  r->holder = TSM_NONE;
-  tf_end_borrow(r);
-}
+static const struct am_storage tf_storage = {
+    .alloc = tf_store_alloc,
+    .drop = tf_store_drop,
+    .elems = tf_store_elems,
+    .closed = NULL,
+};
 
-/* r goes back from its closing borrower to its top lender (MGR.TEMP.4, MGR.TEMP.5). */
-static void tf_give_back(struct tf_session *S, struct tf_res *r) {
-  tsm_handle lender = r->lenders[--r->nlend];
-  struct tf_mgr *l = tf_mgr(S, lender);
-  if (lender == TSM_NONE) {
-    r->holder = TSM_NONE;
-    tf_end_borrow(r); /* a detached resource is never borrowed */
-  } else if (tf_closed(l) && !l->closing) {
-    tf_release(r);
-  } else {
-    r->holder = lender; /* no cap check (MGR.TEMP.4) */
-  }
-}
-
-/* Closes m in the order of MGR.CLOSE.3: mark closed, close children, release what it
- * owns (including what came back from the children, MGR.CLOSE.4), give back what it
- * borrowed, unlink from the parent. */
-static void tf_close(struct tf_session *S, tsm_handle mh) {
-  struct tf_mgr *m = tf_mgr(S, mh);
-  size_t i;
-  m->state = TSM_MGR_CLOSED;
-  m->closing = 1;
-  for (i = 0; i < S->nmgr; i++)
-    if (S->mgrs[i].parent == mh && !tf_closed(&S->mgrs[i])) tf_close(S, tf_mgr_handle(i));
-  for (i = 0; i < S->nres; i++)
-    if (S->res[i].valid && S->res[i].holder == mh && S->res[i].nlend == 0) tf_release(&S->res[i]);
-  for (i = 0; i < S->nres; i++)
-    if (S->res[i].valid && S->res[i].holder == mh) tf_give_back(S, &S->res[i]);
-  m->parent = TSM_NONE;
-  m->closing = 0;
-}
-
-/* ---- slots: devices and sessions -------------------------------------------------- */
-
-static const struct tsm_device tf_devices[] = {{.name = "cpu", .available = 1, .unavailable_reason = NULL}};
-
-static int tf_device_list(const struct tsm_device **out) {
-  *out = tf_devices;
-  return 1;
-}
+/* ---- slots: sessions ------------------------------------------------------------------ */
 
 static int tf_session_open(int device_index, void **s_out) {
   struct tf_session *S;
-  tsm_handle root;
   if (device_index != 0 || !s_out) return TSM_EINVAL;
   S = calloc(1, sizeof *S);
   if (!S) return TSM_ENOMEM;
   S->pool = calloc(1, sizeof *S->pool);
-  if (!S->pool || tf_new_mgr(S, TSM_NONE, &root)) {
+  if (!S->pool || am_session_init(&S->am, &tf_storage)) {
     free(S->pool);
     free(S);
     return TSM_ENOMEM;
@@ -393,152 +278,10 @@ static int tf_session_open(int device_index, void **s_out) {
 static void tf_session_close(void *s) {
   struct tf_session *S = s;
   if (!S) return;
-  for (size_t i = 0; i < S->nres; i++) {
-    if (S->res[i].valid) TVMFFIObjectDecRef(S->res[i].obj);
-    free(S->res[i].lenders);
-  }
+  am_session_fini(&S->am);
   S->pool->closed = 1;
   if (S->pool->buffers == 0) free(S->pool);
-  free(S->res);
-  free(S->mgrs);
   free(S);
-}
-
-/* ---- slots: managers (the example adapter's) -------------------------------------- */
-
-static int tf_mgr_root(void *s, tsm_handle *out) {
-  (void)s;
-  if (!out) return TSM_EINVAL;
-  *out = tf_root();
-  return 0;
-}
-
-static int tf_mgr_new_sub(void *s, tsm_handle parent, tsm_handle *out) {
-  struct tf_session *S = s;
-  struct tf_mgr *p = tf_mgr(S, parent);
-  if (!p || !out) return TSM_EINVAL;
-  if (tf_closed(p)) return TSM_ECLOSED;
-  return tf_new_mgr(S, parent, out);
-}
-
-static int tf_mgr_sub_of(void *s, tsm_handle resource, tsm_handle *out) {
-  struct tf_session *S = s;
-  struct tf_res *r = tf_res(S, resource);
-  if (!r || !out) return TSM_EINVAL;
-  if (!r->valid) return TSM_ERELEASED;
-  return tf_new_mgr(S, r->holder != TSM_NONE ? r->holder : tf_root(), out);
-}
-
-static int tf_mgr_close(void *s, tsm_handle m) {
-  struct tf_session *S = s;
-  struct tf_mgr *mg = tf_mgr(S, m);
-  if (!mg) return TSM_EINVAL;
-  if (m == tf_root()) return TSM_EROOT;
-  if (!tf_closed(mg)) tf_close(S, m);
-  return 0;
-}
-
-static int tf_mgr_cap(void *s, tsm_handle m) {
-  struct tf_mgr *mg = tf_mgr(s, m);
-  if (!mg) return TSM_EINVAL;
-  if (tf_closed(mg)) return TSM_ECLOSED;
-  mg->state |= TSM_MGR_CAPPED;
-  return 0;
-}
-
-static uint64_t tf_live(struct tf_session *S, tsm_handle m) {
-  uint64_t n = 0;
-  for (size_t i = 0; i < S->nres; i++) n += S->res[i].valid && S->res[i].holder == m;
-  return n;
-}
-
-static uint64_t tf_children(struct tf_session *S, tsm_handle m) {
-  uint64_t n = 0;
-  for (size_t i = 0; i < S->nmgr; i++) n += S->mgrs[i].parent == m && !tf_closed(&S->mgrs[i]);
-  return n;
-}
-
-static int tf_mgr_info(void *s, tsm_handle m, struct tsm_mgr_info *out) {
-  struct tf_session *S = s;
-  struct tf_mgr *mg = tf_mgr(S, m);
-  if (!mg || !out) return TSM_EINVAL;
-  out->state = mg->state;
-  out->is_root = m == tf_root();
-  out->parent = mg->parent;
-  out->live = tf_live(S, m);
-  out->children = tf_children(S, m);
-  return 0;
-}
-
-/* Appends m's subtree to buf at *len, one line per manager (MGR.COUNT.3). */
-static void tf_dump_tree(struct tf_session *S, tsm_handle m, int depth, char *buf, size_t cap,
-                         size_t *len) {
-  int n;
-  if (*len < cap) {
-    n = snprintf(buf + *len, cap - *len, "%*smanager %llu%s: live %llu\n", 2 * depth, "",
-                 (unsigned long long)(m & ~TF_TAG_MASK), m == tf_root() ? " (root)" : "",
-                 (unsigned long long)tf_live(S, m));
-    if (n > 0) *len += (size_t)n;
-  }
-  for (size_t i = 0; i < S->nmgr; i++)
-    if (S->mgrs[i].parent == m && !tf_closed(&S->mgrs[i]))
-      tf_dump_tree(S, tf_mgr_handle(i), depth + 1, buf, cap, len);
-}
-
-static int tf_mgr_dump(void *s, tsm_handle m, char *buf, size_t cap) {
-  struct tf_session *S = s;
-  size_t len = 0;
-  if (!tf_mgr(S, m) || !buf || cap == 0) return TSM_EINVAL;
-  buf[0] = '\0';
-  tf_dump_tree(S, m, 0, buf, cap, &len);
-  return 0;
-}
-
-/* ---- slots: tensors --------------------------------------------------------------- */
-
-/* A shape of ndim extents: EINVAL when malformed (MGR.CREATE.4), ENOMEM when its byte
- * size does not fit in int64 (MGR.CREATE.5). */
-static int tf_shape_check(int ndim, const int64_t *shape) {
-  int64_t n = 1;
-  int empty = 0, overflow = 0;
-  if (ndim < 0 || ndim > TSM_MAX_DIMS || (ndim > 0 && !shape)) return TSM_EINVAL;
-  for (int i = 0; i < ndim; i++) {
-    if (shape[i] < 0) return TSM_EINVAL;
-    empty |= shape[i] == 0;
-    overflow |= __builtin_mul_overflow(n, shape[i], &n);
-  }
-  return !empty && (overflow || n > INT64_MAX / 4) ? TSM_ENOMEM : 0;
-}
-
-static int tf_tensor_new(void *s, tsm_handle m, const struct tsm_tensor_desc *desc,
-                         const void *data, tsm_handle *out) {
-  struct tf_session *S = s;
-  struct tf_mgr *mg = tf_mgr(S, m);
-  int rc;
-  if (!mg || !desc || !out) return TSM_EINVAL;
-  if (desc->dtype != TSM_F32 && desc->dtype != TSM_I32) return TSM_EINVAL;
-  if ((rc = tf_shape_check(desc->ndim, desc->shape))) return rc;
-  if (tf_closed(mg)) return TSM_ECLOSED;
-  if (tf_capped(mg)) return TSM_ECAPPED;
-  return tf_new_res(S, m, desc, data, out);
-}
-
-static int tf_tensor_desc(void *s, tsm_handle t, struct tsm_tensor_desc *out) {
-  struct tf_res *r = tf_res(s, t);
-  if (!r || !out) return TSM_EINVAL;
-  if (!r->valid) return TSM_ERELEASED;
-  *out = r->desc;
-  return 0;
-}
-
-/* OUT dst: t's elements, read through the tvm-ffi Tensor's data and byte_offset. */
-static int tf_tensor_read(void *s, tsm_handle t, void *dst, size_t cap) {
-  struct tf_res *r = tf_res(s, t);
-  if (!r || (!dst && cap)) return TSM_EINVAL;
-  if (!r->valid) return TSM_ERELEASED;
-  if (cap < r->nbytes) return TSM_EINVAL;
-  if (r->nbytes) memcpy(dst, tf_elems(r->obj), r->nbytes);
-  return 0;
 }
 
 /* ---- slots: ops ------------------------------------------------------------------- */
@@ -547,7 +290,7 @@ static int tf_tensor_read(void *s, tsm_handle t, void *dst, size_t cap) {
 static int tf_op_arity(int op) { return op == TSM_OP_SUM || op == TSM_OP_RESHAPE ? 1 : 2; }
 
 /* The result's shape (MGR.OP.7-9): ESHAPE, EDTYPE, ERANGE (gather indices). */
-static int tf_op_shape(int op, const struct tf_res *a, const struct tf_res *b,
+static int tf_op_shape(int op, const struct am_res *a, const struct am_res *b,
                        const int64_t *params, int n_params, struct tsm_tensor_desc *d) {
   const struct tsm_tensor_desc *x = &a->desc, *y = b ? &b->desc : NULL;
   memset(d, 0, sizeof *d);
@@ -574,7 +317,7 @@ static int tf_op_shape(int op, const struct tf_res *a, const struct tf_res *b,
   case TSM_OP_RESHAPE: { /* the params are well-formed (tf_op): ENOMEM is an overflow */
     struct tsm_tensor_desc want = {.ndim = n_params};
     if (n_params) memcpy(want.shape, params, (size_t)n_params * sizeof *params);
-    if (tf_shape_check(n_params, params) || tf_numel(&want) != tf_numel(x)) return TSM_ESHAPE;
+    if (am_shape_check(n_params, params) || am_numel(&want) != am_numel(x)) return TSM_ESHAPE;
     d->ndim = n_params;
     memcpy(d->shape, want.shape, sizeof d->shape);
     return 0;
@@ -583,7 +326,7 @@ static int tf_op_shape(int op, const struct tf_res *a, const struct tf_res *b,
     const int32_t *idx;
     if (x->ndim != 2 || y->ndim != 1) return TSM_ESHAPE;
     if (y->dtype != TSM_I32) return TSM_EDTYPE;
-    idx = (const int32_t *)(void *)tf_elems(b->obj);
+    idx = (const int32_t *)(void *)tf_elems(b->store);
     for (int64_t i = 0; i < y->shape[0]; i++)
       if (idx[i] < 0 || idx[i] >= x->shape[0]) return TSM_ERANGE;
     d->ndim = 2;
@@ -610,10 +353,10 @@ static void tf_elementwise(int op, int dtype, void *o, const void *a, const void
 }
 
 /* The values of a computed op into o, the result's compact elements. */
-static void tf_compute(int op, const struct tf_res *a, const struct tf_res *b,
+static void tf_compute(int op, const struct am_res *a, const struct am_res *b,
                        const struct tsm_tensor_desc *d, void *o) {
-  const void *x = tf_elems(a->obj), *y = b ? tf_elems(b->obj) : NULL;
-  size_t n = tf_numel(&a->desc);
+  const void *x = tf_elems(a->store), *y = b ? tf_elems(b->store) : NULL;
+  size_t n = am_numel(&a->desc);
   if (op == TSM_OP_SUM) {
     if (a->desc.dtype == TSM_F32) {
       double acc = 0;
@@ -645,9 +388,9 @@ static void tf_compute(int op, const struct tf_res *a, const struct tf_res *b,
 
 /* reshape: a tvm-ffi view of a's storage (TVMFFITensorCreateUnsafeView), which keeps a's
  * Tensor alive, so the storage lives while the source or any view does (MGR.OP.9). */
-static int tf_view(const struct tf_res *a, const struct tsm_tensor_desc *d,
+static int tf_view(const struct am_res *a, const struct tsm_tensor_desc *d,
                    TVMFFIObjectHandle *out) {
-  const DLTensor *src = tf_dl(a->obj);
+  const DLTensor *src = tf_dl(a->store);
   int64_t shape[TSM_MAX_DIMS], strides[TSM_MAX_DIMS];
   DLTensor proto = *src;
   memcpy(shape, d->shape, sizeof shape);
@@ -655,124 +398,49 @@ static int tf_view(const struct tf_res *a, const struct tsm_tensor_desc *d,
   proto.ndim = d->ndim;
   proto.shape = shape;
   proto.strides = strides; /* tvm-ffi requires them, also for 0-d */
-  if (TVMFFITensorCreateUnsafeView(a->obj, &proto, out)) {
+  if (TVMFFITensorCreateUnsafeView(a->store, &proto, out)) {
     tf_drop_error();
     return TSM_ENOMEM;
   }
   return 0;
 }
 
-/* The result goes to out_mgr, or to the holder of the first input, or to the root when
- * that input is detached (MGR.OP.1-3); the inputs do not move (MGR.OP.6). */
+/* The result goes where am_op_target says (MGR.OP.1-4); the inputs do not move
+ * (MGR.OP.6). */
 static int tf_op(void *s, int op, const tsm_handle *inputs, int n, const int64_t *params,
                  int n_params, tsm_handle out_mgr, tsm_handle *out) {
   struct tf_session *S = s;
-  struct tf_res *in[2] = {NULL, NULL};
-  struct tf_mgr *dst;
+  struct am_res *in[2] = {NULL, NULL};
   struct tsm_tensor_desc d;
   TVMFFIObjectHandle obj;
   tsm_handle dst_h;
   int rc;
   if (op < TSM_OP_ADD || op > TSM_OP_MATMUL || !out) return TSM_EINVAL;
   if (n != tf_op_arity(op) || !inputs) return TSM_EINVAL;
-  if (op == TSM_OP_RESHAPE ? tf_shape_check(n_params, params) == TSM_EINVAL : n_params != 0)
+  if (op == TSM_OP_RESHAPE ? am_shape_check(n_params, params) == TSM_EINVAL : n_params != 0)
     return TSM_EINVAL;
   for (int i = 0; i < n; i++)
-    if (!(in[i] = tf_res(S, inputs[i]))) return TSM_EINVAL;
-  if (out_mgr != TSM_NONE && !tf_mgr(S, out_mgr)) return TSM_EINVAL;
+    if (!(in[i] = am_res_get(&S->am, inputs[i]))) return TSM_EINVAL;
+  if (out_mgr != TSM_NONE && !am_mgr_get(&S->am, out_mgr)) return TSM_EINVAL;
   for (int i = 0; i < n; i++)
     if (!in[i]->valid) return TSM_ERELEASED; /* MGR.OP.5 */
-  dst_h = out_mgr != TSM_NONE ? out_mgr : in[0]->holder != TSM_NONE ? in[0]->holder : tf_root();
-  dst = tf_mgr(S, dst_h);
-  if (tf_closed(dst)) return TSM_ECLOSED; /* MGR.OP.4 */
-  if (tf_capped(dst)) return TSM_ECAPPED;
+  if ((rc = am_op_target(&S->am, out_mgr, in[0], &dst_h))) return rc;
   if ((rc = tf_op_shape(op, in[0], in[1], params, n_params, &d))) return rc;
-  if ((rc = tf_shape_check(d.ndim, d.shape))) return TSM_ENOMEM; /* MGR.CREATE.5 */
-  if (tf_reserve((void **)&S->res, &S->res_cap, S->nres, sizeof *S->res)) return TSM_ENOMEM;
-  in[0] = tf_res(S, inputs[0]); /* re-read: the array may have moved */
-  in[1] = n > 1 ? tf_res(S, inputs[1]) : NULL;
+  if ((rc = am_shape_check(d.ndim, d.shape))) return TSM_ENOMEM; /* MGR.CREATE.5 */
+  if (am_res_reserve(&S->am)) return TSM_ENOMEM;
+  in[0] = am_res_get(&S->am, inputs[0]); /* re-read: the array may have moved */
+  in[1] = n > 1 ? am_res_get(&S->am, inputs[1]) : NULL;
   if (op == TSM_OP_RESHAPE) {
     rc = tf_view(in[0], &d, &obj);
-  } else if (!(rc = tf_alloc(S->pool, d.dtype, d.ndim, d.shape, &obj)) && tf_numel(&d)) {
+  } else if (!(rc = tf_alloc(S->pool, d.dtype, d.ndim, d.shape, &obj)) && am_numel(&d)) {
     tf_compute(op, in[0], in[1], &d, tf_elems(obj));
   }
   if (rc) return rc;
-  *out = tf_add_res(S, dst_h, &d, obj);
+  *out = am_res_add(&S->am, dst_h, &d, obj);
   return 0;
 }
 
-/* ---- slots: resources (the example adapter's) ------------------------------------- */
-
-static int tf_res_attach(void *s, tsm_handle rh, tsm_handle m) {
-  struct tf_session *S = s;
-  struct tf_res *r = tf_res(S, rh);
-  struct tf_mgr *mg = tf_mgr(S, m);
-  if (!r || !mg) return TSM_EINVAL;
-  if (!r->valid) return TSM_ERELEASED;
-  if (r->holder == m) return 0;
-  if (tf_closed(mg)) return TSM_ECLOSED;
-  if (tf_capped(mg)) return TSM_ECAPPED;
-  r->holder = m;
-  tf_end_borrow(r);
-  return 0;
-}
-
-static int tf_res_detach(void *s, tsm_handle rh) {
-  struct tf_res *r = tf_res(s, rh);
-  if (!r) return TSM_EINVAL;
-  if (!r->valid) return TSM_ERELEASED;
-  r->holder = TSM_NONE;
-  tf_end_borrow(r);
-  return 0;
-}
-
-static int tf_res_temp_attach(void *s, tsm_handle rh, tsm_handle b) {
-  struct tf_session *S = s;
-  struct tf_res *r = tf_res(S, rh);
-  struct tf_mgr *mg = tf_mgr(S, b);
-  if (!r || !mg) return TSM_EINVAL;
-  if (!r->valid) return TSM_ERELEASED;
-  if (b == tf_root()) return TSM_EROOT;
-  if (tf_closed(mg)) return TSM_ECLOSED;
-  if (r->holder == b) return 0;
-  if (tf_reserve((void **)&r->lenders, &r->lend_cap, r->nlend, sizeof *r->lenders))
-    return TSM_ENOMEM;
-  r->lenders[r->nlend++] = r->holder;
-  r->holder = b;
-  return 0;
-}
-
-static int tf_res_ret(void *s, tsm_handle m, tsm_handle rh) {
-  struct tf_session *S = s;
-  struct tf_res *r = tf_res(S, rh);
-  struct tf_mgr *mg = tf_mgr(S, m);
-  if (!r || !mg) return TSM_EINVAL;
-  if (!r->valid) return TSM_ERELEASED;
-  if (m == tf_root()) return TSM_EROOT;
-  if (tf_closed(mg)) return TSM_ECLOSED;
-  if (r->holder != m) return TSM_EINVAL;
-  return tf_res_attach(s, rh, mg->parent);
-}
-
-static int tf_res_release(void *s, tsm_handle rh) {
-  struct tf_res *r = tf_res(s, rh);
-  if (!r) return TSM_EINVAL;
-  if (r->valid) tf_release(r);
-  return 0;
-}
-
-static int tf_res_info(void *s, tsm_handle rh, struct tsm_res_info *out) {
-  struct tf_res *r = tf_res(s, rh);
-  if (!r || !out) return TSM_EINVAL;
-  memset(out, 0, sizeof *out);
-  if (!r->valid) return 0;
-  out->valid = 1;
-  out->borrowed = r->nlend > 0;
-  out->owner = r->holder;
-  out->lender = r->nlend ? r->lenders[r->nlend - 1] : TSM_NONE;
-  out->nbytes = r->nbytes;
-  return 0;
-}
+/* ---- slots: live bytes ------------------------------------------------------------ */
 
 /* OUT *out: the bytes of env-allocated buffers tvm-ffi still holds (MGR.COUNT.4). */
 static int tf_live_bytes(void *s, uint64_t *out) {
@@ -791,7 +459,7 @@ static int tf_live_bytes(void *s, uint64_t *out) {
  * (tvm-ffi's C export takes no request and sets flags 0). */
 static int tf_dlpack_export(void *s, tsm_handle rh, int form, uint32_t request, void **out) {
   struct tf_session *S = s;
-  struct tf_res *r = tf_res(S, rh);
+  struct am_res *r = am_res_get(&S->am, rh);
   const uint32_t known = TSM_DLPACK_COPY | TSM_DLPACK_READ_ONLY;
   TVMFFIObjectHandle obj;
   int rc;
@@ -800,10 +468,10 @@ static int tf_dlpack_export(void *s, tsm_handle rh, int form, uint32_t request, 
     return TSM_EINVAL;
   if (form == TSM_DLPACK_LEGACY && request) return TSM_EINVAL; /* no flags to say it */
   if (!r->valid) return TSM_ERELEASED;
-  obj = r->obj;
+  obj = r->store;
   if (request & TSM_DLPACK_COPY) {
     if ((rc = tf_alloc(S->pool, r->desc.dtype, r->desc.ndim, r->desc.shape, &obj))) return rc;
-    if (r->nbytes) memcpy(tf_elems(obj), tf_elems(r->obj), r->nbytes);
+    if (r->nbytes) memcpy(tf_elems(obj), tf_elems(r->store), r->nbytes);
   }
   if (form == TSM_DLPACK_LEGACY) {
     DLManagedTensor *m = NULL;
@@ -817,7 +485,7 @@ static int tf_dlpack_export(void *s, tsm_handle rh, int form, uint32_t request, 
     }
   }
   if (rc) tf_drop_error();
-  if (obj != r->obj) TVMFFIObjectDecRef(obj); /* the copy: the export's reference remains */
+  if (obj != r->store) TVMFFIObjectDecRef(obj); /* the copy: the export's reference remains */
   return rc ? TSM_ENOMEM : 0;
 }
 
@@ -902,15 +570,15 @@ static void tf_gather(unsigned char *dst, const DLTensor *t, size_t numel) {
  * except without a struct or a known form. */
 static int tf_dlpack_import(void *s, void *managed, int form, tsm_handle m, tsm_handle *out) {
   struct tf_session *S = s;
-  struct tf_mgr *mg = tf_mgr(S, m);
+  struct am_mgr *mg = am_mgr_get(&S->am, m);
   struct tsm_tensor_desc d;
   TVMFFIObjectHandle obj = NULL, copy;
   int rc = 0, compact;
   if (!managed || (form != TSM_DLPACK_LEGACY && form != TSM_DLPACK_VERSIONED)) return TSM_EINVAL;
   if (!mg || !out) rc = TSM_EINVAL;
-  else if (tf_closed(mg)) rc = TSM_ECLOSED;
-  else if (tf_capped(mg)) rc = TSM_ECAPPED;
-  else if (tf_reserve((void **)&S->res, &S->res_cap, S->nres, sizeof *S->res)) rc = TSM_ENOMEM;
+  else if (am_closed(mg)) rc = TSM_ECLOSED;
+  else if (am_capped(mg)) rc = TSM_ECAPPED;
+  else if (am_res_reserve(&S->am)) rc = TSM_ENOMEM;
   if (rc) {
     tf_run_deleter(managed, form);
     return rc;
@@ -932,12 +600,12 @@ static int tf_dlpack_import(void *s, void *managed, int form, tsm_handle m, tsm_
   }
   if (!compact) { /* DLP.IMPORT.4: a compact copy of our own, the deleter at once */
     rc = tf_alloc(S->pool, d.dtype, d.ndim, d.shape, &copy);
-    if (!rc) tf_gather(tf_elems(copy), tf_dl(obj), tf_numel(&d));
+    if (!rc) tf_gather(tf_elems(copy), tf_dl(obj), am_numel(&d));
     TVMFFIObjectDecRef(obj);
     if (rc) return rc;
     obj = copy;
   }
-  *out = tf_add_res(S, m, &d, obj);
+  *out = am_res_add(&S->am, m, &d, obj);
   return 0;
 }
 
@@ -953,26 +621,11 @@ static const struct tsm_adapter tf_adapter = {
     .name = "tvm-ffi",
     .version = "1.0 over the apache-tvm-ffi C API " TF_STR(TVM_FFI_VERSION_MAJOR) "." TF_STR(
         TVM_FFI_VERSION_MINOR) "." TF_STR(TVM_FFI_VERSION_PATCH),
-    .device_list = tf_device_list,
     .session_open = tf_session_open,
     .session_close = tf_session_close,
-    .mgr_root = tf_mgr_root,
-    .mgr_new_sub = tf_mgr_new_sub,
-    .mgr_sub_of = tf_mgr_sub_of,
-    .mgr_close = tf_mgr_close,
-    .mgr_cap = tf_mgr_cap,
-    .mgr_info = tf_mgr_info,
-    .mgr_dump = tf_mgr_dump,
-    .tensor_new = tf_tensor_new,
-    .tensor_desc = tf_tensor_desc,
-    .tensor_read = tf_tensor_read,
+    AM_SLOTS,
+    .mgr_dump = am_mgr_dump,
     .op = tf_op,
-    .res_attach = tf_res_attach,
-    .res_detach = tf_res_detach,
-    .res_temp_attach = tf_res_temp_attach,
-    .res_ret = tf_res_ret,
-    .res_release = tf_res_release,
-    .res_info = tf_res_info,
     .live_bytes = tf_live_bytes,
     .dlpack_export = tf_dlpack_export,
     .dlpack_import = tf_dlpack_import,
