@@ -167,16 +167,15 @@ int am_res_release(void *s, tsm_handle r);
 int am_res_info(void *s, tsm_handle r, struct tsm_res_info *out);
 
 /* The designated initializers of the device list and the slots above for an adapter's
- * struct tsm_adapter, so that each adapter names only what is its own. mgr_dump is
- * optional in the ABI and not among them: an adapter that offers it adds
- * `.mgr_dump = am_mgr_dump`. */
+ * struct tsm_adapter, so that each adapter names only what is its own. */
 #define AM_SLOTS                                                                         \
   .device_list = am_device_list, .mgr_root = am_mgr_root, .mgr_new_sub = am_mgr_new_sub, \
   .mgr_sub_of = am_mgr_sub_of, .mgr_close = am_mgr_close, .mgr_cap = am_mgr_cap,         \
   .mgr_info = am_mgr_info, .tensor_new = am_tensor_new, .tensor_desc = am_tensor_desc,   \
   .tensor_read = am_tensor_read, .res_attach = am_res_attach,                            \
   .res_detach = am_res_detach, .res_temp_attach = am_res_temp_attach,                    \
-  .res_ret = am_res_ret, .res_release = am_res_release, .res_info = am_res_info
+  .res_ret = am_res_ret, .res_release = am_res_release, .res_info = am_res_info,        \
+  .mgr_dump = am_mgr_dump
 
 #pragma GCC visibility pop
 

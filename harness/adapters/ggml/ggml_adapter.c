@@ -191,8 +191,7 @@ static int gg_live_bytes(void *s, uint64_t *out) {
 /* ---- the vtable ------------------------------------------------------------------------ */
 
 /* svd has no ggml operation; reshape is offered for graphs (a ggml view) and answers
- * ENOTSUP in the manager layer (gg_op). mgr_dump (am_mgr_dump) is not offered: this
- * adapter never has, and its recorded tally (README.md) counts those cases NotSupported. */
+ * ENOTSUP in the manager layer (gg_op). */
 static const struct tsm_adapter gg_adapter = {
     .abi_major = TSM_ADAPTER_ABI_MAJOR,
     .abi_minor = TSM_ADAPTER_ABI_MINOR,

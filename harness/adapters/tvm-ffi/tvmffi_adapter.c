@@ -624,7 +624,6 @@ static const struct tsm_adapter tf_adapter = {
     .session_open = tf_session_open,
     .session_close = tf_session_close,
     AM_SLOTS,
-    .mgr_dump = am_mgr_dump,
     .op = tf_op,
     .live_bytes = tf_live_bytes,
     .dlpack_export = tf_dlpack_export,
