@@ -10,10 +10,11 @@
  *
  * The input's bytes are the choices of the judge's generator (harness/src/gen.h: the
  * rows of the statement table, operands biased toward views, components, imported,
- * borrowed, released and closed resources); the bytes it leaves give the scenario its
- * shape: sections run on worker threads (the main thread waits, so the outcome stays
- * deterministic, SCOPE.THREAD.1), and a graph episode whose externals are tensors the
- * scenario made (GRAPH.EXT.1, GRAPH.PLAN.1). No bytes left: the plain stream.
+ * borrowed, released and closed resources, now and then a `wrapped` block whose result
+ * was made inside it, bound before it, or released); the bytes it leaves give the
+ * scenario its shape: sections run on worker threads (the main thread waits, so the
+ * outcome stays deterministic, SCOPE.THREAD.1), and a graph episode whose externals are
+ * tensors the scenario made (GRAPH.EXT.1, GRAPH.PLAN.1). No bytes left: the plain stream.
  *
  * A finding prints the scenario as a case any adapter replays (finding_case).
  */
@@ -32,26 +33,48 @@ enum { SHAPE_THREADS = 1, SHAPE_EPISODE = 2 };
 
 static int is_expectation(const struct cts_gen_line *l) { return !strncmp(l->text, "expect ", 7); }
 
+/* A line's statement, past its indentation (the generator indents a block's lines). */
+static const char *stmt_of(const char *text) { return text + strspn(text, " "); }
+
+static int opens_block(const char *text) {
+  size_t n = strlen(text);
+  return n && text[n - 1] == '{';
+}
+
+static int closes_block(const char *text) { return !strcmp(stmt_of(text), "}"); }
+
+/* The index of the `}` that closes the block whose head is line i (gc->n - 1 if none). */
+static size_t block_end(const struct cts_gen_case *gc, size_t i) {
+  int depth = 0;
+  for (size_t j = i; j < gc->n; j++) {
+    depth += opens_block(gc->lines[j].text) - closes_block(gc->lines[j].text);
+    if (!depth) return j;
+  }
+  return gc->n - 1;
+}
+
 static void add_text(struct cts_gen_case *gc, const char *text, int kind) {
   cts_gen_case_add(gc, cts_xstrdup(text), NULL, kind);
 }
 
 /* Sections of the statements moved into `thread wN { ... }` blocks; the lines move from
- * `from` (emptied) to `to`. */
+ * `from` (emptied) to `to`. A generated block (`wrapped`) moves whole: a section starts
+ * and ends only between top-level statements. */
 static void wrap_threads(struct fuzz_in *in, struct cts_gen_case *from, struct cts_gen_case *to) {
-  int left = 0;
+  int left = 0, depth = 0;
   for (size_t i = 0; i < from->n; i++) {
     struct cts_gen_line *l = &from->lines[i];
-    if (left && is_expectation(l)) {
+    if (left && !depth && is_expectation(l)) {
       add_text(to, "}", CTS_THREAD);
       left = 0;
     }
-    if (!left && !is_expectation(l) && fuzz_u8(in) % 4 == 1) {
+    if (!left && !depth && !is_expectation(l) && fuzz_u8(in) % 4 == 1) {
       add_text(to, fuzz_u8(in) & 1 ? "thread w1 {" : "thread w0 {", CTS_THREAD);
       left = 1 + (int)fuzz_below(in, 6);
     }
     cts_gen_case_add(to, l->text, l->alt, l->kind);
-    if (left && --left == 0) add_text(to, "}", CTS_THREAD);
+    depth += opens_block(l->text) - closes_block(l->text);
+    if (left && !depth && --left == 0) add_text(to, "}", CTS_THREAD);
   }
   if (left) add_text(to, "}", CTS_THREAD);
   free(from->lines);
@@ -138,20 +161,43 @@ static char *retitle(char *text) {
 /* The finding as a case any adapter replays with `tsm-cts run` (and `tsm-cts reduce`
  * shrinks): each refusal the model decided written as `expect error`, skipped lines and
  * refused nodes (which the language cannot write under `expect error`) left out, and the
- * body ending at the finding's line. */
+ * body ending at the finding's line. A skipped `result X` (X's binding was refused) ran
+ * as no result: `result none`. A finding on a block's head (judged after its body ran)
+ * keeps the whole block; blocks open at the finding are closed (a wrapped one with
+ * `result none`: the run stopped before its result). */
 static char *finding_case(struct cts_gen_case *gc) {
   struct cts_gen_case out = {0};
-  int in_thread = 0;
-  for (size_t i = 0; i < gc->n; i++) {
-    const char *t = gc->lines[i].text;
+  int wrapped[64], indent_of[64], depth = 0; /* the open blocks, innermost last */
+  size_t end = gc->n; /* past the finding: the end of the block it heads */
+  for (size_t i = 0; i < gc->n && i < end; i++) {
+    const char *t = gc->lines[i].text, *st = stmt_of(t);
     int code = decided.code[i], last = (int)i + CTS_GEN_FRONT_LINES + 1 == decided.finding_line;
-    if (code == SKIPPED || (code && !strncmp(t, "node ", 5) && !last)) continue;
-    in_thread = !strncmp(t, "thread ", 7) ? 1 : !strcmp(t, "}") ? 0 : in_thread;
-    char *line = code ? cts_printf_dup("expect error %s: %s", cts_err_name(code), t) : cts_xstrdup(t);
+    int indent = (int)(st - t);
+    if (code == SKIPPED && !strncmp(st, "result ", 7)) {
+      cts_gen_case_add(&out, cts_printf_dup("%*sresult none", indent, ""), NULL,
+                       gc->lines[i].kind);
+      continue;
+    }
+    if (code == SKIPPED || (code && !strncmp(st, "node ", 5) && !last)) continue;
+    if (opens_block(t) && depth < 64) {
+      indent_of[depth] = indent;
+      wrapped[depth++] = !strncmp(st, "wrapped ", 8);
+    } else if (closes_block(t) && depth) {
+      depth--;
+    }
+    char *line = code ? cts_printf_dup("%*sexpect error %s: %s", indent, "",
+                                       cts_err_name(code), st)
+                      : cts_xstrdup(t);
     cts_gen_case_add(&out, line, NULL, gc->lines[i].kind);
-    if (last) break;
+    if (last) end = opens_block(t) ? block_end(gc, i) + 1 : i + 1;
   }
-  if (in_thread) add_text(&out, "}", CTS_THREAD);
+  while (depth-- > 0) {
+    int at = indent_of[depth];
+    if (wrapped[depth])
+      cts_gen_case_add(&out, cts_printf_dup("%*sresult none", at + 2, ""), NULL, CTS_RESULT);
+    cts_gen_case_add(&out, cts_printf_dup("%*s}", at, ""), NULL,
+                     wrapped[depth] ? CTS_WRAPPED : CTS_THREAD);
+  }
   char *text = cts_gen_render(&out, 0, 0, NULL);
   cts_gen_case_free(&out);
   return retitle(text);

@@ -305,7 +305,7 @@ static int close_block(struct parser *p, struct open_block *ob, int line, int co
     fail_at(p, line, col, "a wrapped block ends with 'result NAME'");
     return -1;
   }
-  int kind = p->c->syms[st->body.items[st->body.n - 1].a].kind;
+  int a = st->body.items[st->body.n - 1].a, kind = a >= 0 ? p->c->syms[a].kind : 0;
   struct line_toks one;
   one.t[0] = ob->result_name;
   one.t[0].s = ob->name_buf; /* the block record moved since the head was parsed */
@@ -314,6 +314,12 @@ static int close_block(struct parser *p, struct open_block *ob, int line, int co
   one.n = 1;
   one.pos = 0;
   one.line = st->line;
+  if (!kind) { /* `result none` (a is -2): R names nothing; any resource use of it parses
+                * (and, as after a refused binding, cannot run) */
+    int s = sym_find(p->c, &one.t[0]);
+    kind = s >= 0 && (p->c->syms[s].kind & CTS_SYM_RESOURCE) ? p->c->syms[s].kind
+                                                               : CTS_SYM_RESOURCE;
+  }
   st->dst = bind_name(p, &one, kind == CTS_SYM_ANY ? CTS_SYM_TENSOR : kind);
   return st->dst < 0 ? -1 : 0;
 }

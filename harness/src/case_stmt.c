@@ -813,12 +813,13 @@ static int parse_parallel(struct parser *p, struct line_toks *lt, struct cts_stm
   return 0;
 }
 
+/* `result X`, or `result none`: the block's function gives no result (st->a is -2). */
 static int parse_result(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   if (!p->outer || p->outer->st->kind != CTS_WRAPPED) {
     fail_at(p, lt->line, st->col, "'result' belongs at the end of a wrapped block");
     return -1;
   }
-  return use_a(p, lt, st, CTS_SYM_RESOURCE);
+  return (st->a = use_name_or_none(p, lt, CTS_SYM_RESOURCE)) == -1 ? -1 : 0;
 }
 
 /* ---- expectations -------------------------------------------------------------------- */

@@ -7,6 +7,10 @@
  * other state, else goes; a statement that cannot run (its operand's binding was
  * refused) goes; where the adapter first diverges from the model the body ends, so the
  * written case is judged exactly as the model says, up to and including that finding.
+ * Lines inside a block (a generated `wrapped`) are amended the same way, indentation
+ * kept; a `result X` whose X is not bound takes its alt, `result none`; a block's head
+ * never goes alone (its whole block goes with it), and a body that ends inside blocks
+ * keeps their closing lines (see end_body_at).
  * It also renders a generated case (tsm-cts gen's, tsm-cts combos's): the frontmatter
  * names the clauses of the rows used (cts_gen_clauses, which combo_report.c counts too),
  * the families they need and the command that generated it.
@@ -19,6 +23,28 @@
 #include "exec.h"
 #include "gen_internal.h"
 #include "spec_index.h"
+
+/* A line's statement, past its indentation. */
+static const char *stmt_of(const char *text) { return text + strspn(text, " "); }
+
+static int opens_block(const char *text) {
+  size_t n = strlen(text);
+  return n && text[n - 1] == '{';
+}
+
+static int closes_block(const char *text) { return !strcmp(stmt_of(text), "}"); }
+
+static int is_result(const char *text) { return !strncmp(stmt_of(text), "result ", 7); }
+
+/* The index of the `}` that closes the block whose head is line i (gc->n - 1 if none). */
+static size_t block_end(const struct cts_gen_case *gc, size_t i) {
+  int depth = 0;
+  for (size_t j = i; j < gc->n; j++) {
+    if (opens_block(gc->lines[j].text)) depth++;
+    else if (closes_block(gc->lines[j].text) && --depth == 0) return j;
+  }
+  return gc->n - 1;
+}
 
 /* The first report of a run (completion runs one case at a time in its own process). */
 static struct {
@@ -38,7 +64,7 @@ size_t cts_gen_clauses(const struct cts_gen_case *gc, size_t from, const struct 
   int used[CTS_N_STMT_KINDS] = {0};
   for (size_t i = from; i < gc->n; i++) {
     used[gc->lines[i].kind] = 1;
-    if (!strncmp(gc->lines[i].text, "expect error ", 13)) used[CTS_EXPECT_ERROR] = 1;
+    if (!strncmp(stmt_of(gc->lines[i].text), "expect error ", 13)) used[CTS_EXPECT_ERROR] = 1;
   }
   size_t n = 0;
   for (int k = 0; k < CTS_N_STMT_KINDS && n < max; k++) {
@@ -99,22 +125,64 @@ static void remove_line(struct cts_gen_case *gc, size_t i) {
   gc->n--;
 }
 
+/* Line i goes; a block's head takes its whole block with it. */
+static void drop_line(struct cts_gen_case *gc, size_t i) {
+  size_t n = (opens_block(gc->lines[i].text) ? block_end(gc, i) : i) - i + 1;
+  while (n-- > 0) remove_line(gc, i);
+}
+
+static void take_alt(struct cts_gen_line *l) {
+  free(l->text);
+  l->text = l->alt;
+  l->alt = NULL;
+}
+
+/* The body ends at line i, a divergence: lines after it go, except that a block whose
+ * head is line i stays whole (the executor judges the head after the block ran), and each
+ * block still open keeps its closing lines (a wrapped block's result as its alt, `result
+ * none`: the name it gave may have gone), so the case parses. */
+static void end_body_at(struct cts_gen_case *gc, size_t i) {
+  if (opens_block(gc->lines[i].text)) i = block_end(gc, i);
+  int open = 0, inner = 0;
+  for (size_t j = 0; j <= i; j++)
+    open += opens_block(gc->lines[j].text) - closes_block(gc->lines[j].text);
+  char *keep = cts_xcalloc(gc->n ? gc->n : 1, 1);
+  memset(keep, 1, i + 1);
+  for (size_t j = i + 1; j < gc->n && open > 0; j++) {
+    if (opens_block(gc->lines[j].text)) {
+      inner++;
+    } else if (closes_block(gc->lines[j].text) && inner) {
+      inner--;
+    } else if (closes_block(gc->lines[j].text)) {
+      open--;
+      keep[j] = 1;
+      if (!keep[j - 1] && is_result(gc->lines[j - 1].text)) {
+        keep[j - 1] = 1;
+        if (gc->lines[j - 1].alt) take_alt(&gc->lines[j - 1]);
+      }
+    }
+  }
+  for (size_t j = gc->n; j-- > i + 1;)
+    if (!keep[j]) remove_line(gc, j);
+  free(keep);
+}
+
 /* Line i as the model judged it. RETURN 1 when completion goes on. */
 static int amend(struct cts_gen_case *gc, size_t i) {
   struct cts_gen_line *l = &gc->lines[i];
   if (first.status == CTS_ERROR && first.model_rc) {
     struct cts_buf b = {0};
-    cts_buf_printf(&b, "expect error %s: %s", cts_err_name(first.model_rc), l->text);
+    const char *stmt = stmt_of(l->text);
+    cts_buf_printf(&b, "%.*sexpect error %s: %s", (int)(stmt - l->text), l->text,
+                   cts_err_name(first.model_rc), stmt);
     free(l->text);
     l->text = cts_buf_take(&b);
   } else if (first.status == CTS_ERROR && l->alt) {
-    free(l->text);
-    l->text = l->alt;
-    l->alt = NULL;
+    take_alt(l);
   } else if (first.status == CTS_ERROR) {
-    remove_line(gc, i);
+    drop_line(gc, i);
   } else {
-    while (gc->n > i + 1) remove_line(gc, gc->n - 1);
+    end_body_at(gc, i);
     return 0;
   }
   return 1;
@@ -122,13 +190,16 @@ static int amend(struct cts_gen_case *gc, size_t i) {
 
 /* The case as completed so far does not parse at err's line: a line that uses a name
  * whose binding the model refused, or a refused binding the language cannot write under
- * `expect error` (a node), goes. RETURN 1 when it went, -1 (a generator bug) otherwise. */
+ * `expect error` (a node), takes its alt (a `result` line: `result none`) or goes.
+ * RETURN 1 when it changed, -1 (a generator bug) otherwise. */
 static int parse_failed(struct cts_gen_case *gc, unsigned long long seed, size_t index,
                         const struct cts_parse_error *err) {
   size_t i = (size_t)(err->line - CTS_GEN_FRONT_LINES - 1);
   if (err->line > CTS_GEN_FRONT_LINES && i < gc->n &&
-      (!strncmp(err->msg, "unknown name", 12) || !strncmp(gc->lines[i].text, "expect error ", 13))) {
-    remove_line(gc, i);
+      (!strncmp(err->msg, "unknown name", 12) ||
+       !strncmp(stmt_of(gc->lines[i].text), "expect error ", 13))) {
+    if (is_result(gc->lines[i].text) && gc->lines[i].alt) take_alt(&gc->lines[i]);
+    else drop_line(gc, i);
     return 1;
   }
   fprintf(stderr, "tsm-cts gen: seed %llu case %zu: line %d: %s\n", seed, index, err->line,

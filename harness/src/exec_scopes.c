@@ -178,9 +178,21 @@ int cts__exec_wrapped(struct cts_run *r, const struct cts_stmt *st, int expected
   if (!w.entered)
     return cts__report(r, CTS_FAIL, "scope_wrapped returned %s without calling the function",
                        cts_err_name(rc));
-  if (rc) return cts__report(r, CTS_FAIL, "scope_wrapped returned %s", cts_err_name(rc));
-  cts_model_scope_move_outer(&r->m, w.scope, w.result);
+  /* Moving the result out is a scope operation on it: a released result fails with
+   * ERELEASED (SCOPE.REL.2), a component with EINVAL (COMP.UNIT.3), after the dispose.
+   * The language has no `expect error` for a block, so the code itself is the check:
+   * the adapter must give the model's, and a refused call binds nothing. No result
+   * (`result none`, or in the fuzzer's runs a result whose binding was refused): nothing
+   * moves, and R stays unbound. */
+  int model_rc =
+      w.result == CTS_NONE ? 0 : cts_model_scope_move_outer(&r->m, w.scope, w.result);
   cts_model_scope_dispose(&r->m, w.scope);
+  if (rc != model_rc)
+    return cts__report(r, CTS_FAIL, "scope_wrapped returned %s, the spec requires %s "
+                       "(SCOPE.WRAP.1; moving a released result out fails with ERELEASED, "
+                       "SCOPE.REL.2, a component with EINVAL, COMP.UNIT.3)",
+                       cts_err_name(rc), cts_err_name(model_rc));
+  if (rc) return cts__check_state(r);
   if (out != cts__res_handle(r, w.result))
     return cts__report(r, CTS_FAIL, "scope_wrapped gave 0x%llx, not the block's result",
                        (unsigned long long)out);

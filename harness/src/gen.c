@@ -5,11 +5,14 @@
  * added; its keyword and verbs come from the row, its operands from the symbols bound so
  * far (right kinds, bound before use), biased toward odd resources: views, components,
  * imported tensors, and whatever a release, close, dispose, move or borrow touched.
+ * A block row with a block writer (gen_write.c: `wrapped`) is a candidate too while
+ * fewer than GEN_MAX_DEPTH blocks are open: its inner statements are drawn the same way,
+ * one level deeper, and what they bind stays usable after the block, as names are.
  * Clauses come from the per-row list below; the frontmatter from the rows used. The
  * combination generator (combo_enum.c) writes single lines through the same writers
  * under a hold (gen_hold): gen_pick returns its target and focus first, and the line's
  * first word choice is the alternative it names; each kept symbol records what it was
- * made from (gen_keep).
+ * made from (gen_keep). It never writes blocks.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +46,7 @@ static const char *const row_clauses[][2] = {
     {"SCOPE_MOVE_OUTER", "SCOPE.MOVE.1"}, {"SCOPE_MOVE_OTHER", "SCOPE.MOVE.2"},
     {"SCOPE_DETACH", "SCOPE.DETACH.1"}, {"SCOPE_ATTACH", "SCOPE.ATTACH.1"},
     {"SCOPE_DISPOSE_ALL", "SCOPE.ALL.1"}, {"SCOPE_HANDOVER", "SCOPE.HAND.1"},
+    {"WRAPPED", "SCOPE.WRAP.1"},
     {"PACK", "COMP.PACK.1"}, {"LIST", "COMP.LIST.1"}, {"COMPONENT", "COMP.UNIT.1"},
     {"DL_EXPORT", "DLP.EXPORT.1"}, {"DL_MAKE", "DLP.IMPORT.1"}, {"DL_IMPORT", "DLP.MGR.1"},
     {"DL_DROP", "DLP.DEL.1"}, {"G_NEW", "GRAPH.MGR.1"}, {"G_LEAF", "GRAPH.BUILD.1"},
@@ -138,13 +142,17 @@ struct gen_sym *gen_pick(struct gen *g, int mask) {
   return NULL;
 }
 
-/* A fresh name for a symbol of `kind`, bound when the line is kept (gen_keep). */
-const char *gen_fresh(struct gen *g, int kind, int elems, int odd) {
-  struct gen_sym *s = &g->pending[g->n_pending++];
+void gen_sym_name(char *buf, size_t n, int kind, int number) {
   static const char prefix[] = "mtspxgn"; /* by the kind's bit */
   int bit = 0;
   while ((1 << bit) < kind) bit++;
-  snprintf(s->name, sizeof s->name, "%c%d", prefix[bit], g->next_name++);
+  snprintf(buf, n, "%c%d", prefix[bit], number);
+}
+
+/* A fresh name for a symbol of `kind`, bound when the line is kept (gen_keep). */
+const char *gen_fresh(struct gen *g, int kind, int elems, int odd) {
+  struct gen_sym *s = &g->pending[g->n_pending++];
+  gen_sym_name(s->name, sizeof s->name, kind, g->next_name++);
   s->kind = kind;
   s->elems = elems;
   s->odd = odd;
@@ -161,6 +169,11 @@ int gen_row_usable(const struct gen_row *row) {
          gen_writer_of(row->parse) != NULL;
 }
 
+int gen_block_usable(const struct gen_row *row) {
+  return row->cls == CTS_CLASS_BLOCK && row->family != CTS_FAMILY_DLPACK_PY &&
+         gen_block_writer_of(row->parse) != NULL;
+}
+
 int gen_write_row(struct gen *g, const struct gen_row *row) {
   g->line.len = 0;
   g->n_pending = 0;
@@ -169,15 +182,50 @@ int gen_write_row(struct gen *g, const struct gen_row *row) {
   return gen_writer_of(row->parse)(g, row);
 }
 
-/* One statement from a random usable row into g->line. RETURN its kind, or -1. */
-static int one_statement(struct gen *g) {
+void gen_add_line(struct gen *g, struct cts_gen_case *gc, const char *text, const char *alt,
+                  int kind) {
+  int indent = 2 * g->depth;
+  cts_gen_case_add(gc, cts_printf_dup("%*s%s", indent, "", text),
+                   alt ? cts_printf_dup("%*s%s", indent, "", alt) : NULL, kind);
+}
+
+static int wanted(const struct gen *g, const struct gen_row *row) {
+  return gen_row_usable(row) && (row->binds & g->want) &&
+         (!g->families || (g->families & row->cap));
+}
+
+/* Any row; under g->want, one of the usable rows that bind what it names (NULL: none). */
+static const struct gen_row *draw_row(struct gen *g) {
+  if (!g->want) return &gen_rows[gen_rand(g, gen_n_rows)];
+  size_t n = 0;
+  for (size_t i = 0; i < gen_n_rows; i++) n += (size_t)wanted(g, &gen_rows[i]);
+  size_t k = n ? (size_t)gen_rand(g, n) : 0;
+  for (size_t i = 0; i < gen_n_rows; i++)
+    if (wanted(g, &gen_rows[i]) && k-- == 0) return &gen_rows[i];
+  return NULL;
+}
+
+/* A block is drawn half as often as a row (it binds what its inner statements make, so
+ * it counts as a maker). */
+int gen_statement(struct gen *g, struct cts_gen_case *gc) {
   for (int tries = 0; tries < 16; tries++) {
-    const struct gen_row *row = &gen_rows[gen_rand(g, gen_n_rows)];
-    if (!gen_row_usable(row) || (g->families && !(g->families & row->cap))) continue;
+    const struct gen_row *row = draw_row(g);
+    if (!row) return 0;
+    if (g->families && !(g->families & row->cap)) continue;
+    if (gen_block_usable(row) && !g->want) {
+      if (g->depth >= GEN_MAX_DEPTH || gen_rand(g, 2)) continue;
+      int n = gen_block_writer_of(row->parse)(g, row, gc);
+      if (n > 0) return n;
+      continue;
+    }
+    if (!gen_row_usable(row) || (g->want && !(row->binds & g->want))) continue;
     if (!row->binds && gen_rand(g, 3)) continue; /* makers first: more to act on */
-    if (gen_write_row(g, row) == 0) return row->kind;
+    if (gen_write_row(g, row) != 0) continue;
+    gen_keep(g);
+    gen_add_line(g, gc, g->line.buf, NULL, row->kind); /* cts_buf keeps a NUL */
+    return 1;
   }
-  return -1;
+  return 0;
 }
 
 void gen_keep(struct gen *g) {
@@ -211,12 +259,11 @@ void cts_gen_case_free(struct cts_gen_case *gc) {
 void gen_case(struct gen *g, struct cts_gen_case *gc) {
   g->n_syms = 0;
   g->syms[g->n_syms++] = (struct gen_sym){"root", CTS_SYM_MANAGER, 0, 0, 0};
+  g->depth = 0;
   int n = g->min + (int)gen_rand(g, (uint64_t)(g->max - g->min + 1));
-  for (int i = 0; i < n && !(g->bytes && g->at >= g->n_bytes); i++) {
-    int kind = one_statement(g);
-    if (kind < 0) continue;
-    gen_keep(g);
-    cts_gen_case_add(gc, cts_xstrndup(g->line.buf, g->line.len), NULL, kind);
+  for (int i = 0; i < n && !(g->bytes && g->at >= g->n_bytes);) {
+    int written = gen_statement(g, gc);
+    i += written > 0 ? written : 1; /* a block counts its inner statements too */
   }
   gen_expectations(g, gc);
 }

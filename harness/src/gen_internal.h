@@ -12,6 +12,7 @@
 #include "gen.h"
 
 #define GEN_MAX_SYMS 256
+#define GEN_MAX_DEPTH 2 /* blocks the generator nests: a wrapped block in a wrapped block */
 
 /* A statement table row as the generator reads it (stmt_table.h). */
 struct gen_row {
@@ -66,11 +67,17 @@ struct gen {
   struct gen_sym pending[4];     /* what the line being written binds */
   size_t n_pending;
   int next_name;
+  int depth;                     /* blocks open around the line being written */
+  int want;                      /* when set, gen_statement draws only rows binding these */
   struct gen_hold hold;
   struct cts_buf line;
 };
 
 typedef int (*gen_writer)(struct gen *g, const struct gen_row *row);
+/* A block row's writer: the whole block (its head, inner statements drawn through
+ * gen_statement, its closing lines) into gc. RETURN the statements written, 0 if none. */
+typedef int (*gen_block_writer)(struct gen *g, const struct gen_row *row,
+                                struct cts_gen_case *gc);
 
 extern const struct gen_row gen_rows[];
 extern const size_t gen_n_rows;
@@ -84,17 +91,30 @@ int gen_held_choice(struct gen *g, size_t count);
 const char *gen_pick_word(struct gen *g, const char *alternatives, char *buf, size_t n);
 struct gen_sym *gen_pick(struct gen *g, int mask);
 const char *gen_fresh(struct gen *g, int kind, int elems, int odd);
+/* The name of the symbol numbered `number` of kind (its kind's letter, then the number). */
+void gen_sym_name(char *buf, size_t n, int kind, int number);
 /* Binds what the line made (its pending symbols), each made from what the line took. */
 void gen_keep(struct gen *g);
 /* One line of row into g->line (the hold set by the caller). RETURN 0, or -1 when the
  * row's writer cannot write it with the symbols bound. */
 int gen_write_row(struct gen *g, const struct gen_row *row);
-/* Rows the generator writes: action rows of .tsm cases with a writer. */
+/* Rows the generator writes one line of: action rows of .tsm cases with a writer (the
+ * rows the combination generator combines). */
 int gen_row_usable(const struct gen_row *row);
+/* The block rows it writes (gen_case and the fuzzer only): those with a block writer. */
+int gen_block_usable(const struct gen_row *row);
 const char *gen_row_clause(int kind); /* NULL when the row has none */
 uint32_t gen_row_cap(int kind);
 /* The writer of a PARSE function (gen_write.c), or NULL when none is written yet. */
 gen_writer gen_writer_of(const char *parse);
+gen_block_writer gen_block_writer_of(const char *parse);
+/* text as a body line of gc, indented by g->depth; alt likewise (NULL: none); takes
+ * neither string. */
+void gen_add_line(struct gen *g, struct cts_gen_case *gc, const char *text, const char *alt,
+                  int kind);
+/* One statement from a random usable row into gc: a line, or a whole block while fewer
+ * than GEN_MAX_DEPTH are open. RETURN the statements written (0: none fitted). */
+int gen_statement(struct gen *g, struct cts_gen_case *gc);
 void gen_case(struct gen *g, struct cts_gen_case *gc);
 void gen_expectations(struct gen *g, struct cts_gen_case *gc);
 /* The candidate expectation of one symbol's state (none for a node), its alt the other. */

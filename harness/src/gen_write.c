@@ -2,8 +2,11 @@
  * harness/src/gen_write.c: the generator's writers, one per PARSE function of the
  * statement table (stmt_table.h), keyed by its name: a writer puts the row's keyword and
  * a verb of the row, then operands of the kinds the parse function reads, into the line.
- * Rows whose parse function has no writer here (the blocks repeat, thread, parallel and
- * wrapped, and result) are not generated. A line's first word choice (gen_pick_word,
+ * A block row's writer (block_writers: `wrapped`, whose `result` line it writes itself)
+ * writes the whole block into the case, its inner statements drawn like any other; the
+ * combination generator, which combines single lines, does not use it. Rows with no
+ * writer here (the blocks repeat, thread and parallel) are not generated. A line's first
+ * word choice (gen_pick_word,
  * pick_op: a verb, an op, a DLPack form, a flag, a component part) is the variant a
  * combination's hold may name. The final expectations (gen_expectations,
  * gen_expectation_of) give each symbol its state in the model's view, through the
@@ -11,6 +14,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "case.h"
@@ -396,6 +400,87 @@ static const struct {
 gen_writer gen_writer_of(const char *parse) {
   for (size_t i = 0; i < sizeof writers / sizeof writers[0]; i++)
     if (!strcmp(writers[i].parse, parse)) return writers[i].write;
+  return NULL;
+}
+
+/* ---- blocks ------------------------------------------------------------------------ */
+
+/* The result of a wrapped block whose inner statements bound syms[from] on: usually
+ * one of those (it moves to the outer scope, or out of scopes); else one bound before the
+ * block (owned by an outer scope, by none, or only by a manager: it stays where it is,
+ * SCOPE.WRAP.1); else an odd one (released: the call fails with ERELEASED; a component:
+ * EINVAL; moved, borrowed, imported). A choice that has none falls back on any resource;
+ * NULL when the case has none at all (`result none`). */
+static struct gen_sym *wrapped_result(struct gen *g, size_t from, uint64_t choice) {
+  size_t lo = choice < 5 ? from : 0, hi = choice >= 5 && choice < 7 ? from : g->n_syms;
+  int odd = choice == 7;
+  for (int pass = 0; pass < 2; pass++, lo = 0, hi = g->n_syms, odd = 0) {
+    size_t n = 0;
+    for (size_t i = lo; i < hi; i++)
+      n += (g->syms[i].kind & CTS_SYM_RESOURCE) && (!odd || g->syms[i].odd);
+    if (!n) continue;
+    size_t k = (size_t)gen_rand(g, n);
+    for (size_t i = lo; i < hi; i++)
+      if ((g->syms[i].kind & CTS_SYM_RESOURCE) && (!odd || g->syms[i].odd) && k-- == 0)
+        return &g->syms[i];
+  }
+  return NULL;
+}
+
+static int made_resource(const struct gen *g, size_t from) {
+  for (size_t i = from; i < g->n_syms; i++)
+    if (g->syms[i].kind & CTS_SYM_RESOURCE) return 1;
+  return 0;
+}
+
+/* `wrapped R {`, 1 to 3 inner statements (a nested block among them, at most
+ * GEN_MAX_DEPTH deep), `result X` (its alt `result none`, for when completion finds X's
+ * binding refused) and `}`. When X is to be made inside and no inner statement made a
+ * resource, more are drawn from the rows that make one (at most 4). R is bound to X's
+ * object; what the block bound stays bound after it, released with the wrapped scope or
+ * moved out, so odd. */
+static int w_wrapped(struct gen *g, const struct gen_row *row, struct cts_gen_case *gc) {
+  size_t head = gc->n, from = g->n_syms;
+  int number = g->next_name++, written = 1;
+  uint64_t choice = gen_rand(g, 8);
+  gen_add_line(g, gc, "", NULL, row->kind); /* named once the result's kind is known */
+  g->depth++;
+  for (int k = 1 + (int)gen_rand(g, 3); k > 0; k--) written += gen_statement(g, gc);
+  g->want = CTS_SYM_RESOURCE;
+  for (int k = 0; k < 4 && choice < 5 && !made_resource(g, from); k++)
+    written += gen_statement(g, gc);
+  g->want = 0;
+  struct gen_sym *x = wrapped_result(g, from, choice);
+  const char *result = gen_rows[CTS_RESULT].lead;
+  char *line = cts_printf_dup("%s %s", result, x ? x->name : "none");
+  char *alt = cts_printf_dup("%s none", result);
+  gen_add_line(g, gc, line, x ? alt : NULL, CTS_RESULT);
+  free(line);
+  free(alt);
+  g->depth--;
+  gen_add_line(g, gc, "}", NULL, row->kind);
+  for (size_t i = from; i < g->n_syms; i++) g->syms[i].odd = 1;
+  struct gen_sym r = {"", x ? x->kind : CTS_SYM_TENSOR, x ? x->elems : -1, 1, 0};
+  gen_sym_name(r.name, sizeof r.name, r.kind, number);
+  free(gc->lines[head].text);
+  gc->lines[head].text = cts_printf_dup("%*s%s %s {", 2 * g->depth, "", row->lead, r.name);
+  if (x) {
+    x->odd = 1;
+    if (g->n_syms < GEN_MAX_SYMS) g->syms[g->n_syms++] = r;
+  }
+  return written;
+}
+
+static const struct {
+  const char *parse;
+  gen_block_writer write;
+} block_writers[] = {
+    {"parse_wrapped", w_wrapped},
+};
+
+gen_block_writer gen_block_writer_of(const char *parse) {
+  for (size_t i = 0; i < sizeof block_writers / sizeof block_writers[0]; i++)
+    if (!strcmp(block_writers[i].parse, parse)) return block_writers[i].write;
   return NULL;
 }
 
