@@ -5,10 +5,12 @@
  * OUTDIR/gen-SEED-INDEX.tsm and exits with its completion outcome; --jobs N keeps N
  * children at work.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -152,6 +154,11 @@ int cts_gen_main(int argc, char **argv) {
   struct cts_spec spec = {0};
   if (cts_spec_load(&spec, cts_spec_dir(o.spec)) != 0) {
     fprintf(stderr, "tsm-cts gen: cannot read the spec\n");
+    return 2;
+  }
+  if (mkdir(o.outdir, 0777) != 0 && errno != EEXIST) {
+    fprintf(stderr, "tsm-cts gen: cannot make %s: %s\n", o.outdir, strerror(errno));
+    cts_spec_free(&spec);
     return 2;
   }
   int rc = run_cases(&o, a, &spec);

@@ -36,9 +36,10 @@ static void bind_head(struct gen *g, const struct gen_row *row, const char *verb
 }
 
 /* A shape of 0 to 3 dimensions, mostly small, sometimes empty, and now and then one
- * with a negative extent, which every statement must refuse. RETURN its elements (0 for
- * those). Huge extents beside a zero (valid empty tensors) are not drawn: an op could
- * make a huge non-empty result of them, which the model has no rule for yet. */
+ * with a negative extent, which every statement must refuse. An empty shape sometimes
+ * has an extent of 2^62 beside its zero: a valid empty tensor (MGR.CREATE.1) whose
+ * non-empty op results, such as a [1, 0] x [0, 2^62] product, no memory holds
+ * (MGR.CREATE.5: ENOMEM). RETURN its elements (0 for those). */
 static int put_shape(struct gen *g) {
   static const char *const odd[] = {" [-1]", " [2, -3]"};
   if (gen_rand(g, 24) == 0) {
@@ -46,12 +47,17 @@ static int put_shape(struct gen *g) {
     return 0;
   }
   int ndim = (int)gen_rand(g, 4), elems = 1;
-  put(g, " [");
+  int64_t dims[3];
   for (int d = 0; d < ndim; d++) {
-    int n = gen_rand(g, 8) ? 1 + (int)gen_rand(g, 3) : 0;
-    put(g, "%s%d", d ? ", " : "", n);
-    elems *= n;
+    dims[d] = gen_rand(g, 8) ? 1 + (int)gen_rand(g, 3) : 0;
+    elems *= (int)dims[d];
   }
+  if (elems == 0 && ndim >= 2 && gen_rand(g, 4) == 0) {
+    int k = (int)gen_rand(g, (uint64_t)ndim);
+    if (dims[k]) dims[k] = (int64_t)1 << 62;
+  }
+  put(g, " [");
+  for (int d = 0; d < ndim; d++) put(g, "%s%lld", d ? ", " : "", (long long)dims[d]);
   put(g, "]");
   return elems;
 }
