@@ -117,12 +117,38 @@ static struct gen_sym *held_sym(struct gen *g, int which, int *used, int mask) {
   return &g->syms[which - 1];
 }
 
-/* A bound symbol of one of the kinds in mask, odd ones first half of the time; or NULL.
- * Under a combination's hold, its target and then its focus come first. */
+/* Puts symbol i in the ring of recent ones. */
+static void remember(struct gen *g, size_t i) { g->recent[g->n_recent++ % GEN_RECENT] = (int)i; }
+
+/* One of the recent symbols of a kind in mask, or NULL when none is. */
+static struct gen_sym *recent_sym(struct gen *g, int mask) {
+  size_t n = g->n_recent < GEN_RECENT ? g->n_recent : GEN_RECENT, fits = 0;
+  for (size_t k = 0; k < n; k++) fits += (g->syms[g->recent[k]].kind & mask) != 0;
+  if (!fits) return NULL;
+  size_t want = (size_t)gen_rand(g, fits);
+  for (size_t k = 0; k < n; k++) {
+    int i = g->recent[k];
+    if (!(g->syms[i].kind & mask) || want-- > 0) continue;
+    g->hold.picked |= i < 64 ? 1ull << i : 0;
+    return &g->syms[i];
+  }
+  return NULL;
+}
+
+/* A bound symbol of one of the kinds in mask, or NULL. Under a combination's hold, its
+ * target and then its focus come first. Otherwise a
+ * third of the time one of the symbols the last lines took or made, so that statements
+ * meet on one resource (a borrow chain, a close of its lender, a return), where bugs
+ * between two rules live; else odd ones first half of the time. */
 struct gen_sym *gen_pick(struct gen *g, int mask) {
   struct gen_sym *held = held_sym(g, g->hold.target, &g->hold.used_target, mask);
   if (!held) held = held_sym(g, g->hold.focus, &g->hold.used_focus, mask);
   if (held) return held;
+  int holding = g->hold.target || g->hold.focus || g->hold.variant;
+  if (!holding && gen_rand(g, 3) == 0 && (held = recent_sym(g, mask))) {
+    remember(g, (size_t)(held - g->syms));
+    return held;
+  }
   size_t n = 0, n_odd = 0;
   for (size_t i = 0; i < g->n_syms; i++)
     if (g->syms[i].kind & mask) {
@@ -137,6 +163,7 @@ struct gen_sym *gen_pick(struct gen *g, int mask) {
     if (!(s->kind & mask) || (odd_only && !s->odd)) continue;
     if (k-- > 0) continue;
     g->hold.picked |= i < 64 ? 1ull << i : 0;
+    remember(g, i);
     return s;
   }
   return NULL;
@@ -233,6 +260,7 @@ void gen_keep(struct gen *g) {
   for (size_t i = 0; i < g->n_syms && i < 64; i++)
     if (g->hold.picked >> i & 1) from |= 1ull << i | g->syms[i].deps;
   for (size_t i = 0; i < g->n_pending && g->n_syms < GEN_MAX_SYMS; i++) {
+    remember(g, g->n_syms);
     g->pending[i].deps = from;
     g->syms[g->n_syms++] = g->pending[i];
   }
@@ -258,6 +286,7 @@ void cts_gen_case_free(struct cts_gen_case *gc) {
  * candidate expectation per symbol. */
 void gen_case(struct gen *g, struct cts_gen_case *gc) {
   g->n_syms = 0;
+  g->n_recent = 0;
   g->syms[g->n_syms++] = (struct gen_sym){"root", CTS_SYM_MANAGER, 0, 0, 0};
   g->depth = 0;
   int n = g->min + (int)gen_rand(g, (uint64_t)(g->max - g->min + 1));

@@ -12,6 +12,7 @@
 #include "gen.h"
 
 #define GEN_MAX_SYMS 256
+#define GEN_RECENT 4 /* symbols gen_pick comes back to: statements meet on one resource */
 #define GEN_MAX_DEPTH 2 /* blocks the generator nests: a wrapped block in a wrapped block */
 
 /* A statement table row as the generator reads it (stmt_table.h). */
@@ -68,6 +69,8 @@ struct gen {
   size_t n_pending;
   int next_name;
   int depth;                     /* blocks open around the line being written */
+  int recent[GEN_RECENT];        /* the symbols the last lines took or made (a ring) */
+  size_t n_recent;               /* how many were ever put in the ring */
   int want;                      /* when set, gen_statement draws only rows binding these */
   struct gen_hold hold;
   struct cts_buf line;
