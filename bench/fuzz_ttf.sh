@@ -78,7 +78,7 @@ with open(md, 'w') as f:
         f.write('| %s | %s |\n' % (m, ' | '.join(
             '%.1f s' % r['seconds'] if r['found'] else 'not in %d s' % cap for r in rs)))
     f.write('\n%d mutants, %d runs: found %d of %d runs; %d mutants found in at least one '
-            'run (%.0f%%); time to find over the runs that found: median %s s, p90 %s s, '
+            'run (%.1f%%); time to find over the runs that found: median %s s, p90 %s s, '
             'max %s s; %d of the findings by the ASan+UBSan worker\n' % (
                 len(runs), n_runs, len(times), n_runs, len(found_any),
                 100 * (summary['share_found'] or 0), summary['median_s'],
