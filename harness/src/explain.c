@@ -130,11 +130,10 @@ static void on_step(struct cts_run *r, const struct cts_stmt *st, int outcome) {
   shown.live_bytes = r->m.live_bytes;
 }
 
-static int usage(FILE *f) {
+static void usage(FILE *f) {
   fprintf(f, "usage: tsm-cts explain FILE --adapter SO [--device NAME] [--spec DIR]\n"
              "  the model's view after every statement of a .tsm case, run on the adapter in\n"
              "  this process (tsm-cts run forks; a crashing adapter ends explain too)\n");
-  return f == stdout ? 0 : 2;
 }
 
 static int device_index(const struct tsm_adapter *a, const char *name) {
@@ -145,48 +144,73 @@ static int device_index(const struct tsm_adapter *a, const char *name) {
   return -1;
 }
 
-int cts_explain_main(int argc, char **argv) {
+/* What the command line names. */
+struct explain_options {
+  const char *adapter, *device, *spec_dir, *path;
+};
+
+/* RETURN 0, 1 after printing the help, or -1 after printing the usage to stderr. */
+static int parse_explain_options(int argc, char **argv, struct explain_options *o) {
   static const struct option longs[] = {{"adapter", required_argument, NULL, 'a'},
                                         {"device", required_argument, NULL, 'd'},
                                         {"spec", required_argument, NULL, 's'},
                                         {"help", no_argument, NULL, 'h'},
                                         {NULL, 0, NULL, 0}};
-  const char *adapter = NULL, *device = NULL, *spec_dir = NULL;
+  memset(o, 0, sizeof *o);
   int opt;
   while ((opt = getopt_long(argc, argv, "a:d:s:h", longs, NULL)) != -1) {
-    switch (opt) {
-      case 'a': adapter = optarg; break;
-      case 'd': device = optarg; break;
-      case 's': spec_dir = optarg; break;
-      case 'h': return usage(stdout);
-      default: return usage(stderr);
+    if (opt == 'a') o->adapter = optarg;
+    else if (opt == 'd') o->device = optarg;
+    else if (opt == 's') o->spec_dir = optarg;
+    else {
+      usage(opt == 'h' ? stdout : stderr);
+      return opt == 'h' ? 1 : -1;
     }
   }
-  if (!adapter || optind != argc - 1) return usage(stderr);
-  const char *path = argv[optind];
+  if (!o->adapter || optind != argc - 1) {
+    usage(stderr);
+    return -1;
+  }
+  o->path = argv[optind];
+  return 0;
+}
+
+/* The case, its adapter and device: RETURN the case, or NULL after saying why. */
+static struct cts_case *open_case(const struct explain_options *o,
+                                  const struct tsm_adapter **a, int *device) {
   struct cts_spec spec = {0};
-  cts_spec_load(&spec, cts_spec_dir(spec_dir));
+  cts_spec_load(&spec, cts_spec_dir(o->spec_dir));
   struct cts_parse_error pe;
-  struct cts_case *c = cts_case_load(path, spec.n ? &spec : NULL, &pe);
+  struct cts_case *c = cts_case_load(o->path, spec.n ? &spec : NULL, &pe);
   cts_spec_free(&spec);
   if (!c) {
-    fprintf(stderr, "%s:%d:%d: error: %s\n", path, pe.line, pe.col, pe.msg);
-    return 2;
+    fprintf(stderr, "%s:%d:%d: error: %s\n", o->path, pe.line, pe.col, pe.msg);
+    return NULL;
   }
   char why[512];
-  const struct tsm_adapter *a = c->capsule_level ? NULL : cts_adapter_load(adapter, why, sizeof why);
-  int d = a ? device_index(a, device) : -1;
+  *a = c->capsule_level ? NULL : cts_adapter_load(o->adapter, why, sizeof why);
+  *device = *a ? device_index(*a, o->device) : -1;
+  if (*device >= 0) return c;
   if (c->capsule_level)
-    fprintf(stderr, "tsm-cts explain: %s is a .pytsm case (the Python bridge runs it)\n", path);
-  else if (!a)
+    fprintf(stderr, "tsm-cts explain: %s is a .pytsm case (the Python bridge runs it)\n",
+            o->path);
+  else if (!*a)
     fprintf(stderr, "tsm-cts explain: %s\n", why);
-  else if (d < 0)
-    fprintf(stderr, "tsm-cts explain: adapter %s has no %s device '%s'\n", adapter,
-            device ? "" : "available", device ? device : "");
-  if (d < 0) {
-    cts_case_free(c);
-    return 2;
-  }
+  else
+    fprintf(stderr, "tsm-cts explain: adapter %s has no %s device '%s'\n", o->adapter,
+            o->device ? "" : "available", o->device ? o->device : "");
+  cts_case_free(c);
+  return NULL;
+}
+
+int cts_explain_main(int argc, char **argv) {
+  struct explain_options o;
+  int rc = parse_explain_options(argc, argv, &o);
+  if (rc) return rc > 0 ? 0 : 2;
+  const struct tsm_adapter *a = NULL;
+  int d = -1;
+  struct cts_case *c = open_case(&o, &a, &d);
+  if (!c) return 2;
   cts__on_step = on_step;
   cts_exec_on_report = on_report;
   cts_exec_model_decides = 1;
