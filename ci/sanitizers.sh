@@ -42,7 +42,7 @@ ASAN_EXIT=86
 VALGRIND_EXIT=88
 
 BROKEN_NAMES="segv abort hang exit0 abi_major small_struct no_entry null_entry liar \
-bad_device offline_device close_keeps"
+bad_device offline_device close_keeps no_borrow_slot"
 
 summary() { # lane start rc what
   local lane=$1 start=$2 rc=$3
@@ -62,13 +62,15 @@ tap_report() { # tap
 }
 
 # run_selftests.sh takes one build folder holding bin/tsm-cts and lib/*.so; this makes
-# one from a judge (a program, or a wrapper script) and the adapters given.
-selftest_dir() { # dir judge example_adapter broken_lib_dir
-  local dir=$1 judge=$2 example=$3 broken=$4 n
+# one from a judge (a program, or a wrapper script) and the adapters given: the example,
+# the reference (the malformed cases and explain run on it) and the broken ones.
+selftest_dir() { # dir judge example_adapter broken_lib_dir reference_adapter
+  local dir=$1 judge=$2 example=$3 broken=$4 reference=$5 n
   rm -rf "$dir"
   mkdir -p "$dir/bin" "$dir/lib"
   ln -s "$(realpath "$judge")" "$dir/bin/tsm-cts"
   ln -s "$(realpath "$example")" "$dir/lib/example_adapter.so"
+  ln -s "$(realpath "$reference")" "$dir/lib/tsmref_adapter.so"
   for n in $BROKEN_NAMES; do
     ln -s "$(realpath "$broken/broken_$n.so")" "$dir/lib/broken_$n.so"
   done
@@ -132,7 +134,8 @@ asan() {
   # Reports go to files here (log_path), one per process, so that one in a case process
   # whose status the broken adapter already spoils (liar: Fail, exit0: Error) shows too:
   # there must be none.
-  selftest_dir $build/selftest $build/bin/tsm-cts $build/lib/example_adapter.so $build/plain/lib
+  selftest_dir $build/selftest $build/bin/tsm-cts $build/lib/example_adapter.so $build/plain/lib \
+    $build/lib/tsmref_adapter.so
   rm -rf $build/asan-self
   mkdir -p $build/asan-self
   ASAN_OPTIONS="$ASAN_OPTIONS:handle_segv=0:log_path=$PWD/$build/asan-self/report" \
@@ -228,7 +231,8 @@ exec valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \\
   --log-file="$PWD/$build/vg-self/%p.log" "$PWD/$build/bin/tsm-cts" "\$@"
 EOF
   chmod +x $build/tsm-cts-valgrind
-  selftest_dir $build/selftest $build/tsm-cts-valgrind $build/lib/example_adapter.so $build/lib
+  selftest_dir $build/selftest $build/tsm-cts-valgrind $build/lib/example_adapter.so $build/lib \
+    $build/lib/tsmref_adapter.so
   bash harness/tests/run_selftests.sh $build/selftest >$build/selftests.log 2>&1 || self_rc=$?
   grep -v '^ok' $build/selftests.log | head -n 40
   # The only reports expected are broken_segv's store through NULL, each in a case
