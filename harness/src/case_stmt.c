@@ -838,7 +838,12 @@ static int parse_inner_action(struct parser *p, struct line_toks *lt, const stru
   in->line = st->line;
   in->col = inner_kw->col;
   in->text = cts_xstrdup(st->text);
-  return parse_action(p, lt, in, 0);
+  if (parse_action(p, lt, in, 0)) return -1;
+  /* The judge's own statements: no adapter call answers them, so nothing can refuse. */
+  if (in->kind != CTS_DL_MAKE && in->kind != CTS_DL_DROP) return 0;
+  fail_at(p, lt->line, in->col, "'expect error' takes an action that can fail; `make` and "
+          "`drop` are the judge's own statements and cannot");
+  return -1;
 }
 
 static int parse_expect_error(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {

@@ -63,7 +63,6 @@ struct cts_run {
   int fault;                 /* allocation-failure mode: ENOMEM ends the run cleanly */
   int injected;              /* the armed failure surfaced as ENOMEM */
   int skipped;               /* the model decides: the statement cannot run, go on */
-  uint64_t codes_judged;     /* calls of cts__judge_codes: did `expect error` compare one? */
   struct cts_handle_index handles;
 };
 
