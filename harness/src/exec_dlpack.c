@@ -65,12 +65,13 @@ static void remember_dl(struct cts_run *r, int x, void *managed, struct cts_dl_r
   r->sym_obj[st->dst] = x;
 }
 
-/* Row-major strides in elements. */
+/* Row-major strides in elements; saturated at INT64_MAX where an empty tensor's huge
+ * extents (a [0, 2^62, 2]) would overflow them: no element is ever read through those. */
 static void compact_strides(int ndim, const int64_t *shape, int64_t *out) {
   int64_t s = 1;
   for (int i = ndim - 1; i >= 0; i--) {
     out[i] = s;
-    s *= shape[i] > 0 ? shape[i] : 0;
+    if (__builtin_mul_overflow(s, shape[i] > 0 ? shape[i] : 0, &s)) s = INT64_MAX;
   }
 }
 

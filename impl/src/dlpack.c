@@ -167,14 +167,15 @@ static int export_storage(tsmr_ctx *ctx, const struct tsmr__tensor *t, uint32_t 
 }
 
 /* What the export of t over st describes (o: OUT; strides: OUT, its compact strides,
- * like PyTorch's: extent 0 counts as 1). */
+ * like PyTorch's: extent 0 counts as 1; saturated at INT64_MAX where an empty tensor's
+ * huge extents, a [0, 2^62, 2], would overflow them: nothing is read through those). */
 static void export_describe(const tsmr_ctx *ctx, const struct tsmr__tensor *t,
                             const struct tsmr__storage *st, uint32_t request,
                             int64_t *strides, struct tsmr__dlx_out *o) {
   int64_t acc = 1;
   for (int i = t->ndim - 1; i >= 0; i--) {
     strides[i] = acc;
-    acc *= t->shape[i] > 1 ? t->shape[i] : 1;
+    if (__builtin_mul_overflow(acc, t->shape[i] > 1 ? t->shape[i] : 1, &acc)) acc = INT64_MAX;
   }
   memset(o, 0, sizeof *o);
   o->data = st->data; /* NULL for zero elements (DLP.EXPORT.1) */
