@@ -33,17 +33,7 @@ for f in "$DIR"/*.tsm; do
   if [ -f "$base.pos" ] && [ -f "$base.status" ]; then
     not_ok "$f: both a .pos and a .status file"
   elif [ -f "$base.pos" ]; then
-    pos=$(tr -d ' \r\n' <"$base.pos")
-    rc=0
-    "$CTS" parse --json "$f" >"$TMP/out" 2>"$TMP/err" || rc=$?
-    first=$(head -n 1 "$TMP/err")
-    if [ "$rc" -ne 1 ] || [ -s "$TMP/out" ]; then
-      not_ok "parse $f: exit $rc, expected 1 and no JSON"
-    elif [[ "$first" != "$f:$pos: error: "* ]]; then
-      not_ok "parse $f: stderr should start with '$f:$pos: error: ', got: $first"
-    else
-      ok "parse $f -> $pos: ${first#"$f:$pos: error: "}"
-    fi
+    check_located "$f" "$(tr -d ' \r\n' <"$base.pos")" "$TMP"
   elif [ ! -f "$base.status" ]; then
     not_ok "$f: neither a .pos nor a .status file"
   fi

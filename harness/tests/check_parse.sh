@@ -40,17 +40,7 @@ done < <(find cases "$PARSE" \( -name '*.tsm' -o -name '*.pytsm' \) ! -name 'bad
 ok "parse --json: $good cases are valid JSON"
 
 for f in "$PARSE"/bad-*.pytsm "$PARSE"/bad-*.tsm; do
-  pos=$(tr -d ' \r\n' <"${f%.*}.pos")
-  rc=0
-  "$CTS" parse --json "$f" >"$TMP/out" 2>"$TMP/err" || rc=$?
-  first=$(head -n 1 "$TMP/err")
-  if [ "$rc" -ne 1 ] || [ -s "$TMP/out" ]; then
-    not_ok "parse $f: exit $rc and $(wc -c <"$TMP/out") bytes of JSON, expected 1 and none"
-  elif [[ "$first" != "$f:$pos: error: "* ]]; then
-    not_ok "parse $f: stderr should start with '$f:$pos: error: ', got: $first"
-  else
-    ok "parse $f -> $pos"
-  fi
+  check_located "$f" "$(tr -d ' \r\n' <"${f%.*}.pos")" "$TMP"
 done
 
 f=$PARSE/good-py-everything.pytsm

@@ -19,6 +19,21 @@ tap_summary() {
   [ "$failed" -eq 0 ]
 }
 
+# check_located FILE POS SCRATCH: `tsm-cts parse --json FILE` exits 1, prints no JSON, and
+# its first line on stderr starts with `FILE:POS: error: ` (POS is LINE:COL); one check.
+check_located() {
+  local f=$1 pos=$2 tmp=$3 rc=0 first
+  "$CTS" parse --json "$f" >"$tmp/out" 2>"$tmp/err" || rc=$?
+  first=$(head -n 1 "$tmp/err")
+  if [ "$rc" -ne 1 ] || [ -s "$tmp/out" ]; then
+    not_ok "parse $f: exit $rc and $(wc -c <"$tmp/out") bytes of JSON, expected 1 and none"
+  elif [[ "$first" != "$f:$pos: error: "* ]]; then
+    not_ok "parse $f: stderr should start with '$f:$pos: error: ', got: $first"
+  else
+    ok "parse $f -> $pos: ${first#"$f:$pos: error: "}"
+  fi
+}
+
 # The start of a self-test script that takes one build folder: checks its argument,
 # sets BUILD (absolute) and CTS (its judge) and moves to the repository root.
 #   tap_setup SCRIPT_NAME "$@"
