@@ -33,26 +33,6 @@ enum { SHAPE_THREADS = 1, SHAPE_EPISODE = 2 };
 
 static int is_expectation(const struct cts_gen_line *l) { return !strncmp(l->text, "expect ", 7); }
 
-/* A line's statement, past its indentation (the generator indents a block's lines). */
-static const char *stmt_of(const char *text) { return text + strspn(text, " "); }
-
-static int opens_block(const char *text) {
-  size_t n = strlen(text);
-  return n && text[n - 1] == '{';
-}
-
-static int closes_block(const char *text) { return !strcmp(stmt_of(text), "}"); }
-
-/* The index of the `}` that closes the block whose head is line i (gc->n - 1 if none). */
-static size_t block_end(const struct cts_gen_case *gc, size_t i) {
-  int depth = 0;
-  for (size_t j = i; j < gc->n; j++) {
-    depth += opens_block(gc->lines[j].text) - closes_block(gc->lines[j].text);
-    if (!depth) return j;
-  }
-  return gc->n - 1;
-}
-
 static void add_text(struct cts_gen_case *gc, const char *text, int kind) {
   cts_gen_case_add(gc, cts_xstrdup(text), NULL, kind);
 }
@@ -73,7 +53,7 @@ static void wrap_threads(struct fuzz_in *in, struct cts_gen_case *from, struct c
       left = 1 + (int)fuzz_below(in, 6);
     }
     cts_gen_case_add(to, l->text, l->alt, l->kind);
-    depth += opens_block(l->text) - closes_block(l->text);
+    depth += cts_gen_opens_block(l->text) - cts_gen_closes_block(l->text);
     if (left && !depth && --left == 0) add_text(to, "}", CTS_THREAD);
   }
   if (left) add_text(to, "}", CTS_THREAD);
@@ -170,7 +150,7 @@ static char *finding_case(struct cts_gen_case *gc) {
   int wrapped[64], indent_of[64], depth = 0; /* the open blocks, innermost last */
   size_t end = gc->n; /* past the finding: the end of the block it heads */
   for (size_t i = 0; i < gc->n && i < end; i++) {
-    const char *t = gc->lines[i].text, *st = stmt_of(t);
+    const char *t = gc->lines[i].text, *st = cts_gen_stmt(t);
     int code = decided.code[i], last = (int)i + CTS_GEN_FRONT_LINES + 1 == decided.finding_line;
     int indent = (int)(st - t);
     if (code == SKIPPED && !strncmp(st, "result ", 7)) {
@@ -179,17 +159,17 @@ static char *finding_case(struct cts_gen_case *gc) {
       continue;
     }
     if (code == SKIPPED || (code && !strncmp(st, "node ", 5) && !last)) continue;
-    if (opens_block(t) && depth < 64) {
+    if (cts_gen_opens_block(t) && depth < 64) {
       indent_of[depth] = indent;
       wrapped[depth++] = !strncmp(st, "wrapped ", 8);
-    } else if (closes_block(t) && depth) {
+    } else if (cts_gen_closes_block(t) && depth) {
       depth--;
     }
     char *line = code ? cts_printf_dup("%*sexpect error %s: %s", indent, "",
                                        cts_err_name(code), st)
                       : cts_xstrdup(t);
     cts_gen_case_add(&out, line, NULL, gc->lines[i].kind);
-    if (last) end = opens_block(t) ? block_end(gc, i) + 1 : i + 1;
+    if (last) end = cts_gen_opens_block(t) ? cts_gen_block_end(gc, i) + 1 : i + 1;
   }
   while (depth-- > 0) {
     int at = indent_of[depth];

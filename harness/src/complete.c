@@ -24,27 +24,7 @@
 #include "gen_internal.h"
 #include "spec_index.h"
 
-/* A line's statement, past its indentation. */
-static const char *stmt_of(const char *text) { return text + strspn(text, " "); }
-
-static int opens_block(const char *text) {
-  size_t n = strlen(text);
-  return n && text[n - 1] == '{';
-}
-
-static int closes_block(const char *text) { return !strcmp(stmt_of(text), "}"); }
-
-static int is_result(const char *text) { return !strncmp(stmt_of(text), "result ", 7); }
-
-/* The index of the `}` that closes the block whose head is line i (gc->n - 1 if none). */
-static size_t block_end(const struct cts_gen_case *gc, size_t i) {
-  int depth = 0;
-  for (size_t j = i; j < gc->n; j++) {
-    if (opens_block(gc->lines[j].text)) depth++;
-    else if (closes_block(gc->lines[j].text) && --depth == 0) return j;
-  }
-  return gc->n - 1;
-}
+static int is_result(const char *text) { return !strncmp(cts_gen_stmt(text), "result ", 7); }
 
 /* The first report of a run (completion runs one case at a time in its own process). */
 static struct {
@@ -64,7 +44,7 @@ size_t cts_gen_clauses(const struct cts_gen_case *gc, size_t from, const struct 
   int used[CTS_N_STMT_KINDS] = {0};
   for (size_t i = from; i < gc->n; i++) {
     used[gc->lines[i].kind] = 1;
-    if (!strncmp(stmt_of(gc->lines[i].text), "expect error ", 13)) used[CTS_EXPECT_ERROR] = 1;
+    if (!strncmp(cts_gen_stmt(gc->lines[i].text), "expect error ", 13)) used[CTS_EXPECT_ERROR] = 1;
   }
   size_t n = 0;
   for (int k = 0; k < CTS_N_STMT_KINDS && n < max; k++) {
@@ -127,7 +107,7 @@ static void remove_line(struct cts_gen_case *gc, size_t i) {
 
 /* Line i goes; a block's head takes its whole block with it. */
 static void drop_line(struct cts_gen_case *gc, size_t i) {
-  size_t n = (opens_block(gc->lines[i].text) ? block_end(gc, i) : i) - i + 1;
+  size_t n = (cts_gen_opens_block(gc->lines[i].text) ? cts_gen_block_end(gc, i) : i) - i + 1;
   while (n-- > 0) remove_line(gc, i);
 }
 
@@ -142,18 +122,18 @@ static void take_alt(struct cts_gen_line *l) {
  * block still open keeps its closing lines (a wrapped block's result as its alt, `result
  * none`: the name it gave may have gone), so the case parses. */
 static void end_body_at(struct cts_gen_case *gc, size_t i) {
-  if (opens_block(gc->lines[i].text)) i = block_end(gc, i);
+  if (cts_gen_opens_block(gc->lines[i].text)) i = cts_gen_block_end(gc, i);
   int open = 0, inner = 0;
   for (size_t j = 0; j <= i; j++)
-    open += opens_block(gc->lines[j].text) - closes_block(gc->lines[j].text);
+    open += cts_gen_opens_block(gc->lines[j].text) - cts_gen_closes_block(gc->lines[j].text);
   char *keep = cts_xcalloc(gc->n ? gc->n : 1, 1);
   memset(keep, 1, i + 1);
   for (size_t j = i + 1; j < gc->n && open > 0; j++) {
-    if (opens_block(gc->lines[j].text)) {
+    if (cts_gen_opens_block(gc->lines[j].text)) {
       inner++;
-    } else if (closes_block(gc->lines[j].text) && inner) {
+    } else if (cts_gen_closes_block(gc->lines[j].text) && inner) {
       inner--;
-    } else if (closes_block(gc->lines[j].text)) {
+    } else if (cts_gen_closes_block(gc->lines[j].text)) {
       open--;
       keep[j] = 1;
       if (!keep[j - 1] && is_result(gc->lines[j - 1].text)) {
@@ -172,7 +152,7 @@ static int amend(struct cts_gen_case *gc, size_t i) {
   struct cts_gen_line *l = &gc->lines[i];
   if (first.status == CTS_ERROR && first.model_rc) {
     struct cts_buf b = {0};
-    const char *stmt = stmt_of(l->text);
+    const char *stmt = cts_gen_stmt(l->text);
     cts_buf_printf(&b, "%.*sexpect error %s: %s", (int)(stmt - l->text), l->text,
                    cts_err_name(first.model_rc), stmt);
     free(l->text);
@@ -197,7 +177,7 @@ static int parse_failed(struct cts_gen_case *gc, unsigned long long seed, size_t
   size_t i = (size_t)(err->line - CTS_GEN_FRONT_LINES - 1);
   if (err->line > CTS_GEN_FRONT_LINES && i < gc->n &&
       (!strncmp(err->msg, "unknown name", 12) ||
-       !strncmp(stmt_of(gc->lines[i].text), "expect error ", 13))) {
+       !strncmp(cts_gen_stmt(gc->lines[i].text), "expect error ", 13))) {
     if (is_result(gc->lines[i].text) && gc->lines[i].alt) take_alt(&gc->lines[i]);
     else drop_line(gc, i);
     return 1;

@@ -273,6 +273,24 @@ void cts_gen_case_add(struct cts_gen_case *gc, char *text, char *alt, int kind) 
   CTS_PUSH(gc->lines, gc->n, gc->cap, line);
 }
 
+const char *cts_gen_stmt(const char *text) { return text + strspn(text, " "); }
+
+int cts_gen_opens_block(const char *text) {
+  size_t n = strlen(text);
+  return n && text[n - 1] == '{';
+}
+
+int cts_gen_closes_block(const char *text) { return !strcmp(cts_gen_stmt(text), "}"); }
+
+size_t cts_gen_block_end(const struct cts_gen_case *gc, size_t i) {
+  int depth = 0;
+  for (size_t j = i; j < gc->n; j++) {
+    depth += cts_gen_opens_block(gc->lines[j].text) - cts_gen_closes_block(gc->lines[j].text);
+    if (!depth) return j;
+  }
+  return gc->n - 1;
+}
+
 void cts_gen_case_free(struct cts_gen_case *gc) {
   for (size_t i = 0; i < gc->n; i++) {
     free(gc->lines[i].text);

@@ -31,6 +31,13 @@ struct cts_gen_case {
 
 void cts_gen_case_add(struct cts_gen_case *gc, char *text, char *alt, int kind);
 void cts_gen_case_free(struct cts_gen_case *gc);
+/* A line's statement, past its indentation (the generator indents a block's lines). */
+const char *cts_gen_stmt(const char *text);
+/* Whether a line heads a block (ends with `{`) or closes one (is `}`). */
+int cts_gen_opens_block(const char *text);
+int cts_gen_closes_block(const char *text);
+/* The index of the `}` that closes the block whose head is line i (gc->n - 1 if none). */
+size_t cts_gen_block_end(const struct cts_gen_case *gc, size_t i);
 /* The case file's text: frontmatter (always CTS_GEN_FRONT_LINES lines) and body. */
 #define CTS_GEN_FRONT_LINES 7
 char *cts_gen_render(const struct cts_gen_case *gc, unsigned long long seed, size_t index,
