@@ -23,10 +23,12 @@ VENV_STAMP := $(VENV)/.tsm-cts-deps
 # jinja2 and matplotlib write the HTML report and its SVG figures (report.mk); hypothesis
 # drives the capsule fuzzer (harness/python/fuzz_capsules.py); libggml-python ships ggml's
 # headers and shared libraries (ggml 0.20.2, CPU backend) for the ggml adapter
-# (harness/adapters/ggml/ggml.mk locates them in the .venv).
+# (harness/adapters/ggml/ggml.mk locates them in the .venv); onnxruntime and mlx with
+# mlx-cpu (its CPU backend on Linux) are peers of the interop matrix
+# (harness/python/peers/; together 5 s and 118 MB of the .venv).
 PIP_PINS := numpy==2.4.6 apache-tvm-ffi==0.1.15.post2 jax==0.10.2 jaxlib==0.10.2 \
   junitparser==5.0.3 jsonschema==4.26.0 jinja2==3.1.6 matplotlib==3.11.2 hypothesis==6.170.17 \
-  libggml-python==0.20.2.post1
+  libggml-python==0.20.2.post1 onnxruntime==1.32.0 mlx==0.32.4 mlx-cpu==0.32.4
 DLPACK_LEGACY_H := /usr/include/dlpack/dlpack.h
 # A file holding the include folder of the DLPack 1.x header; compile rules read it.
 DLPACK_V1_INC_FILE := $(B)/deps/dlpack_v1_include

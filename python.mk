@@ -5,9 +5,11 @@
 #   $(PYTHON_EXT)    $(B)/python/tsmref.so  the `tsmref` CPython extension (impl/python/)
 #   python           builds it (phony; `all` builds it too)
 #   interop          runs every capsule-level case (cases/dlpack/python/*.pytsm) for
-#                    every producer x consumer pair of {tsmref, numpy, tvm-ffi, jax},
-#                    writes $(B)/report/interop.json and prints the matrix; non-zero
-#                    exit on any unexpected result. INTEROP_FLAGS=--large adds `large`.
+#                    every producer x consumer pair of the peers, one module each in
+#                    harness/python/peers/ (tsmref, jax, mlx, numpy, onnxruntime,
+#                    tvm-ffi; TSM_CTS_PEERS adds a user's), writes $(INTEROP_REPORT)
+#                    and prints the matrix; non-zero exit on any unexpected result.
+#                    INTEROP_FLAGS=--large adds `large`; --peers a,b picks peers.
 #   interop-selftest the bridge's self-tests: deliberately broken consumers (the IREE
 #                    leak, the turbine rename-back) must be reported
 #   Both read the cases through the judge, $(TSM_CTS) parse --json (TSM_CTS_BUILD).
@@ -48,10 +50,11 @@ $(PYTHON_EXT): $(PYTHON_EXT_SRC) $(TSMREF_LIB) $(VENV_STAMP) $(DLPACK_V1_INC_FIL
 	  -shared -o $@ $(PYTHON_EXT_SRC) -L$(dir $(TSMREF_LIB)) -ltsmref -Wl,-rpath,'$$ORIGIN/../lib'
 
 # The bridge reads cases through the judge's front end (tsm-cts parse --json).
+INTEROP_REPORT := $(B)/report/interop.json
 interop: $(PYTHON_EXT) $(TSM_CTS)
-	@mkdir -p $(B)/report
+	@mkdir -p $(dir $(INTEROP_REPORT))
 	$(PYTHON_BRIDGE_ENV) $(VENV_PY) harness/python/bridge.py run $(INTEROP_FLAGS) \
-	  --json $(B)/report/interop.json cases/dlpack/python
+	  --json $(INTEROP_REPORT) cases/dlpack/python
 
 interop-selftest: $(PYTHON_EXT) $(TSM_CTS)
 	$(PYTHON_BRIDGE_ENV) $(VENV_PY) harness/python/test_bridge.py

@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
 """bridge.py: the capsule-level runner of the DLPack Python clauses (spec/dlpack.md DLP.PY.*).
 
-  bridge.py run [--large] [--json FILE] [-j N] [--peers a,b] [--case-filter S] PATH...
+  bridge.py run [--large] [--json FILE] [-j N] [--peers a,b] [--peer-path P] PATH...
+  bridge.py peers
   bridge.py lint PATH...
 
 Every case (cases/dlpack/python/*.pytsm, grammar in that folder's README.md) runs for
-every producer x consumer pair of {tsmref, numpy, tvm-ffi, jax}; `roles: [producer]`
-cases run once per producer (consumer column "-"), `roles: [consumer]` cases once per
-consumer with tsmref producing (producer row "-").
+every producer x consumer pair of the peers, one plug-in module each (harness/python/peers/
+and its README.md, and the modules a user names on TSM_CTS_PEERS or --peer-path;
+`bridge.py peers` lists them and whether their arrays offer the C exchange API);
+`roles: [producer]` cases run once per producer (consumer column "-"), `roles: [consumer]`
+cases once per consumer with tsmref producing (producer row "-").
 
 Each producer row runs in its own worker process (peers imported once per process; a
 crash loses only that row's remaining cells, reported Crash). Known failures of real
 peers are listed in harness/expectations/python-<peer>.txt; they report XFail, and an
-XPass fails the run like a Fail, Crash or Error.
+XPass fails the run like a Fail, Crash or Error. A run that needs what a peer lacks (a
+role it declares it lacks, versioned capsules for a consumer that asks only for legacy
+ones) is NotSupported; the report counts it, and each XFail, against that peer
+(`attributed_to`).
 
 While it runs, a line per finished producer row goes to stderr. --json writes the
 judge's report format (harness/schema/results.schema.json: family "interop", the
@@ -33,13 +39,19 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 import caselang  # noqa: E402
+import peers  # noqa: E402
 
 EXC_TYPES = {"BufferError": BufferError, "ValueError": ValueError, "TypeError": TypeError,
              "RuntimeError": RuntimeError, "any": Exception}
 
 
-class NotApplicable(Exception):
-    """The pair cannot run this case (reported Skip, with the reason)."""
+class NotSupported(Exception):
+    """A peer lacks what the case needs (reported NotSupported, with the reason, and
+    counted against that peer: `peer`)."""
+
+    def __init__(self, msg, peer=None):
+        super().__init__(msg)
+        self.peer = peer
 
 
 class CaseFail(Exception):
@@ -57,14 +69,20 @@ class Holder:
     def __init__(self, run, cap=None, probe=None, array=None):
         self.run, self.cap, self.probe, self.array = run, cap, probe, array
         self.calls = []
+        self.refused_legacy = None  # the request of a refused legacy-only call
+        self.handed = False
 
     def __dlpack__(self, **kw):
         self.calls.append(kw)
         if self.array is None:
             mv = kw.get("max_version")
             if self.probe.versioned and (mv is None or tuple(mv) < (1, 0)):
-                raise NotApplicable("the consumer asks only for legacy capsules "
-                                    f"(__dlpack__ called with {kw})")
+                # What a producer with only the versioned form does (array API): the
+                # consumer may ask again with max_version (nanobind does).
+                self.refused_legacy = kw
+                raise BufferError("the capsule under test is versioned: ask with "
+                                  "max_version >= (1, 0)")
+            self.handed = True
             return self.cap
         cap = self.array.__dlpack__(**kw)
         self.cap, self.probe = cap, self.run.new_probe(cap, kw)
@@ -74,6 +92,14 @@ class Holder:
         if self.array is not None:
             return self.array.__dlpack_device__()
         return self.probe.device
+
+    def unsupported(self, consumer):
+        """NotSupported when the consumer failed after asking only for a legacy capsule
+        of a versioned one: it cannot take versioned capsules, which DLPack allows."""
+        if self.refused_legacy is not None and not self.handed:
+            return NotSupported("the consumer asks only for legacy capsules (__dlpack__ "
+                                f"called with {self.refused_legacy})", consumer)
+        return None
 
 
 def _flat(v):
@@ -89,7 +115,6 @@ def _f32(v, dtype):
 class Run:
     def __init__(self, case, producer, consumer):
         import dl
-        import peers
         self.dl, self.case = dl, case
         self.P = peers.get(producer)
         self.C = peers.get(consumer)
@@ -178,9 +203,10 @@ class Run:
         calls_before = probe_before.calls if probe_before else 0
         try:
             out = self.C.from_dlpack(holder)
-        except NotApplicable:
-            raise
         except Exception:
+            unsupported = holder.unsupported(self.C.name)
+            if unsupported:
+                raise unsupported from None
             if used_before:  # DLP.PY.USED.1: a refused re-consumption changes nothing
                 if self.dl.capsule_name(cap) != probe_before.name_at_export.join(["used_", ""]):
                     self.fail(f"DLP.PY.USED.1: refusing a used capsule renamed it to "
@@ -224,7 +250,7 @@ class Run:
         inner = st["stmt"]
         try:
             getattr(self, "op_" + inner["op"])(inner)
-        except (CaseFail, NotApplicable):
+        except (CaseFail, NotSupported):
             raise
         except types:
             return
@@ -301,7 +327,7 @@ class Run:
             dl.Probe.snapshot_values = True
         for n in set(self.env) - before:
             del self.env[n]
-        settle()
+        settle(self.probes)
         o1, r1 = dl.outstanding(), dl.rss_bytes()
         self.line = st["line"]
         if o1 > o0:
@@ -314,7 +340,7 @@ class Run:
     def finish(self):
         self.line = 0
         self.env.clear()
-        settle()
+        settle(self.probes)
         self.invariants()
         for p in self.probes:
             if p.calls != 1:
@@ -323,30 +349,45 @@ class Run:
                           f"{p.name_at_export}, now {p.name_at_destruction or 'alive'})")
 
 
-def settle():
+SETTLE_QUIET_S = 0.25  # no pending deleter ran for this long: the peer is done
+SETTLE_MAX_S = 10.0
+
+
+def settle(probes):
+    """Collects garbage, then waits while a peer still runs deleters of dead capsules
+    on another thread (jaxlib copies an unaligned import asynchronously and runs the
+    deleter when the copy is done, which on a loaded machine takes a while): until none
+    is pending, or none ran for SETTLE_QUIET_S (a leak), at most SETTLE_MAX_S."""
     for _ in range(3):
         gc.collect()
-    for _ in range(50):  # a peer may release on another thread
-        import dl
-        if all(p.calls or p.capsule_alive for p in dl.Probe.registry[-64:]):
-            break
+
+    def pending():
+        return sum(1 for p in probes if not p.calls and not p.capsule_alive)
+
+    start = changed = time.monotonic()
+    n = pending()
+    while n and time.monotonic() - changed < SETTLE_QUIET_S and \
+            time.monotonic() - start < SETTLE_MAX_S:
         time.sleep(0.002)
+        if pending() != n:
+            n, changed = pending(), time.monotonic()
     gc.collect()
 
 
 def run_one(case, producer, consumer):
+    """(status, message, the peer a NotSupported is counted against or None)."""
     r = Run(case, producer, consumer)
     try:
         r.exec_block(case["body"])
         r.finish()
-        return "Pass", ""
+        return "Pass", "", None
     except CaseFail as e:
-        return "Fail", str(e)
-    except NotApplicable as e:
-        return "Skip", f"not applicable: {e}"
+        return "Fail", str(e), None
+    except NotSupported as e:
+        return "NotSupported", f"{e.peer}: {e}", e.peer
     except Exception as e:  # noqa: BLE001
         tb = traceback.extract_tb(e.__traceback__)
-        return "Fail", f"line {r.line}: unexpected {type(e).__name__}: {e} ({tb[-1].name})"
+        return "Fail", f"line {r.line}: unexpected {type(e).__name__}: {e} ({tb[-1].name})", None
     finally:
         r.env.clear()
         gc.collect()
@@ -371,22 +412,34 @@ def load_expectations(folder):
                     raise SystemExit(f"{fn}:{i}: expected 'CASE PRODUCER->CONSUMER STATUS "
                                      f"reason | reference'")
                 p, c = parts[1].split("->")
+                # python-<peer>.txt lists the failures counted against <peer>
                 out.append({"case": parts[0], "producer": p, "consumer": c,
                             "status": parts[2], "reason": parts[3], "file": f"{fn}:{i}",
-                            "used": False})
+                            "peer": fn[len("python-"):-len(".txt")], "used": False})
     return out
 
 
 def match_expectation(exps, case_id, p, c):
-    for e in exps:
-        if e["case"] == case_id and e["producer"] in ("*", p) and e["consumer"] in ("*", c):
-            return e
-    return None
+    """The line that decides a run: the most specific one that matches (a named peer
+    before `*`, so that python-<producer>.txt can claim a pair another file's
+    `*->consumer` line covers), then the first in file order."""
+    hits = [e for e in exps if e["case"] == case_id and e["producer"] in ("*", p)
+            and e["consumer"] in ("*", c)]
+    return min(hits, key=lambda e: (e["producer"] == "*") + (e["consumer"] == "*"),
+               default=None)
 
 
 def case_id(path):
     rel = os.path.relpath(os.path.abspath(path), os.path.join(ROOT, "cases"))
     return rel
+
+
+def lacked_role(producer, consumer):
+    """(peer, reason) when a peer lacks its role in the pair (Peer.lacks), else None."""
+    for peer, role in ((producer, "producer"), (consumer, "consumer")):
+        if peer != "-" and role in peers.classes()[peer].lacks:
+            return peer, f"{peer} is no {role}: {peers.classes()[peer].lacks[role]}"
+    return None
 
 
 def jobs_for(cases, peers_list, large):
@@ -402,7 +455,7 @@ def jobs_for(cases, peers_list, large):
             pairs = [("-", q) for q in peers_list]
         for p, q in pairs:
             jobs.append({"path": c["path"], "producer": p, "consumer": q, "skip": skip,
-                         "clauses": c["clauses"]})
+                         "lacks": lacked_role(p, q), "clauses": c["clauses"]})
     return jobs
 
 
@@ -418,9 +471,14 @@ def worker_main(args):
         p = "tsmref" if j["producer"] == "-" else j["producer"]
         c = "tsmref" if j["consumer"] == "-" else j["consumer"]
         t0 = time.time()
-        status, msg = run_one(cache[j["path"]], p, c)
-        print(json.dumps({"done": j, "status": status, "message": msg,
+        status, msg, peer = run_one(cache[j["path"]], p, c)
+        print(json.dumps({"done": j, "status": status, "message": msg, "attributed_to": peer,
                           "seconds": round(time.time() - t0, 3)}), flush=True)
+        # What outlives a finished case (the frameworks' modules and caches, the probes'
+        # registry) is frozen out of later collections: a run collects five times, and
+        # a full collection of a process holding jax, mlx and ONNX Runtime walks
+        # ~100,000 objects (50 ms), which was half the matrix's time.
+        gc.freeze()
     return 0
 
 
@@ -430,7 +488,7 @@ def progress(row, out, n_cells, secs, exps):
     bad = 0
     for ln in out.splitlines():
         rec = json.loads(ln) if '"done"' in ln else {}
-        if rec.get("status", "Pass") in ("Pass", "Skip"):
+        if rec.get("status", "Pass") in ("Pass", "Skip", "NotSupported"):
             continue
         j = rec["done"]
         e = match_expectation(exps, case_id(j["path"]), j["producer"], j["consumer"])
@@ -449,7 +507,7 @@ def run_main(args):
             cases.append(parsed)
     for e in errors:
         print(f"parse error: {e}", file=sys.stderr)
-    peers_list = args.peers.split(",")
+    peers_list = chosen_peers(args.peers)
     jobs = jobs_for(cases, peers_list, args.large)
     exps = load_expectations(args.expectations)
     results = []
@@ -457,6 +515,9 @@ def run_main(args):
     for j in jobs:
         if j["skip"]:
             results.append(dict(j, status="Skip", message="large (run with --large)"))
+        elif j["lacks"]:
+            results.append(dict(j, status="NotSupported", message=j["lacks"][1],
+                                attributed_to=j["lacks"][0]))
         else:
             rows.setdefault(j["producer"], []).append(j)
     procs = []
@@ -494,7 +555,7 @@ def run_main(args):
             rec = done.get((j["path"], j["consumer"]))
             if rec:
                 results.append(dict(j, status=rec["status"], message=rec["message"],
-                                    seconds=rec["seconds"]))
+                                    attributed_to=rec["attributed_to"], seconds=rec["seconds"]))
             elif started and (started["path"], started["consumer"]) == (j["path"], j["consumer"]):
                 results.append(dict(j, status="Crash", message=f"worker died (rc {pr.returncode}): "
                                     + err.strip()[-400:]))
@@ -504,17 +565,19 @@ def run_main(args):
     for r in results:
         cid = case_id(r["path"])
         r["case"] = cid
-        if r["status"] == "Skip":
+        if r["status"] in ("Skip", "NotSupported"):
             continue
         e = match_expectation(exps, cid, r["producer"], r["consumer"])
         if e:
             e["used"] = True
             r["expectation"] = e["reason"]
+            r["attributed_to"] = e["peer"]
             if r["status"] == e["status"]:
                 r["status"] = "XFail"
             elif r["status"] == "Pass":
                 r["status"] = "XPass"
-    unused = [e for e in exps if not e["used"]]
+    # a line of a peer that did not run (an optional one, --peers) is not stale
+    unused = [e for e in exps if not e["used"] and e["peer"] in peers_list]
     return report(results, errors, peers_list, unused, args, time.time() - t0)
 
 
@@ -525,11 +588,11 @@ def report(results, errors, peers_list, unused, args, secs):
     for r in results:
         c = cell.setdefault((r["producer"], r["consumer"]),
                             {"Pass": 0, "Fail": 0, "XFail": 0, "XPass": 0, "Crash": 0,
-                             "Error": 0, "Skip": 0})
+                             "Error": 0, "NotSupported": 0, "Skip": 0})
         c[r["status"]] += 1
     bad = [r for r in results if r["status"] in ("Fail", "XPass", "Crash", "Error")]
     print(f"\nDLPack Python interop matrix (rows: producer, columns: consumer; "
-          f"pass/fail/xfail; '-' = role-only cases)")
+          f"pass/fail/xfail/notsupported; '-' = role-only cases)")
     w = 14
     print("producer\\consumer".ljust(18) + "".join(c.ljust(w) for c in cols))
     for p in rows:
@@ -540,7 +603,7 @@ def report(results, errors, peers_list, unused, args, secs):
                 line += ".".ljust(w)
                 continue
             f = v["Fail"] + v["XPass"] + v["Crash"] + v["Error"]
-            line += f"{v['Pass']}/{f}/{v['XFail']}".ljust(w)
+            line += f"{v['Pass']}/{f}/{v['XFail']}/{v['NotSupported']}".ljust(w)
         print(line)
     tot = {}
     for r in results:
@@ -570,16 +633,22 @@ def report(results, errors, peers_list, unused, args, secs):
 REPORT_FORMAT = "2.0"  # harness/schema/results.schema.json, as the judge writes it
 
 
-def peer_versions(peers_list):
+def peer_version(name):
+    """The installed version of the peer's PyPI distribution; None when it has none or
+    it is not installed."""
     from importlib import metadata
-    dists = {"numpy": "numpy", "tvm-ffi": "apache-tvm-ffi", "jax": "jax"}
-    out = []
-    for p in peers_list:
-        try:
-            out.append(f"{p} {metadata.version(dists[p])}" if p in dists else p)
-        except metadata.PackageNotFoundError:
-            out.append(f"{p} (not installed)")
-    return ", ".join(out)
+    dist = peers.classes()[name].dist
+    try:
+        return metadata.version(dist) if dist else None
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def peer_info(peers_list):
+    """Per peer: version, module file and whether it is optional (the report's
+    "peer_modules"; harness/report/third_parties.py leaves optional peers out)."""
+    return {p: {"version": peer_version(p), "optional": peers.classes()[p].optional,
+                "module": os.path.relpath(peers.source(p), ROOT)} for p in peers_list}
 
 
 def report_document(results, peers_list, args, secs):
@@ -590,6 +659,7 @@ def report_document(results, peers_list, args, secs):
     stamp = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))  # noqa: E731
     spec = open(os.path.join(ROOT, "spec", "README.md")).read()
     spec_version = spec.split("Spec version **", 1)[1].split("**", 1)[0] if "Spec version **" in spec else "unknown"
+    info = peer_info(peers_list)
     rows = []
     for r in results:
         rows.append({"case": r["case"], "family": "interop", "path": r["path"],
@@ -598,16 +668,63 @@ def report_document(results, peers_list, args, secs):
                      **({"expected": r["expectation"]} if "expectation" in r else {}),
                      "clauses": r.get("clauses", []),
                      "duration_ms": round(1000 * r.get("seconds", 0), 3),
-                     "producer": r["producer"], "consumer": r["consumer"]})
+                     "producer": r["producer"], "consumer": r["consumer"],
+                     **({"attributed_to": r["attributed_to"]} if r.get("attributed_to") else {})})
     return {"tsm_cts": REPORT_FORMAT, "run_id": f"bridge-{os.getpid()}-{int(now * 1000):x}",
             "started": stamp(now - secs), "finished": stamp(now), "wall_seconds": round(secs, 3),
             "tool": {"name": "tsm-cts bridge.py", "abi": "python-capsule",
                      "report_format": REPORT_FORMAT, "spec": spec_version},
             "seed": 0, "shard": {"index": 1, "count": 1},
-            "adapter": {"name": "python-interop", "version": peer_versions(peers_list),
+            "adapter": {"name": "python-interop", "version": ", ".join(
+                            f"{p} {i['version']}" if i["version"] else p for p, i in info.items()),
                         "path": os.path.relpath(os.path.abspath(__file__), ROOT),
                         "devices": [{"name": "python", "available": True, "reason": ""}]},
-            "results": rows}
+            "results": rows, "peer_modules": info}
+
+
+def chosen_peers(wanted):
+    """The peers of a run: --peers, or every peer found less the optional ones whose
+    framework is missing (noted on stderr). A peer that is not installed stops the run,
+    naming its module: the pinned ones come from `make deps`."""
+    if wanted:
+        names = wanted.split(",")
+    else:
+        names, notes = peers.default_names()
+        for n in notes:
+            print(f"bridge.py: {n}", file=sys.stderr)
+    found = peers.classes()
+    for n in names:
+        if n not in found:
+            raise SystemExit(f"bridge.py: no peer named {n!r} (known: {', '.join(sorted(found))})")
+        if not peers.installed(found[n]):
+            raise SystemExit(f"bridge.py: peer {n} needs the Python module {found[n].module}, "
+                             f"which is not installed" + ("" if found[n].optional else
+                             " (pinned in deps.mk: run 'make deps')"))
+    return names
+
+
+def exchange_api(name):
+    """Whether the type of the peer's arrays offers DLPack 1.3's C exchange API
+    (`__dlpack_c_exchange_api__`, dlpack.h's DLPackExchangeAPI); None when the peer
+    cannot be made."""
+    import numpy as np
+    try:
+        arr = peers.get(name).make(np.zeros(1, "float32"), [1], "float32")
+    except Exception:  # noqa: BLE001 - not installed, or no producer
+        return None
+    return hasattr(type(arr), "__dlpack_c_exchange_api__")
+
+
+def peers_main():
+    """Lists the peers found: name, version, whether their arrays offer the C exchange
+    API, module file."""
+    print(f"{'peer':14} {'version':14} {'exchange API':14} module")
+    for n, cls in sorted(peers.classes().items()):
+        version = peer_version(n) or ("-" if peers.installed(cls) else "not installed")
+        api = {True: "yes", False: "no", None: "-"}[exchange_api(n) if peers.installed(cls) else None]
+        print(f"{n:14} {version:14} {api:14} {os.path.relpath(peers.source(n), ROOT)}"
+              f"{' (optional)' if cls.optional else ''}")
+    return 0
 
 
 def lint_main(args):
@@ -632,16 +749,29 @@ def main(argv=None):
     r.add_argument("--large", action="store_true")
     r.add_argument("--json")
     r.add_argument("-j", dest="jobs_n", type=int, default=2)
-    r.add_argument("--peers", default="tsmref,numpy,tvm-ffi,jax")
+    r.add_argument("--peers", help="comma-separated peer names (default: every peer found, "
+                   "less optional ones whose framework is not installed)")
+    r.add_argument("--peer-path", action="append", default=[],
+                   help="a folder of peer modules or one module (repeatable; added to "
+                   f"${peers.ENV_PATH})")
     r.add_argument("--expectations", default=os.path.join(ROOT, "harness", "expectations"))
     r.add_argument("-v", "--verbose", action="store_true")
     w = sub.add_parser("worker")
     w.add_argument("--jobs", required=True)
     li = sub.add_parser("lint")
     li.add_argument("paths", nargs="+")
+    pe = sub.add_parser("peers")
+    pe.add_argument("--peer-path", action="append", default=[])
     args = ap.parse_args(argv)
+    if getattr(args, "peer_path", None):
+        # On the environment, so that the worker processes find the same peers.
+        os.environ[peers.ENV_PATH] = os.pathsep.join(
+            [os.path.abspath(p) for p in args.peer_path] +
+            [p for p in os.environ.get(peers.ENV_PATH, "").split(os.pathsep) if p])
     if args.cmd == "run":
         return run_main(args)
+    if args.cmd == "peers":
+        return peers_main()
     if args.cmd == "worker":
         return worker_main(args)
     return lint_main(args)

@@ -119,6 +119,12 @@ def dtype_name(dt):
 
 def read_dltensor(t):
     """Elements of a CPU DLTensor as a nested list (honours byte_offset and strides)."""
+    return copy_dltensor(t).tolist()
+
+
+def copy_dltensor(t):
+    """Elements of a CPU DLTensor as a compact numpy array of its own (honours byte_offset
+    and strides)."""
     shape = [t.shape[i] for i in range(t.ndim)]
     npdt = np.dtype(_NP_DTYPES[(t.dtype.code, t.dtype.bits)])
     isz = npdt.itemsize
@@ -128,13 +134,12 @@ def read_dltensor(t):
         strides = list(np.empty(shape, npdt).strides) if shape else []
     n = int(np.prod(shape)) if shape else 1
     if n == 0:
-        return np.empty(shape, npdt).tolist()
+        return np.empty(shape, npdt)
     base = (t.data or 0) + t.byte_offset
     lo = sum(min(0, (s - 1) * st) for s, st in zip(shape, strides))
     hi = sum(max(0, (s - 1) * st) for s, st in zip(shape, strides)) + isz
     buf = (ctypes.c_char * (hi - lo)).from_address(base + lo)
-    arr = np.ndarray(shape, npdt, buffer=buf, offset=-lo, strides=strides)
-    return arr.tolist()
+    return np.ndarray(shape, npdt, buffer=buf, offset=-lo, strides=strides).copy()
 
 
 def read_memory(ptr, shape, dtype, strides=None):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """harness/python/fuzz_capsules.py: the Python capsule protocol fuzzed with Hypothesis (fuzz/README.md,
-target `capsules`) between the reference (`tsmref`, impl/python) and every peer of the
-interop matrix (numpy, apache-tvm-ffi, jax; harness/python/peers.py).
+target `capsules`) between the reference (`tsmref`, impl/python) and the peers of the
+interop matrix numpy, apache-tvm-ffi and jax (harness/python/peers/).
 clauses: [DLP.DEL.1, DLP.EXPORT.1, DLP.EXPORT.2, DLP.EXPORT.3, DLP.EXPORT.4, DLP.EXPORT.5,
           DLP.IMPORT.1, DLP.IMPORT.2, DLP.IMPORT.3, DLP.IMPORT.4, DLP.IMPORT.5, DLP.IMPORT.6,
           DLP.IMPORT.8, DLP.MGR.1, DLP.MGR.3, DLP.PY.NAME.1, DLP.PY.NAME.2, DLP.PY.DTOR.1,
@@ -598,7 +598,7 @@ class CapsuleExchange(RuleBasedStateMachine):
 
     def take(self, consumer, holder):
         """consumer.from_dlpack(holder): the result, or None when refused (the exception
-        in self.refused); NotApplicable (a consumer asking only for legacy capsules, given
+        in self.refused); NotSupported (a consumer asking only for legacy capsules, given
         a versioned one) propagates."""
         self.refused = None
         try:
@@ -606,11 +606,12 @@ class CapsuleExchange(RuleBasedStateMachine):
             if holder.probe is not None:
                 holder.probe.label += f", consumed by {consumer}"
             return out
-        except bridge.NotApplicable:
-            raise
         except bridge.CaseFail as e:
             raise SpecViolation("DLP.PY.NAME.1", str(e))
         except Exception as e:  # noqa: BLE001
+            unsupported = holder.unsupported(consumer)
+            if unsupported:
+                raise unsupported from None
             self.refused = e.with_traceback(None)  # its frames would hold the capsule
             if holder.probe is not None:
                 holder.probe.label += f", refused by {consumer}"
@@ -629,7 +630,7 @@ class CapsuleExchange(RuleBasedStateMachine):
         before = self.ref.live_bytes()
         try:
             out = self.take(consumer, bridge.Holder(self, cap=c.cap, probe=c.probe))
-        except bridge.NotApplicable:
+        except bridge.NotSupported:
             return multiple()
         if out is None:
             self.import_refused(c.probe, c.expected, consumer, c.refusal, self.refused)
@@ -731,7 +732,7 @@ class CapsuleExchange(RuleBasedStateMachine):
         name, calls = dl.capsule_name(c.cap), c.probe.calls
         try:
             out = self.take(consumer, bridge.Holder(self, cap=c.cap, probe=c.probe))
-        except bridge.NotApplicable:
+        except bridge.NotSupported:
             return
         check(out is None, "DLP.PY.USED.1", f"{consumer} consumed a used capsule again")
         check(dl.capsule_name(c.cap) == name, "DLP.PY.USED.1",

@@ -10,10 +10,18 @@ clauses: [DLP.DEL.1, DLP.PY.NAME.2, DLP.PY.ROUND.1, DLP.PY.DTOR.1]
                the deleter a second time
   no-rename    takes the pointer and runs the deleter, but never renames: double release
   good         a correct ctypes consumer (control: must pass)
+
+And the peer plug-in hook end to end: a module written outside the checkout, found
+through --peer-path, run by the bridge's worker processes (where collections skip what
+earlier cases left, gc.freeze): an IREE-style consumer that lacks the producer role
+must give Fail on its leak and NotSupported, counted against it, as producer.
 """
 import ctypes
+import json
 import os
+import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -36,7 +44,7 @@ class Imported:
         self.shape = tuple(t.shape[i] for i in range(t.ndim))
         self.dtype = dl.dtype_name(t.dtype)
         self.data = (t.data or 0) + t.byte_offset
-        self.values = dl.read_dltensor(t)
+        self.values = dl.copy_dltensor(t)  # read now: the turbine hack frees it early
 
     def __del__(self):
         if self.run_deleter:
@@ -65,7 +73,7 @@ class CtypesConsumer(peers.Peer):
         return out
 
     def tolist(self, arr):
-        return arr.values
+        return arr.values.tolist()
 
     def shape(self, arr):
         return arr.shape
@@ -83,6 +91,46 @@ def consumer(name, **kw):
         setattr(c, k, v)
     peers.EXTRA[name] = c
     return name
+
+
+PLUGIN = '''
+import dl
+from peers import Peer
+
+
+class PluginLeakPeer(Peer):
+    """Takes the capsule (renames it used_*) and never runs its deleter."""
+    name = "plugin-leak"
+    lacks = {"producer": "a consumer only (test_bridge.py)"}
+
+    def from_dlpack(self, obj):
+        cap = obj.__dlpack__(max_version=(1, 3))
+        name = dl.capsule_name(cap)
+        dl.set_capsule_name(cap, "used_" + name)
+        return name
+'''
+
+
+def plugin_run():
+    """bridge.py run with PLUGIN as a user's peer module: (ok, what was seen)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        module, report = os.path.join(tmp, "leak.py"), os.path.join(tmp, "interop.json")
+        with open(module, "w") as f:
+            f.write(PLUGIN)
+        subprocess.run([sys.executable, os.path.join(HERE, "bridge.py"), "run",
+                        "--peer-path", module, "--peers", "numpy,plugin-leak",
+                        "--json", report, os.path.join(CASES, "consume-capsule-loop.pytsm")],
+                       capture_output=True, text=True)
+        with open(report) as f:
+            got = {r["device"]: (r["status"], r.get("attributed_to"), r["message"])
+                   for r in json.load(f)["results"]}
+    want = {"numpy->numpy": ("Pass", None, ""),
+            "numpy->plugin-leak": ("Fail", None, "deleters never ran"),
+            "plugin-leak->numpy": ("NotSupported", "plugin-leak", "no producer"),
+            "plugin-leak->plugin-leak": ("NotSupported", "plugin-leak", "no producer")}
+    ok = set(got) == set(want) and all(
+        got[k][:2] == want[k][:2] and want[k][2] in got[k][2] for k in want)
+    return ok, {k: (v[0], v[1], v[2][:70]) for k, v in got.items()}
 
 
 def main():
@@ -103,7 +151,7 @@ def main():
     bad = 0
     for producer in ("tsmref", "numpy"):
         for case, cons, want, sub in checks:
-            status, msg = bridge.run_one(load(case), producer, cons)
+            status, msg, _ = bridge.run_one(load(case), producer, cons)
             ok = status == want and sub in msg
             bad += not ok
             print(f"{'ok ' if ok else 'BAD'} {producer}->{cons:10} {case:28} {status}: {msg}")
@@ -121,6 +169,9 @@ def main():
     bad += not ok
     print(f"{'ok ' if ok else 'BAD'} turbine rename-back: deleter calls {probe.calls}, "
           f"{probe.violations}")
+    ok, seen = plugin_run()
+    bad += not ok
+    print(f"{'ok ' if ok else 'BAD'} peer plug-in through --peer-path: {seen}")
     print(f"test_bridge: {'all ok' if not bad else f'{bad} failed'}")
     return 1 if bad else 0
 

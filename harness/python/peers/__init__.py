@@ -1,0 +1,142 @@
+"""peers: the frameworks the bridge exchanges capsules between, one plug-in module each.
+
+A peer is a producer (make an array from values, export it through its own __dlpack__)
+and a consumer (its own from_dlpack). Each is one module holding one subclass of Peer;
+the bridge finds them in this folder and in every folder or file named by the
+environment variable TSM_CTS_PEERS (os.pathsep-separated; bridge.py's --peer-path
+adds to it), so a user's peer is a module of their own, outside the checkout.
+Modules are loaded by file path under private names, so a module named after its
+framework (jax.py) does not shadow the framework. README.md beside this file says how
+to write one.
+
+Peers are imported lazily, once per process (jax's import is slow): discovering a
+module imports the module, not its framework.
+"""
+import importlib.util
+import inspect
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ENV_PATH = "TSM_CTS_PEERS"
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+
+class Peer:
+    """One framework. Subclasses set the class attributes and implement make,
+    from_dlpack and tolist (and dtype; shape and data_ptr when the defaults do not fit).
+    """
+    name = "?"            # the matrix's row and column label
+    module = None         # the import name of the framework, checked before a run
+    dist = None           # its PyPI distribution, whose version the report names
+    optional = False      # True: left out, with a note, when `module` is not installed
+    reference = False     # True only for tsmref: first row and column of the matrix
+    # role -> why the framework lacks it ("producer" or "consumer"): such runs are
+    # NotSupported with the reason, instead of run.
+    lacks = {}
+
+    def make(self, values, shape, dtype):
+        """A fresh array of the framework holding values, shaped shape. values is a
+        flat C-contiguous numpy array of dtype ("float32", "int32") made for this call
+        alone: the peer may keep it as its array's storage."""
+        raise NotImplementedError
+
+    def from_dlpack(self, obj):
+        """The framework's own DLPack import of obj (an object with __dlpack__)."""
+        raise NotImplementedError
+
+    def tolist(self, arr):
+        raise NotImplementedError
+
+    def dtype(self, arr):
+        """The numpy name of arr's dtype ("float32")."""
+        raise NotImplementedError
+
+    def shape(self, arr):
+        return tuple(int(s) for s in arr.shape)
+
+    def data_ptr(self, arr):
+        """Address of element 0 of a consumer's result, None when unknown."""
+        return None
+
+
+def search_path():
+    """This folder, then TSM_CTS_PEERS's entries, each a folder of modules or one module."""
+    extra = [p for p in os.environ.get(ENV_PATH, "").split(os.pathsep) if p]
+    return [HERE] + extra
+
+
+def _modules(entry):
+    if os.path.isdir(entry):
+        return [os.path.join(entry, f) for f in sorted(os.listdir(entry))
+                if f.endswith(".py") and not f.startswith("_")]
+    if entry.endswith(".py") and os.path.isfile(entry):
+        return [entry]
+    raise SystemExit(f"{ENV_PATH}: {entry!r} is neither a folder nor a .py file")
+
+
+def _load(path, index):
+    spec = importlib.util.spec_from_file_location(f"tsm_cts_peer_{index}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return [c for _, c in inspect.getmembers(mod, inspect.isclass)
+            if issubclass(c, Peer) and c is not Peer and c.__module__ == mod.__name__]
+
+
+_CLASSES = None  # name -> (class, module path), filled by classes()
+
+
+def classes():
+    """Every peer class found on the search path, by name; a name defined twice is an
+    error naming both modules."""
+    global _CLASSES
+    if _CLASSES is None:
+        found = {}
+        paths = [m for entry in search_path() for m in _modules(entry)]
+        for i, path in enumerate(paths):
+            for cls in _load(path, i):
+                if cls.name in found:
+                    raise SystemExit(f"peer {cls.name!r} is defined twice: "
+                                     f"{found[cls.name][1]} and {path}")
+                found[cls.name] = (cls, path)
+        _CLASSES = found
+    return {n: c for n, (c, _) in _CLASSES.items()}
+
+
+def source(name):
+    classes()
+    return _CLASSES[name][1]
+
+
+def installed(cls):
+    return cls.module is None or importlib.util.find_spec(cls.module) is not None
+
+
+def default_names():
+    """(the peers a run takes by default, notes): the reference first, then the others
+    by name; an optional peer whose framework is missing is left out with a note."""
+    found = classes()
+    names, notes = [], []
+    for n in sorted(found, key=lambda n: (not found[n].reference, n)):
+        if found[n].optional and not installed(found[n]):
+            notes.append(f"optional peer {n} left out: its module {found[n].module} is not "
+                         f"installed ({source(n)})")
+        else:
+            names.append(n)
+    return names, notes
+
+
+_CACHE = {}
+EXTRA = {}  # name -> Peer instance: deliberately broken consumers of the self-tests
+
+
+def get(name):
+    if name in EXTRA:
+        return EXTRA[name]
+    if name not in _CACHE:
+        found = classes()
+        if name not in found:
+            raise SystemExit(f"no peer named {name!r} (known: {', '.join(sorted(found))}; "
+                             f"a peer of your own goes on {ENV_PATH})")
+        _CACHE[name] = found[name]()
+    return _CACHE[name]

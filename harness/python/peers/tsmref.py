@@ -1,0 +1,25 @@
+"""tsmref: the reference library's extension (impl/python), producer and consumer."""
+from peers import Peer
+
+
+class TsmrefPeer(Peer):
+    name = "tsmref"
+    module = "tsmref"
+    reference = True
+
+    def __init__(self):
+        import tsmref
+        self.m = tsmref
+
+    def make(self, values, shape, dtype):
+        # values is a flat numpy array of dtype: handed over as a buffer, not a list
+        return self.m.tensor(values, shape=tuple(shape), dtype=dtype)
+
+    def from_dlpack(self, obj):
+        return self.m.from_dlpack(obj)
+
+    def tolist(self, arr):
+        return arr.tolist()
+
+    def dtype(self, arr):
+        return arr.dtype
