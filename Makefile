@@ -19,6 +19,10 @@ LDFLAGS_ALL := $(SAN)
 
 ALL_TARGETS :=
 DEPS :=
+# NAME:TARGET:REPORT per third party judged through a C adapter: `make TARGET` writes its
+# JSON report REPORT, which README's third-party table counts (report.mk). An adapter's
+# fragment adds its one line.
+THIRD_PARTIES :=
 
 # The library version has one source, the TSMREF_VERSION_* macros of tsmref.h; the .pc
 # file takes it from here (harness/tests/check_versions.sh checks that they agree).

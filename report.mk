@@ -17,6 +17,13 @@
 #                      left $(REPORT)/results.json, the page of that run, checked alike.
 #   report-screenshot  regenerates docs/report.png (README.md shows it) from the fixture.
 #   bench-report       `make bench`, its figures as $(REPORT)/bench.json, then `report`.
+#   third-party-table  runs the lane of every third party (THIRD_PARTIES' targets, then
+#                      `interop` for the Python peers) and writes README.md's table of
+#                      their Pass/Fail/XFail/NotSupported counts from the JSON reports
+#                      (harness/report/third_parties.py); a failing lane's counts go in
+#                      the table too.
+#   third-party-table-check  runs nothing: the table from the reports the lanes left must
+#                      equal README.md's (lane third-party-table of `make check`).
 #
 # The page is one file (inline CSS and SVG, no script, nothing fetched). Jinja2 and
 # matplotlib are PIP_PINS, chromium a Debian package (deps.mk).
@@ -78,3 +85,19 @@ bench-report: | $(VENV_STAMP)
 	  [ $$rc = 0 ] && $(VENV_PY) harness/report/bench_text.py $(REPORT)/bench.txt -o $(REPORT)/bench.json
 	@if [ -f $(REPORT)/results.json ]; then $(MAKE) --no-print-directory report; \
 	  else echo "bench figures in $(REPORT)/bench.json; no $(REPORT)/results.json for a page"; fi
+
+THIRD_PARTIES_PY = $(VENV_PY) harness/report/third_parties.py --readme README.md \
+  $(foreach t,$(THIRD_PARTIES),--adapter $(t)) --interop $(INTEROP_REPORT)
+
+.PHONY: third-party-table third-party-table-check
+third-party-table: $(PYTHON_EXT) $(TSM_CTS) | $(VENV_STAMP)
+	@for target in $(foreach t,$(THIRD_PARTIES),$(word 2,$(subst :, ,$(t)))) interop; do \
+	  echo "third-party-table: make $$target"; \
+	  $(MAKE) --no-print-directory $$target >$(B)/third-party-$$target.log 2>&1 || \
+	    echo "third-party-table: make $$target failed (see $(B)/third-party-$$target.log);" \
+	      "its counts go in the table"; \
+	done
+	@$(THIRD_PARTIES_PY)
+
+third-party-table-check: | $(VENV_STAMP)
+	@$(THIRD_PARTIES_PY) --check

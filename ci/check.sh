@@ -126,9 +126,10 @@ combinations() {
   return $rc
 }
 
-# The Python capsule protocol between every producer and consumer of {reference,
-# numpy, apache-tvm-ffi, jax} (harness/python), then the bridge's own self-tests with
-# deliberately broken consumers (the IREE leak, the turbine rename-back).
+# The Python capsule protocol between every producer and consumer of the peers
+# (harness/python/peers/: the reference, numpy, apache-tvm-ffi, jax, ONNX Runtime, mlx),
+# then the bridge's own self-tests with deliberately broken consumers (the IREE leak,
+# the turbine rename-back) and a peer plug-in of its own.
 interop() { make --no-print-directory BUILD="$primary" CC="$CC" interop; }
 interop_selftest() { make --no-print-directory BUILD="$primary" CC="$CC" interop-selftest; }
 
@@ -196,6 +197,9 @@ lane valgrind bash ci/sanitizers.sh valgrind
 lane fail-alloc fail_alloc
 lane interop interop
 lane interop-selftest interop_selftest
+# README's third-party table against the reports the ggml, tvm-ffi and interop lanes just
+# wrote (harness/report/third_parties.py; `make third-party-table` rewrites it).
+lane third-party-table make --no-print-directory BUILD="$primary" CC="$CC" third-party-table-check
 lane fuzz-capsules make --no-print-directory BUILD="$primary" CC="$CC" fuzz-capsules-check
 lane selftests bash harness/tests/run_selftests.sh "$primary"
 # The judge against the hostile adapters of harness/tests/broken: each run completes,

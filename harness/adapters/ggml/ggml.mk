@@ -36,13 +36,16 @@ $(GGML_ADAPTER): $(GGML_ADAPTER_OBJ) $(ADAPTER_MGR_OBJ) $(GGML_PREFIX_FILE)
 	$(CC) -shared $(LDFLAGS_ALL) -o $@ $(GGML_ADAPTER_OBJ) $(ADAPTER_MGR_OBJ) -L"$$lib" \
 	  -lggml-cpu -lggml-base -Wl,-rpath,"$$lib"
 
-# Every case of cases/graphs through ggml (TAP in $(B)/ggml.tap), then the summary; exits
-# non-zero on any result other than Pass, NotSupported or XFail, and on a stale line of
-# the expectations file.
+# Every case of cases/graphs through ggml (TAP in $(B)/ggml.tap, JSON in $(GGML_REPORT),
+# which README's third-party table counts), then the summary; exits non-zero on any result
+# other than Pass, NotSupported or XFail, and on a stale line of the expectations file.
+GGML_REPORT := $(B)/report/ggml.json
+THIRD_PARTIES += ggml:ggml-check:$(GGML_REPORT)
 .PHONY: ggml-check
 ggml-check: $(TSM_CTS) $(GGML_ADAPTER)
+	@mkdir -p $(dir $(GGML_REPORT))
 	$(TSM_CTS) run --adapter $(GGML_ADAPTER) --expectations $(GGML_EXPECTATIONS) --strict \
-	  -j $$(nproc) cases/graphs >$(B)/ggml.tap
+	  -j $$(nproc) --json $(GGML_REPORT) cases/graphs >$(B)/ggml.tap
 
 ALL_TARGETS += $(GGML_ADAPTER)
 DEPS += $(GGML_ADAPTER_OBJ:.o=.d)

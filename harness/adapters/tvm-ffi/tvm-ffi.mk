@@ -6,8 +6,9 @@
 #   $(TVMFFI_ADAPTER)  $(B)/lib/tvmffi_adapter.so (`all` builds it)
 #   tvmffi-check       builds it and the judge and runs cases/dlpack against it with
 #                      harness/expectations/tvm-ffi.txt (--strict: a stale line fails
-#                      too); non-zero on any unexpected result. Lane tvm-ffi-adapter of
-#                      `make check`.
+#                      too), TAP on stdout, JSON in $(TVMFFI_REPORT) (README's
+#                      third-party table counts it); non-zero on any unexpected result.
+#                      Lane tvm-ffi-adapter of `make check`.
 #
 # The headers (tvm/ffi/c_api.h, its bundled dlpack/dlpack.h) and libtvm_ffi.so are the
 # pinned PyPI wheel's in $(VENV), found through tvm_ffi.libinfo at build time, never
@@ -45,9 +46,13 @@ $(TVMFFI_ADAPTER): $(TVMFFI_OBJ) $(ADAPTER_MGR_OBJ) $(TVMFFI_PATHS)
 	$(CC) -shared $(LDFLAGS_ALL) -o $@ $(TVMFFI_OBJ) $(ADAPTER_MGR_OBJ) \
 	  -L"$$(sed -n 2p $(TVMFFI_PATHS))" -ltvm_ffi -Wl,-rpath,"$$(sed -n 2p $(TVMFFI_PATHS))"
 
+TVMFFI_REPORT := $(B)/report/tvmffi.json
+THIRD_PARTIES += tvm-ffi:tvmffi-check:$(TVMFFI_REPORT)
 .PHONY: tvmffi-check
 tvmffi-check: $(TVMFFI_ADAPTER) $(TSM_CTS)
-	@$(TSM_CTS) run --adapter $(TVMFFI_ADAPTER) --strict -j $$(nproc) cases/dlpack
+	@mkdir -p $(dir $(TVMFFI_REPORT))
+	@$(TSM_CTS) run --adapter $(TVMFFI_ADAPTER) --strict -j $$(nproc) --json $(TVMFFI_REPORT) \
+	  cases/dlpack
 
 ALL_TARGETS += $(TVMFFI_ADAPTER)
 DEPS += $(TVMFFI_OBJ:.o=.d)
