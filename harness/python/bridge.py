@@ -355,9 +355,9 @@ SETTLE_MAX_S = 10.0
 
 def settle(probes):
     """Collects garbage, then waits while a peer still runs deleters of dead capsules
-    on another thread (jaxlib copies an unaligned import asynchronously and runs the
-    deleter when the copy is done, which on a loaded machine takes a while): until none
-    is pending, or none ran for SETTLE_QUIET_S (a leak), at most SETTLE_MAX_S."""
+    on another thread (jaxlib releases its buffers on its own threads, which on a loaded
+    machine takes a while): until none is pending, or none ran for SETTLE_QUIET_S (a
+    leak), at most SETTLE_MAX_S."""
     for _ in range(3):
         gc.collect()
 
