@@ -222,6 +222,7 @@ struct cts_case {
   size_t n_tags;
   int timeout_ms;    /* 0: default; at most CTS_TIMEOUT_MAX_MS */
   uint32_t ops_used; /* 1u << enum tsm_op */
+  uint32_t dtypes_used; /* 1u << enum tsm_dtype of every tensor the case creates */
   uint32_t families; /* enum tsm_cap bits of requires: and of the statements used */
   char **threads;    /* thread names; thread 0 is the main thread, named "main" */
   size_t n_threads, cap_threads;
@@ -276,6 +277,7 @@ const char *cts_stmt_verb(int kind);
 int cts_stmt_shape(int kind);
 const char *cts_err_name(int code); /* "CAPPED" for TSM_ECAPPED; "OK"; "?" */
 const char *cts_op_name(int op);
-const char *cts_dtype_name(int dtype); /* "f32" for TSM_F32, "i32" for TSM_I32 */
+/* The dtype names a case may write, for messages. */
+#define CTS_DTYPE_LIST "bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32 or f64"
 
 #endif

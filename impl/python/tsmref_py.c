@@ -105,6 +105,24 @@ static int get_desc(TensorObject *self, struct tsmr_tensor_desc *d) {
   return 0;
 }
 
+/* The dtypes a tensor can have (one imported from another framework: any of
+ * enum tsmr_dtype), by numpy's names, and their element sizes. */
+static const struct {
+  int dtype;
+  const char *name;
+  size_t size;
+} dtype_table[] = {{TSMR_F32, "float32", 4}, {TSMR_I32, "int32", 4},   {TSMR_F64, "float64", 8},
+                   {TSMR_F16, "float16", 2}, {TSMR_BF16, "bfloat16", 2}, {TSMR_I8, "int8", 1},
+                   {TSMR_I16, "int16", 2},   {TSMR_I64, "int64", 8},   {TSMR_U8, "uint8", 1},
+                   {TSMR_U16, "uint16", 2},  {TSMR_U32, "uint32", 4},  {TSMR_U64, "uint64", 8},
+                   {TSMR_BOOL, "bool", 1}};
+
+static size_t dtype_index(int dtype) {
+  size_t i = 0;
+  while (i + 1 < sizeof dtype_table / sizeof dtype_table[0] && dtype_table[i].dtype != dtype) i++;
+  return i;
+}
+
 static int64_t desc_count(const struct tsmr_tensor_desc *d) {
   int64_t n = 1;
   for (int i = 0; i < d->ndim; i++) n *= d->shape[i];
@@ -132,23 +150,58 @@ static PyObject *Tensor_get_dtype(TensorObject *self, void *closure) {
   (void)closure;
   struct tsmr_tensor_desc d;
   if (get_desc(self, &d)) return NULL;
-  return PyUnicode_FromString(d.dtype == TSMR_I32 ? "int32" : "float32");
+  return PyUnicode_FromString(dtype_table[dtype_index(d.dtype)].name);
 }
 
 static PyObject *Tensor_get_nbytes(TensorObject *self, void *closure) {
   (void)closure;
   struct tsmr_tensor_desc d;
   if (get_desc(self, &d)) return NULL;
-  return PyLong_FromLongLong((long long)(desc_count(&d) * 4));
+  return PyLong_FromLongLong((long long)desc_count(&d) *
+                             (long long)dtype_table[dtype_index(d.dtype)].size);
+}
+
+/* A bfloat16 is the upper half of a float32's bits. */
+static PyObject *bf16_value(uint16_t bits) {
+  uint32_t wide = (uint32_t)bits << 16;
+  float f;
+  memcpy(&f, &wide, sizeof f);
+  return PyFloat_FromDouble(f);
+}
+
+/* Element i of a buffer of dtype, as a Python bool, int or float. */
+static PyObject *element(int dtype, const void *buf, int64_t i) {
+  const unsigned char *at =
+      (const unsigned char *)buf + (size_t)i * dtype_table[dtype_index(dtype)].size;
+  switch (dtype) {
+#define ELEMENT(type, make)      \
+  {                              \
+    type x;                      \
+    memcpy(&x, at, sizeof x);    \
+    return make;                 \
+  }
+  case TSMR_F32: ELEMENT(float, PyFloat_FromDouble(x))
+  case TSMR_F64: ELEMENT(double, PyFloat_FromDouble(x))
+  case TSMR_F16: return PyFloat_FromDouble(PyFloat_Unpack2((const char *)at, 1));
+  case TSMR_BF16: ELEMENT(uint16_t, bf16_value(x))
+  case TSMR_BOOL: ELEMENT(uint8_t, PyBool_FromLong(x))
+  case TSMR_I8: ELEMENT(int8_t, PyLong_FromLong(x))
+  case TSMR_I16: ELEMENT(int16_t, PyLong_FromLong(x))
+  case TSMR_I64: ELEMENT(int64_t, PyLong_FromLongLong(x))
+  case TSMR_U8: ELEMENT(uint8_t, PyLong_FromLong(x))
+  case TSMR_U16: ELEMENT(uint16_t, PyLong_FromLong(x))
+  case TSMR_U32: ELEMENT(uint32_t, PyLong_FromUnsignedLong(x))
+  case TSMR_U64: ELEMENT(uint64_t, PyLong_FromUnsignedLongLong(x))
+  default: ELEMENT(int32_t, PyLong_FromLong(x))
+#undef ELEMENT
+  }
 }
 
 /* Nested list of dims [dim, ndim) starting at element *pos. */
 static PyObject *build_list(const struct tsmr_tensor_desc *d, const void *buf, int dim,
                             int64_t *pos) {
   if (dim == d->ndim) {
-    int64_t i = (*pos)++;
-    if (d->dtype == TSMR_I32) return PyLong_FromLong((long)((const int32_t *)buf)[i]);
-    return PyFloat_FromDouble((double)((const float *)buf)[i]);
+    return element(d->dtype, buf, (*pos)++);
   }
   PyObject *l = PyList_New((Py_ssize_t)d->shape[dim]);
   if (!l) return NULL;
@@ -167,7 +220,7 @@ static PyObject *Tensor_tolist(TensorObject *self, PyObject *noargs) {
   (void)noargs;
   struct tsmr_tensor_desc d;
   if (get_desc(self, &d)) return NULL;
-  size_t nbytes = (size_t)desc_count(&d) * 4;
+  size_t nbytes = (size_t)desc_count(&d) * dtype_table[dtype_index(d.dtype)].size;
   void *buf = PyMem_Malloc(nbytes ? nbytes : 1);
   if (!buf) return PyErr_NoMemory();
   int rc = tsmr_tensor_read(g_ctx, self->h, buf, nbytes);
