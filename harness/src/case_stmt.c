@@ -1137,7 +1137,7 @@ static int parse_binding(struct parser *p, struct line_toks *lt, struct cts_stmt
 int parse_action(struct parser *p, struct line_toks *lt, struct cts_stmt *st, int binds) {
   struct tok *kw = next(lt);
   st->dst = st->a = st->b = st->out = -1;
-  int kind = binds || !tok_is(kw, "node") ? binding_kind(p, kw) : 0;
+  int kind = binding_kind(p, kw);
   if (kind) return parse_binding(p, lt, st, kw, kind, binds);
   const struct stmt_row *row = find_row(p, kw, NULL, CTS_CLASS_ACTION, 0);
   if (row && !row->binds) {
