@@ -74,11 +74,15 @@ static void put_values(struct gen *g, int n, int dtype) {
 }
 
 /* A dtype for a new tensor (MGR.DTYPE.1): f32 (the default, written as nothing) most of
- * the time, i32 a quarter of it, any other dtype of the table a sixth; written. */
+ * the time, i32 a quarter of it, another dtype the adapter holds (g->dtypes) a sixth;
+ * written. */
 static int put_dtype(struct gen *g) {
   int dtype = TSM_F32;
   if (gen_rand(g, 4) == 0) dtype = TSM_I32;
-  else if (gen_rand(g, 6) == 0) dtype = 1 + (int)gen_rand(g, TSM_DTYPE_LAST);
+  else if (gen_rand(g, 6) == 0) {
+    int drawn = 1 + (int)gen_rand(g, TSM_DTYPE_LAST);
+    if (!g->dtypes || (g->dtypes >> drawn & 1)) dtype = drawn;
+  }
   if (dtype != TSM_F32) put(g, " %s", cts_opsem_dtype_name(dtype));
   return dtype;
 }
@@ -337,7 +341,11 @@ static void put_layout_option(struct gen *g, int versioned, int strided) {
   case 3: put(g, versioned ? " minor %d" : " readonly", (int)gen_rand(g, 4) * 3); break;
   case 4: put(g, versioned ? " copied" : " readonly"); break;
   case 5: put(g, " device %s", gen_pick_word(g, devices, word, sizeof word)); break;
-  case 6: put(g, " dtype %s", gen_pick_word(g, dtypes, word, sizeof word)); break;
+  case 6: { /* a dtype the adapter does not hold would make the case NotSupported */
+    int d = cts_opsem_dtype_by_name(gen_pick_word(g, dtypes, word, sizeof word), strlen(word));
+    put(g, " dtype %s", d && g->dtypes && !(g->dtypes >> d & 1) ? "f8" : word);
+    break;
+  }
   case 7: put(g, " lanes 2"); break;
   case 8: put(g, " nodeleter"); break;
   default: put(g, " nulldata"); break;
