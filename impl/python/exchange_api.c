@@ -32,6 +32,8 @@ _Static_assert(DLPACK_MAJOR_VERSION == 1 && DLPACK_MINOR_VERSION >= 3,
 /* The capsule's name (statically allocated: the capsule keeps the pointer). */
 static const char XAPI_CAPSULE_NAME[] = "dlpack_exchange_api";
 static const char XAPI_ATTR[] = "__dlpack_c_exchange_api__";
+/* XAPI_ATTR interned, made by xapi_publish; owned by the module for the process. */
+static PyObject *g_str_xapi_attr;
 
 /* ---- managed_tensor_allocator (DLP.XAPI.ALLOC.1-2) --------------------------------- */
 
@@ -263,10 +265,12 @@ static const DLPackExchangeAPI g_xapi = {
  * drops the attribute caches). The capsule has no destructor: the table is static. */
 int xapi_publish(void) {
   PyObject *dict = Tensor_Type.tp_dict;
-  if (PyDict_GetItemString(dict, XAPI_ATTR)) return 0; /* published by an earlier init */
+  if (!g_str_xapi_attr && !(g_str_xapi_attr = PyUnicode_InternFromString(XAPI_ATTR))) return -1;
+  if (PyDict_GetItemWithError(dict, g_str_xapi_attr)) return 0; /* an earlier init's */
+  if (PyErr_Occurred()) return -1;
   PyObject *cap = PyCapsule_New((void *)&g_xapi, XAPI_CAPSULE_NAME, NULL);
   if (!cap) return -1;
-  int rc = PyDict_SetItemString(dict, XAPI_ATTR, cap);
+  int rc = PyDict_SetItem(dict, g_str_xapi_attr, cap);
   Py_DECREF(cap);
   if (rc == 0) PyType_Modified(&Tensor_Type);
   return rc;
@@ -278,32 +282,22 @@ int xapi_publish(void) {
 enum { XAPI_CHAIN_MAX = 16 };
 
 /* The table of major 1 that obj's type publishes as a capsule, reached from the one it
- * publishes through prev_api; *out NULL when there is none. RETURN 0, or -1 with the
- * error of the attribute lookup. */
-static int table_of(PyObject *obj, const DLPackExchangeAPI **out) {
-  *out = NULL;
-  PyObject *cap = PyObject_GetAttrString((PyObject *)Py_TYPE(obj), XAPI_ATTR);
-  if (!cap) {
-    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
-    PyErr_Clear();
-    return 0;
-  }
+ * publishes through prev_api; NULL when there is none. The attribute is looked up on
+ * the type's MRO as attribute access does, through CPython's type attribute cache and
+ * without raising AttributeError for the types that publish nothing (most objects
+ * from_dlpack is given: raising and clearing it cost more than the exchange itself);
+ * _PyType_Lookup is declared in cpython/object.h. */
+static const DLPackExchangeAPI *table_of(PyObject *obj) {
+  PyObject *cap = _PyType_Lookup(Py_TYPE(obj), g_str_xapi_attr); /* borrowed */
   /* An int holding the address is DLPack 1.2's convention, not read (DLP.XAPI.ATTR.1). */
-  const DLPackExchangeAPIHeader *h =
-      PyCapsule_IsValid(cap, XAPI_CAPSULE_NAME) ? PyCapsule_GetPointer(cap, XAPI_CAPSULE_NAME)
-                                                : NULL;
-  Py_DECREF(cap); /* the table outlives the capsule (DLP.XAPI.LIFE.1) */
+  if (!cap || !PyCapsule_IsValid(cap, XAPI_CAPSULE_NAME)) return NULL;
+  const DLPackExchangeAPIHeader *h = PyCapsule_GetPointer(cap, XAPI_CAPSULE_NAME);
   for (int i = 0; h && h->version.major > 1 && i < XAPI_CHAIN_MAX; i++) h = h->prev_api;
-  if (h && h->version.major == 1) *out = (const DLPackExchangeAPI *)h;
-  return 0;
+  return h && h->version.major == 1 ? (const DLPackExchangeAPI *)h : NULL;
 }
 
 int xapi_import(PyObject *obj, PyObject **out) {
-  const DLPackExchangeAPI *api;
-  if (table_of(obj, &api)) {
-    *out = NULL;
-    return 0;
-  }
+  const DLPackExchangeAPI *api = table_of(obj);
   if (!api || !api->managed_tensor_from_py_object_no_sync) return 1;
   DLManagedTensorVersioned *managed = NULL;
   if (api->managed_tensor_from_py_object_no_sync(obj, &managed) != 0) {
