@@ -315,7 +315,8 @@ class Run:
         arr = self.get(st["src"], ["array"])[1]
         obj = self.exchange_object(arr)
         table = self.xapi_call(self.table, type(obj))
-        front = xapi.FrontTable.get(table, ExchangeHolder, st.get("major", 1), st.get("chain", False))
+        front = xapi.FrontTable.get(table, ExchangeHolder, st.get("major", 1),
+                                    st.get("chain", False))
         seen, problems, calls = [], len(front.problems), collections.Counter(front.calls)
         front.sink = seen.append
         holder = front.holder_type(self, obj, arr)

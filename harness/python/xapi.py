@@ -103,10 +103,12 @@ def table_address(typ):
 
 
 def header_chain(address):
-    """The (major, minor) of each header from address along prev_api."""
+    """(major, minor, address) of each header from address along prev_api; at most
+    CHAIN_MAX + 1 of them (more means the chain does not end)."""
     out, h = [], ctypes.cast(address, ctypes.POINTER(DLPackExchangeAPIHeader))
     while h and len(out) <= CHAIN_MAX:
-        out.append((h.contents.version.major, h.contents.version.minor, ctypes.addressof(h.contents)))
+        v = h.contents.version
+        out.append((v.major, v.minor, ctypes.addressof(h.contents)))
         h = h.contents.prev_api
     return out
 
@@ -121,7 +123,8 @@ def check_table(obj):
     address = table_address(typ)
     problems = []
     if getattr(typ, ATTR) is not getattr(typ, ATTR):
-        problems.append(f"DLP.XAPI.ATTR.1: {typ.__qualname__}.{ATTR} is a new object on every lookup")
+        problems.append(f"DLP.XAPI.ATTR.1: {typ.__qualname__}.{ATTR} is a new object on "
+                        "every lookup")
     if getattr(obj, ATTR) is not getattr(typ, ATTR):
         problems.append(f"DLP.XAPI.ATTR.1: the instance's {ATTR} is not its type's")
     chain = header_chain(address)
@@ -185,7 +188,8 @@ class Table:
         if rc != 0:
             return self._refused(rc, out, errors)
         if errors:
-            raise Violation(f"DLP.XAPI.ALLOC.2: the allocator succeeded and called SetError {errors}")
+            raise Violation(f"DLP.XAPI.ALLOC.2: the allocator succeeded and called SetError "
+                            f"{errors}")
         if out.value in (None, SENTINEL):
             raise Violation(f"DLP.XAPI.ALLOC.1: the allocator returned 0 with *out {out.value}")
         self._check_allocated(out.value, shape, dtype, device)
@@ -231,7 +235,8 @@ class Table:
         if n:  # writable: the bridge writes 0, 1, 2, ... and reads them back
             values = dl.np.arange(n, dtype=dtype)
             ctypes.memmove(t.data, values.ctypes.data, values.nbytes)
-            if dl.np.frombuffer(ctypes.string_at(t.data, values.nbytes), dtype).tolist() != values.tolist():
+            back = dl.np.frombuffer(ctypes.string_at(t.data, values.nbytes), dtype)
+            if back.tolist() != values.tolist():
                 raise Violation("DLP.XAPI.ALLOC.1: what was written to the allocated tensor "
                                 "did not read back")
 
