@@ -2,7 +2,9 @@
 # Included by the top-level Makefile after deps.mk and impl/impl.mk, which provide
 # B, CC, CSTD, WARN, OPT, VENV_STAMP, VENV_PY, DLPACK_V1_INC_FILE and TSMREF_LIB.
 #
-#   $(PYTHON_EXT)    $(B)/python/tsmref.so  the `tsmref` CPython extension (impl/python/)
+#   $(PYTHON_EXT)    $(B)/python/tsmref.so  the `tsmref` CPython extension (impl/python/:
+#                    the capsule protocol, tsmref_py.c, and the DLPack 1.3 exchange
+#                    table, exchange_api.c)
 #   python           builds it (phony; `all` builds it too)
 #   interop          runs every capsule-level case (cases/dlpack/python/*.pytsm) for
 #                    every producer x consumer pair of {tsmref, numpy, tvm-ffi, jax},
@@ -24,14 +26,15 @@
 # uninstrumented python. It links libtsmref.so with an rpath to $(B)/lib.
 
 PYTHON_EXT := $(B)/python/tsmref.so
-PYTHON_EXT_SRC := impl/python/tsmref_py.c
+PYTHON_EXT_SRCS := impl/python/tsmref_py.c impl/python/exchange_api.c
+PYTHON_EXT_OBJS := $(patsubst impl/python/%.c,$(B)/python/obj/%.o,$(PYTHON_EXT_SRCS))
 PYTHON_EXT_CFLAGS := $(CSTD) $(WARN) $(OPT) -fPIC -MMD -MP -fvisibility=hidden
 PYTHON_BRIDGE_ENV := PYTHONPATH=$(B)/python:harness/python JAX_PLATFORMS=cpu \
   TSM_CTS_BUILD=$(B)
 INTEROP_FLAGS ?=
 
 ALL_TARGETS += $(PYTHON_EXT)
-DEPS += $(PYTHON_EXT:.so=.d)
+DEPS += $(PYTHON_EXT_OBJS:.o=.d)
 
 FUZZ_CAPSULES_EXAMPLES ?= 2000
 FUZZ_CAPSULES_JSON ?=
@@ -40,12 +43,15 @@ FUZZ_CAPSULES_JSON ?=
 
 python: $(PYTHON_EXT)
 
-$(PYTHON_EXT): $(PYTHON_EXT_SRC) $(TSMREF_LIB) $(VENV_STAMP) $(DLPACK_V1_INC_FILE) \
-  impl/include/tsmref.h
+$(B)/python/obj/%.o: impl/python/%.c $(VENV_STAMP) $(DLPACK_V1_INC_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(PYTHON_EXT_CFLAGS) -Iimpl/include -I"$$(cat $(DLPACK_V1_INC_FILE))" \
 	  -I"$$($(VENV_PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
-	  -shared -o $@ $(PYTHON_EXT_SRC) -L$(dir $(TSMREF_LIB)) -ltsmref -Wl,-rpath,'$$ORIGIN/../lib'
+	  -c -o $@ $<
+
+$(PYTHON_EXT): $(PYTHON_EXT_OBJS) $(TSMREF_LIB)
+	$(CC) -shared -o $@ $(PYTHON_EXT_OBJS) -L$(dir $(TSMREF_LIB)) -ltsmref \
+	  -Wl,-rpath,'$$ORIGIN/../lib'
 
 # The bridge reads cases through the judge's front end (tsm-cts parse --json).
 interop: $(PYTHON_EXT) $(TSM_CTS)

@@ -10,6 +10,19 @@ process (jax's import is slow).
   tvm-ffi   tvm_ffi.Tensor (tvm_ffi.from_dlpack    tvm_ffi.from_dlpack
             of a fresh numpy array)
   jax       jax.Array on CPU (jnp.asarray)         jax.dlpack.from_dlpack
+
+The DLPack 1.3 exchange table (spec/dlpack.md DLP.XAPI.*, harness/python/xapi.py): a
+peer's exchange_type is the type that publishes its table, exchange_object the object
+of that type for one of its arrays, echo its call that hands an object to C and back.
+
+  name      table published by                     echo
+  tsmref    tsmref.Tensor                          -
+  numpy     - (numpy 2.4 publishes none)           -
+  tvm-ffi   tvm_ffi.core.DLTensorTestWrapper, the  tvm_ffi's testing.echo: the argument
+            wrapper of a tvm_ffi.Tensor that       goes in through its type's table and
+            tvm-ffi ships to test its consumer     comes back through the same table's
+            (tvm_ffi.Tensor publishes none)        managed_tensor_to_py_object_no_sync
+  jax       - (jaxlib 0.10 publishes none)         -
 """
 import os
 
@@ -41,6 +54,19 @@ class Peer:
         """Address of element 0 of a consumer's result, None when unknown."""
         return None
 
+    def exchange_type(self):
+        """The type that publishes this peer's exchange table, None when none does."""
+        return None
+
+    def exchange_object(self, arr):
+        """The object of exchange_type standing for arr; None without a table."""
+        return None
+
+    def echo(self, obj):
+        """obj through one of this consumer's calls that returns its argument, with an
+        exchange table; NotImplementedError when the consumer has none."""
+        raise NotImplementedError(f"{self.name} has no call that returns its argument")
+
 
 class TsmrefPeer(Peer):
     name = "tsmref"
@@ -60,6 +86,12 @@ class TsmrefPeer(Peer):
 
     def dtype(self, arr):
         return arr.dtype
+
+    def exchange_type(self):
+        return self.m.Tensor
+
+    def exchange_object(self, arr):
+        return arr
 
 
 class NumpyPeer(Peer):
@@ -104,6 +136,15 @@ class TvmFfiPeer(Peer):
     def data_ptr(self, arr):
         p = arr.data_ptr
         return p() if callable(p) else p
+
+    def exchange_type(self):
+        return self.m.core.DLTensorTestWrapper
+
+    def exchange_object(self, arr):
+        return self.m.core.DLTensorTestWrapper(arr)
+
+    def echo(self, obj):
+        return self.m.get_global_func("testing.echo")(obj)
 
 
 class JaxPeer(Peer):

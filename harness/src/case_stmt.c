@@ -588,9 +588,10 @@ static int parse_make(struct parser *p, struct line_toks *lt, struct cts_stmt *s
 static int parse_inner_action(struct parser *p, struct line_toks *lt, const struct cts_stmt *st,
                               struct cts_stmt **inner);
 
-const char *const cts_py_expect_names[] = {"name",  "version", "flag",    "not",
-                                           "deleted", "values", "shape",  "dtype",
-                                           "device",  "strides", "offset", "alive", NULL};
+const char *const cts_py_expect_names[] = {"name",    "version", "flag",   "not",
+                                           "deleted", "values",  "shape",  "dtype",
+                                           "device",  "strides", "offset", "alive",
+                                           "xapi",    "workstream", "view", NULL};
 const char *const cts_py_capsule_names[] = {"dltensor", "dltensor_versioned", "used_dltensor",
                                             "used_dltensor_versioned", NULL};
 const char *const cts_py_exc_names[] = {"BufferError", "ValueError", "TypeError",
@@ -669,6 +670,72 @@ static int parse_py_use_capsule(struct parser *p, struct line_toks *lt, struct c
   return use_a(p, lt, st, CTS_SYM_CAPSULE);
 }
 
+static int parse_py_use_array(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return use_a(p, lt, st, CTS_SYM_ARRAY);
+}
+
+enum { XAPI_OPT_DEVICE = 1, XAPI_OPT_MAJOR = 2, XAPI_OPT_CHAIN = 4 };
+
+/* The options of an exchange-table statement, each at most once, among allowed
+ * (XAPI_OPT_* bits). */
+static int parse_py_xapi_options(struct parser *p, struct line_toks *lt, struct cts_py_xapi *x,
+                                 unsigned allowed) {
+  static const char *const words[] = {"device", "major", "chain", NULL};
+  static const char *const expected[] = {"", "expected device", "expected major",
+                                         "expected device or major", "expected chain",
+                                         "expected device or chain", "expected major or chain",
+                                         "expected device, major or chain"};
+  const struct tok *seen[MAX_TOKS];
+  size_t n_seen = 0;
+  while (peek(lt)->kind != T_END) {
+    int col = peek(lt)->col;
+    if (option_once(p, lt, seen, &n_seen)) return -1;
+    int i = pick_word(p, lt, words, expected[allowed]);
+    if (i < 0) return -1;
+    if (!(allowed & (1u << i))) {
+      fail_at(p, lt->line, col, "%s", expected[allowed]);
+      return -1;
+    }
+    if (i == 0 && (x->has_device = 1, parse_pair(p, lt, x->device))) return -1;
+    if (i == 1 && (x->has_major = 1, parse_int(p, lt, 0, &x->major, "a major version")))
+      return -1;
+    if (i == 2) x->chain = 1;
+  }
+  return 0;
+}
+
+/* SHAPE DTYPE of `xalloc` and `forge`: the bridge writes 0, 1, 2, ... into each element. */
+static int parse_py_proto(struct parser *p, struct line_toks *lt, struct cts_py_xapi *x) {
+  struct cts_literal lit = {.fill = CTS_ARANGE};
+  int shape_col = peek(lt)->col;
+  if (parse_shape(p, lt, &x->ndim, x->shape) || parse_dtype(p, lt, &x->dtype)) return -1;
+  x->has_proto = 1;
+  lit.ndim = x->ndim;
+  memcpy(lit.shape, x->shape, sizeof lit.shape);
+  return literal_within_limit(p, lt, shape_col, &lit, 1);
+}
+
+/* `capsule C = xalloc SHAPE DTYPE [device (T, I)]` */
+static int parse_py_xalloc(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  struct cts_py_xapi *x = &st->u.py_xapi;
+  return parse_py_proto(p, lt, x) || parse_py_xapi_options(p, lt, x, XAPI_OPT_DEVICE) ? -1 : 0;
+}
+
+/* `capsule C = forge SHAPE DTYPE [major N] [device (T, I)]` */
+static int parse_py_forge(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  struct cts_py_xapi *x = &st->u.py_xapi;
+  return parse_py_proto(p, lt, x) ||
+                 parse_py_xapi_options(p, lt, x, XAPI_OPT_DEVICE | XAPI_OPT_MAJOR)
+             ? -1
+             : 0;
+}
+
+/* `tensor T = exchange A [major N] [chain]` */
+static int parse_py_exchange(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_a(p, lt, st, CTS_SYM_ARRAY)) return -1;
+  return parse_py_xapi_options(p, lt, &st->u.py_xapi, XAPI_OPT_MAJOR | XAPI_OPT_CHAIN);
+}
+
 /* `tensor T = from A [as C]`: C names the capsule the consumer was handed. */
 static int parse_py_from(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   if (use_a(p, lt, st, CTS_SYM_ARRAY)) return -1;
@@ -726,6 +793,7 @@ static int parse_py_expected(struct parser *p, struct line_toks *lt, struct cts_
     case CTS_PY_STRIDES: return parse_shape(p, lt, &e->ndim, e->dims);
     case CTS_PY_DTYPE: return parse_dialect_dtype(p, lt, &e->word);
     case CTS_PY_DEVICE: return parse_pair(p, lt, e->pair);
+    case CTS_PY_VIEW: return parse_values(p, lt, &e->v, &e->n);
     default: return parse_int(p, lt, 0, &e->want, "a non-negative integer");
   }
 }
@@ -735,7 +803,8 @@ static int parse_py_expect(struct parser *p, struct line_toks *lt, struct cts_st
   static const int kinds[CTS_N_PY_EXPECTS] = {
       CTS_SYM_CAPSULE, CTS_SYM_CAPSULE, CTS_SYM_CAPSULE, CTS_SYM_CAPSULE,
       CTS_SYM_CAPSULE, CTS_SYM_PY_ANY,  CTS_SYM_PY_ANY,  CTS_SYM_PY_ANY,
-      CTS_SYM_ARRAY | CTS_SYM_TENSOR,   CTS_SYM_CAPSULE, CTS_SYM_CAPSULE, CTS_SYM_PY_ANY};
+      CTS_SYM_ARRAY | CTS_SYM_TENSOR,   CTS_SYM_CAPSULE, CTS_SYM_CAPSULE, CTS_SYM_PY_ANY,
+      CTS_SYM_ARRAY,   CTS_SYM_ARRAY,   CTS_SYM_ARRAY};
   struct cts_py_expectation *e = &st->u.py_expect;
   for (int i = 0; cts_py_expect_names[i]; i++)
     if (tok_is(p->verb, cts_py_expect_names[i])) e->what = i;
@@ -745,7 +814,8 @@ static int parse_py_expect(struct parser *p, struct line_toks *lt, struct cts_st
     e->flag = pick_word(p, lt, cts_py_flag_names, "expected copied or readonly");
     return e->flag < 0 ? -1 : 0;
   }
-  return e->what == CTS_PY_ALIVE ? 0 : parse_py_expected(p, lt, st);
+  if (e->what == CTS_PY_WORKSTREAM && parse_pair(p, lt, e->pair)) return -1;
+  return e->what == CTS_PY_ALIVE || e->what == CTS_PY_XAPI ? 0 : parse_py_expected(p, lt, st);
 }
 
 /* ---- graphs -------------------------------------------------------------------------- */

@@ -9,8 +9,13 @@
  *   Tensor.tolist(), .shape, .dtype, .nbytes, .release()
  *   Tensor.__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)
  *   Tensor.__dlpack_device__() -> (1, 0)
- *   tsmref.from_dlpack(obj) -> Tensor        (obj: has __dlpack__, or a capsule)
+ *   Tensor.__dlpack_c_exchange_api__         (the DLPack 1.3 exchange table, a capsule)
+ *   tsmref.from_dlpack(obj) -> Tensor        (obj: has __dlpack__ or an exchange
+ *                                             table on its type, or is a capsule)
  *   tsmref.live_bytes() / tsmref.live_count() (leak probes: MGR.COUNT.4, DLP.EXPORT.3)
+ *
+ * The exchange table (DLP.XAPI.*) and from_dlpack's use of another type's table are
+ * exchange_api.c's; tsmref_py.h is what the two files share.
  *
  * Capsules (python_spec.rst): named "dltensor" / "dltensor_versioned" (statically
  * allocated names); the destructor runs the deleter only while the capsule still
@@ -26,6 +31,7 @@
 #include <string.h>
 
 #include "tsmref.h"
+#include "tsmref_py.h"
 
 /* The DLPack slots of libtsmref (ABI 1.2). Declared here as well so that the module
  * states the contract it is written against; a header that disagrees fails to compile.
@@ -45,8 +51,8 @@ static const char NAME_VERSIONED[] = "dltensor_versioned";
 static const char NAME_USED_LEGACY[] = "used_dltensor";
 static const char NAME_USED_VERSIONED[] = "used_dltensor_versioned";
 
-static tsmr_ctx *g_ctx;
-static tsmr_handle g_root;
+tsmr_ctx *g_ctx;
+tsmr_handle g_root;
 
 /* Python objects every from_dlpack and __dlpack__ call needs, made once at import
  * (a capsule round trip spent most of its time building and hashing them anew):
@@ -57,33 +63,40 @@ static PyObject *g_str_stream, *g_str_max_version, *g_str_dl_device, *g_str_copy
 
 /* ---- Tensor ---------------------------------------------------------------------- */
 
-typedef struct {
-  PyObject_HEAD
-  tsmr_handle h; /* TSMR_NONE once released */
-  PyObject *weakrefs;
-} TensorObject;
-
-static PyTypeObject Tensor_Type;
-
-static PyObject *raise_tsmr(PyObject *exc, const char *what, int rc) {
+PyObject *raise_tsmr(PyObject *exc, const char *what, int rc) {
   PyErr_Format(exc, "%s: %s (%s)", what, tsmr_strerror(rc), tsmr_err_name(rc));
   return NULL;
 }
 
-static PyObject *tensor_wrap(tsmr_handle h) {
+TensorObject *tensor_alloc(void) {
   TensorObject *t = PyObject_New(TensorObject, &Tensor_Type);
+  if (!t) return NULL;
+  t->h = TSMR_NONE;
+  t->weakrefs = NULL;
+  t->view = NULL;
+  return t;
+}
+
+PyObject *tensor_wrap(tsmr_handle h) {
+  TensorObject *t = tensor_alloc();
   if (!t) {
     tsmr_res_release(g_ctx, h); /* runs an import's deleter (DLP.MGR.1) */
     return NULL;
   }
   t->h = h;
-  t->weakrefs = NULL;
   return (PyObject *)t;
+}
+
+/* Releases the tensor and the view that shares its storage (live bytes drop now). */
+static void tensor_release(TensorObject *self) {
+  xapi_view_drop(self);
+  if (self->h != TSMR_NONE) tsmr_res_release(g_ctx, self->h);
+  self->h = TSMR_NONE;
 }
 
 static void Tensor_dealloc(TensorObject *self) {
   if (self->weakrefs) PyObject_ClearWeakRefs((PyObject *)self);
-  if (self->h != TSMR_NONE) tsmr_res_release(g_ctx, self->h);
+  tensor_release(self);
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -236,10 +249,7 @@ static PyObject *Tensor_tolist(TensorObject *self, PyObject *noargs) {
 
 static PyObject *Tensor_release(TensorObject *self, PyObject *noargs) {
   (void)noargs;
-  if (self->h != TSMR_NONE) {
-    tsmr_res_release(g_ctx, self->h);
-    self->h = TSMR_NONE;
-  }
+  tensor_release(self);
   Py_RETURN_NONE;
 }
 
@@ -542,6 +552,8 @@ static PyObject *get_capsule(PyObject *obj) {
 
 static PyObject *mod_from_dlpack(PyObject *mod, PyObject *obj) {
   (void)mod;
+  PyObject *through_table;
+  if (!PyCapsule_CheckExact(obj) && xapi_import(obj, &through_table) == 0) return through_table;
   PyObject *cap = get_capsule(obj);
   if (!cap) return NULL;
   if (!PyCapsule_CheckExact(cap)) {
@@ -626,7 +638,7 @@ static PyGetSetDef Tensor_getset[] = {
     {"nbytes", (getter)Tensor_get_nbytes, NULL, "bytes of the elements", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-static PyTypeObject Tensor_Type = {
+PyTypeObject Tensor_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tsmref.Tensor",
     .tp_basicsize = sizeof(TensorObject),
     .tp_dealloc = (destructor)Tensor_dealloc,
@@ -669,7 +681,8 @@ static int make_call_constants(void) {
 }
 
 PyMODINIT_FUNC PyInit_tsmref(void) {
-  if (PyType_Ready(&Tensor_Type) < 0 || make_call_constants() < 0) return NULL;
+  if (PyType_Ready(&Tensor_Type) < 0 || xapi_publish() < 0 || make_call_constants() < 0)
+    return NULL;
   if (!g_ctx) {
     /* One context for the process; never closed: exports may outlive the module, and
      * their deleters need it (DLP.EXPORT.3). */
