@@ -153,7 +153,7 @@ static void put_dl_opts(FILE *f, const struct cts_dl_opts *dl) {
 static void put_py_xapi(FILE *f, const struct cts_py_xapi *x) {
   if (x->has_proto) {
     put_ints(f, "shape", x->shape, (size_t)x->ndim);
-    put_str(f, "dtype", cts_dtype_name(x->dtype));
+    put_str(f, "dtype", cts_opsem_dtype_name(x->dtype));
   }
   if (x->has_device) put_ints(f, "device", x->device, 2);
   if (x->has_major) put_int(f, "major", x->major);
