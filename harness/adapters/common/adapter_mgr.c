@@ -271,6 +271,48 @@ int am_op_prepare(struct am_session *S, int op, const tsm_handle *inputs, int n,
   return 0;
 }
 
+/* ---- DLPack imports ------------------------------------------------------------------- */
+
+int am_dl_import_check(const struct am_dl_fields *t, struct tsm_tensor_desc *d, int *compact) {
+  int64_t numel = 1, lo = 0, hi = 0, want = 1, esize, x;
+  int empty = 0, overflow = 0;
+  if (t->ndim < 0 || t->ndim > TSM_MAX_DIMS || (t->ndim > 0 && !t->shape)) return TSM_EDLPACK;
+  for (int i = 0; i < t->ndim; i++) {
+    if (t->shape[i] < 0) return TSM_EDLPACK;
+    empty |= t->shape[i] == 0;
+    overflow |= __builtin_mul_overflow(numel, t->shape[i], &numel);
+  }
+  if (empty) numel = 0;
+  else if (overflow) return TSM_EDLPACK;
+  if (numel > 0 && !t->data) return TSM_EDLPACK;
+  *compact = 1;
+  if (numel > 0 && !t->strides) hi = numel - 1;
+  for (int i = t->ndim - 1; i >= 0 && numel > 0 && t->strides; i--) {
+    if (t->shape[i] != 1 && t->strides[i] != want) *compact = 0;
+    want *= t->shape[i];
+    if (__builtin_mul_overflow(t->strides[i], t->shape[i] - 1, &x) ||
+        __builtin_add_overflow(x < 0 ? lo : hi, x, x < 0 ? &lo : &hi))
+      return TSM_EDLPACK;
+  }
+  /* the bytes from the lowest to past the highest element, from data */
+  esize = ((int64_t)t->bits * t->lanes + 7) / 8;
+  if (t->byte_offset > (uint64_t)INT64_MAX || __builtin_add_overflow(hi, 1, &hi) ||
+      __builtin_mul_overflow(lo, esize, &lo) || __builtin_mul_overflow(hi, esize, &hi) ||
+      __builtin_add_overflow(lo, (int64_t)t->byte_offset, &lo) ||
+      __builtin_add_overflow(hi, (int64_t)t->byte_offset, &hi))
+    return TSM_EDLPACK;
+  if (t->device_type != AM_DL_CPU && t->device_type != AM_DL_CUDA_HOST &&
+      t->device_type != AM_DL_CUDA_MANAGED)
+    return TSM_EDEVICE;
+  if (t->lanes != 1 || t->bits != 32 || (t->code != AM_DL_FLOAT && t->code != AM_DL_INT))
+    return TSM_EDTYPE;
+  memset(d, 0, sizeof *d);
+  d->dtype = t->code == AM_DL_FLOAT ? TSM_F32 : TSM_I32;
+  d->ndim = t->ndim;
+  memcpy(d->shape, t->shape, (size_t)t->ndim * sizeof *t->shape);
+  return 0;
+}
+
 /* ---- slots: managers ------------------------------------------------------------------ */
 
 /* OUT *out: the root manager (MGR.ROOT.1). */

@@ -158,6 +158,32 @@ int am_op_prepare(struct am_session *S, int op, const tsm_handle *inputs, int n,
                   const int64_t *params, int n_params, tsm_handle out_mgr, tsm_handle *out,
                   struct am_res *in[2], struct tsm_tensor_desc *d, tsm_handle *dst);
 
+/* ---- DLPack imports ------------------------------------------------------------------- */
+
+/* DLPack's values (dlpack.h's DLDeviceType and DLDataTypeCode, the same in every version
+ * since 0.6), so that this layer needs no DLPack header: the adapters compile against
+ * different ones (ATen's, tvm-ffi's). */
+enum am_dl_value { AM_DL_INT = 0, AM_DL_FLOAT = 2, AM_DL_CPU = 1, AM_DL_CUDA_HOST = 3,
+                   AM_DL_CUDA_MANAGED = 13 };
+
+/* The fields of a DLTensor that an imported tensor is judged by. */
+struct am_dl_fields {
+  const void *data;
+  int device_type;
+  int ndim;
+  const int64_t *shape, *strides; /* strides NULL: compact */
+  uint8_t code, bits;             /* the dtype */
+  uint16_t lanes;
+  uint64_t byte_offset;
+};
+
+/* What this layer's tensors can hold of an imported DLPack tensor, in the order of
+ * DLP.IMPORT.2: a layout it can read (EDLPACK: rank past TSM_MAX_DIMS, a negative extent,
+ * NULL data with elements, an element span or byte size that overflows), host memory
+ * (EDEVICE, DLP.IMPORT.7), f32 or i32 (EDTYPE, DLP.IMPORT.6). OUT *d: its desc;
+ * *compact: row-major contiguous (an extent-1 dimension's stride is free). */
+int am_dl_import_check(const struct am_dl_fields *t, struct tsm_tensor_desc *d, int *compact);
+
 /* ---- slots (struct tsm_adapter), `s` being the adapter's session --------------------- */
 
 int am_mgr_root(void *s, tsm_handle *out);

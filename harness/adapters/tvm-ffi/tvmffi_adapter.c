@@ -438,50 +438,13 @@ static void tf_run_deleter(void *managed, int form) {
   }
 }
 
-/* What the adapter's tensor layer needs of the Tensor tvm-ffi built, in the order of
- * DLP.IMPORT.2: a layout it can read (EDLPACK: rank past TSM_MAX_DIMS, a negative
- * extent, NULL data with elements, an element span or byte size that overflows), host
- * memory (EDEVICE, DLP.IMPORT.7), f32 or i32 (EDTYPE, DLP.IMPORT.6). OUT *d: its
- * desc; *compact: row-major contiguous (an extent-1 dimension's stride is free). */
+/* The shared layer's import checks (am_dl_import_check) of the Tensor tvm-ffi built. */
 static int tf_import_check(const DLTensor *t, struct tsm_tensor_desc *d, int *compact) {
-  int64_t numel = 1, lo = 0, hi = 0, want = 1, esize, x;
-  int empty = 0, overflow = 0;
-  if (t->ndim < 0 || t->ndim > TSM_MAX_DIMS || (t->ndim > 0 && !t->shape)) return TSM_EDLPACK;
-  for (int i = 0; i < t->ndim; i++) {
-    if (t->shape[i] < 0) return TSM_EDLPACK;
-    empty |= t->shape[i] == 0;
-    overflow |= __builtin_mul_overflow(numel, t->shape[i], &numel);
-  }
-  if (empty) numel = 0;
-  else if (overflow) return TSM_EDLPACK;
-  if (numel > 0 && !t->data) return TSM_EDLPACK;
-  *compact = 1;
-  if (numel > 0 && !t->strides) hi = numel - 1;
-  for (int i = t->ndim - 1; i >= 0 && numel > 0 && t->strides; i--) {
-    if (t->shape[i] != 1 && t->strides[i] != want) *compact = 0;
-    want *= t->shape[i];
-    if (__builtin_mul_overflow(t->strides[i], t->shape[i] - 1, &x) ||
-        __builtin_add_overflow(x < 0 ? lo : hi, x, x < 0 ? &lo : &hi))
-      return TSM_EDLPACK;
-  }
-  /* the bytes from the lowest to past the highest element, from data */
-  esize = ((int64_t)t->dtype.bits * t->dtype.lanes + 7) / 8;
-  if (t->byte_offset > (uint64_t)INT64_MAX || __builtin_add_overflow(hi, 1, &hi) ||
-      __builtin_mul_overflow(lo, esize, &lo) || __builtin_mul_overflow(hi, esize, &hi) ||
-      __builtin_add_overflow(lo, (int64_t)t->byte_offset, &lo) ||
-      __builtin_add_overflow(hi, (int64_t)t->byte_offset, &hi))
-    return TSM_EDLPACK;
-  if (t->device.device_type != kDLCPU && t->device.device_type != kDLCUDAHost &&
-      t->device.device_type != kDLCUDAManaged)
-    return TSM_EDEVICE;
-  if (t->dtype.lanes != 1 || t->dtype.bits != 32 ||
-      (t->dtype.code != kDLFloat && t->dtype.code != kDLInt))
-    return TSM_EDTYPE;
-  memset(d, 0, sizeof *d);
-  d->dtype = t->dtype.code == kDLFloat ? TSM_F32 : TSM_I32;
-  d->ndim = t->ndim;
-  memcpy(d->shape, t->shape, (size_t)t->ndim * sizeof *t->shape);
-  return 0;
+  const struct am_dl_fields f = {
+      .data = t->data, .device_type = t->device.device_type, .ndim = t->ndim,
+      .shape = t->shape, .strides = t->strides, .code = t->dtype.code, .bits = t->dtype.bits,
+      .lanes = t->dtype.lanes, .byte_offset = t->byte_offset};
+  return am_dl_import_check(&f, d, compact);
 }
 
 /* The row-major elements of strided t (4-byte elements, checked by tf_import_check)
