@@ -153,20 +153,31 @@ int lt_store(at::Tensor t, void **store) {
 /* A new tensor: a Tensor of the session's pool holding data's bytes or zeros. */
 int lt_store_alloc(struct am_session *S, const struct tsm_tensor_desc *desc, size_t nbytes,
                    const void *data, void **out) {
-  at::Tensor t;
-  int rc = lt_alloc(reinterpret_cast<lt_session *>(S)->pool, desc->dtype, desc->ndim,
-                    desc->shape, nbytes, &t);
-  if (rc) return rc;
-  if (data && nbytes) std::memcpy(t.data_ptr(), data, nbytes);
-  return lt_store(std::move(t), out);
+  try {
+    at::Tensor t;
+    int rc = lt_alloc(reinterpret_cast<lt_session *>(S)->pool, desc->dtype, desc->ndim,
+                      desc->shape, nbytes, &t);
+    if (rc) return rc;
+    if (data && nbytes) std::memcpy(t.data_ptr(), data, nbytes);
+    return lt_store(std::move(t), out);
+  } catch (const std::exception &) {
+    return TSM_ENOMEM;
+  }
 }
 
 /* Releasing a tensor drops its reference (MGR.REL.1); ATen frees the storage, or runs an
  * import's deleter, once no export or view holds it either (DLP.MGR.1). */
 void lt_store_drop(void *store) { delete static_cast<at::Tensor *>(store); }
 
-/* A tensor is read through the Tensor's data pointer (storage data + offset). */
-const void *lt_store_elems(void *store) { return static_cast<at::Tensor *>(store)->data_ptr(); }
+/* A tensor is read through the Tensor's data pointer (storage data + offset); its
+ * storage exists, so ATen has nothing to throw, and the C caller must see none. */
+const void *lt_store_elems(void *store) {
+  try {
+    return static_cast<at::Tensor *>(store)->data_ptr();
+  } catch (const std::exception &) {
+    return nullptr;
+  }
+}
 
 const struct am_storage lt_storage = {lt_store_alloc, lt_store_drop, lt_store_elems, nullptr};
 
