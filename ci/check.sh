@@ -38,6 +38,7 @@ need() {
 tools() {
   local ok=0
   need gcc gcc || ok=1
+  need g++ g++ || ok=1
   need clang clang || ok=1
   need python3 python3 || ok=1
   need make make || ok=1
