@@ -1,5 +1,5 @@
 /*
- * harness/adapters/common/adapter_mgr.c: the manager layer that the ggml and tvm-ffi
+ * harness/adapters/common/adapter_mgr.c: the manager layer that the ggml, tvm-ffi and libtorch
  * adapters share (adapter_mgr.h says how an adapter uses it).
  *
  * Borrowing. A tensor has one holder (or none: detached) and a stack of lenders. A

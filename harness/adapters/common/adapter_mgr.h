@@ -1,6 +1,6 @@
 /*
  * harness/adapters/common/adapter_mgr.h: the manager family (spec/managers.md) for
- * third-party adapters whose runtime has no managers of its own (ggml, tvm-ffi).
+ * third-party adapters whose runtime has no managers of its own (ggml, tvm-ffi, libtorch).
  *
  * It is the example adapter's manager layer (harness/adapters/example/example_adapter.c),
  * written once so that every adapter built on it follows the same rules: managers and
@@ -12,7 +12,8 @@
  *
  * What differs between the adapters is a tensor's storage: plain host memory for ggml
  * (its CPU backend reads it in place), a counted reference to a tvm-ffi Tensor for
- * tvm-ffi. This layer never looks inside it; it reaches it through the hooks of
+ * tvm-ffi, a heap at::Tensor for libtorch (a C++ adapter, which includes this header
+ * inside extern "C"). This layer never looks inside it; it reaches it through the hooks of
  * struct am_storage, which the adapter gives when it opens a session.
  *
  * Use: the adapter's session struct has a struct am_session as its FIRST member, so that
