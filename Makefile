@@ -34,6 +34,7 @@ include harness/harness.mk
 include harness/adapters/example/example.mk
 include harness/adapters/ggml/ggml.mk
 include harness/adapters/tvm-ffi/tvm-ffi.mk
+include harness/adapters/libtorch/libtorch.mk
 include harness/tests/tests.mk
 include bench/bench.mk
 include python.mk

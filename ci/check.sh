@@ -38,6 +38,7 @@ need() {
 tools() {
   local ok=0
   need gcc gcc || ok=1
+  need g++ g++ || ok=1
   need clang clang || ok=1
   need python3 python3 || ok=1
   need make make || ok=1
@@ -71,14 +72,18 @@ example() {
   return $rc
 }
 
-# apache-tvm-ffi's C DLPack API through the tvm-ffi adapter (harness/adapters/tvm-ffi) on
-# cases/dlpack, its known deviations in harness/expectations/tvm-ffi.txt (make tvmffi-check:
-# any other Fail, or a line of the file that no longer fails, fails the lane).
-tvmffi() {
-  make --no-print-directory BUILD="$primary" CC="$CC" tvmffi-check >"$primary/tvmffi.tap"
+# A third-party adapter's check target ($1: it runs cases with the adapter's known
+# deviations in harness/expectations/, --strict, so that any other Fail, or a line of
+# the file that no longer fails, fails the lane), its TAP in $primary/$2.tap:
+#   tvmffi-check    apache-tvm-ffi's C DLPack API (harness/adapters/tvm-ffi) on cases/dlpack
+#   libtorch-check  ATen's C DLPack conversion, Debian's PyTorch 1.13
+#                   (harness/adapters/libtorch) on cases/dlpack; each case process
+#                   loads libtorch_cpu (about 0.6 s of CPU), most of the lane's time
+adapter_check() {
+  make --no-print-directory BUILD="$primary" CC="$CC" "$1" >"$primary/$2.tap"
   local rc=$?
-  tail -n 1 "$primary/tvmffi.tap"
-  grep -v '# TODO XFail' "$primary/tvmffi.tap" | grep -A12 '^not ok' | head -n 40
+  tail -n 1 "$primary/$2.tap"
+  grep -v '# TODO XFail' "$primary/$2.tap" | grep -A12 '^not ok' | head -n 40
   return $rc
 }
 
@@ -130,6 +135,10 @@ combinations() {
 # numpy, apache-tvm-ffi, jax} (harness/python), then the bridge's own self-tests with
 # deliberately broken consumers (the IREE leak, the turbine rename-back).
 interop() { make --no-print-directory BUILD="$primary" CC="$CC" interop; }
+# The same capsule cases in Debian's /usr/bin/python3 between {reference, numpy 1.24,
+# torch 1.13} (Debian's python3-numpy and python3-torch: the old-but-common versions),
+# their known deviations in harness/expectations/python-system/.
+interop_system() { make --no-print-directory BUILD="$primary" CC="$CC" interop-system; }
 interop_selftest() { make --no-print-directory BUILD="$primary" CC="$CC" interop-selftest; }
 
 # Every mutant of ci/mutants/ applies, builds and is killed by the case library.
@@ -189,12 +198,14 @@ lane mutants mutants
 lane combinations combinations
 lane example-adapter example
 lane ggml-adapter make --no-print-directory BUILD="$primary" CC="$CC" ggml-check
-lane tvm-ffi-adapter tvmffi
+lane tvm-ffi-adapter adapter_check tvmffi-check tvmffi
+lane libtorch-adapter adapter_check libtorch-check libtorch
 lane tsan tsan
 lane asan bash ci/sanitizers.sh asan
 lane valgrind bash ci/sanitizers.sh valgrind
 lane fail-alloc fail_alloc
 lane interop interop
+lane interop-system interop_system
 lane interop-selftest interop_selftest
 lane fuzz-capsules make --no-print-directory BUILD="$primary" CC="$CC" fuzz-capsules-check
 lane selftests bash harness/tests/run_selftests.sh "$primary"

@@ -739,7 +739,7 @@ REPORT_FORMAT = "2.0"  # harness/schema/results.schema.json, as the judge writes
 
 def peer_versions(peers_list):
     from importlib import metadata
-    dists = {"numpy": "numpy", "tvm-ffi": "apache-tvm-ffi", "jax": "jax"}
+    dists = {"numpy": "numpy", "tvm-ffi": "apache-tvm-ffi", "jax": "jax", "torch": "torch"}
     out = []
     for p in peers_list:
         try:

@@ -10,6 +10,8 @@ process (jax's import is slow).
   tvm-ffi   tvm_ffi.Tensor (tvm_ffi.from_dlpack    tvm_ffi.from_dlpack
             of a fresh numpy array)
   jax       jax.Array on CPU (jnp.asarray)         jax.dlpack.from_dlpack
+  torch     torch.tensor (Debian's python3-torch   torch.utils.dlpack.from_dlpack
+            1.13; only in `make interop-system`)
 
 The DLPack 1.3 exchange table (spec/dlpack.md DLP.XAPI.*, harness/python/xapi.py): a
 peer's exchange_type is the type that publishes its table, exchange_object the object
@@ -175,7 +177,42 @@ class JaxPeer(Peer):
             return None
 
 
-_CLASSES = {"tsmref": TsmrefPeer, "numpy": NumpyPeer, "tvm-ffi": TvmFfiPeer, "jax": JaxPeer}
+class TorchPeer(Peer):
+    """PyTorch as Debian 12 ships it (python3-torch 1.13, in /usr/bin/python3: `make
+    interop-system`); the .venv has no torch, so its matrix does not list this peer.
+    Producer: torch.tensor, exported by Tensor.__dlpack__(stream), which has no
+    max_version and returns legacy capsules only. Consumer: torch.utils.dlpack.from_dlpack,
+    which calls __dlpack__() with no arguments."""
+    name = "torch"
+
+    def __init__(self):
+        try:
+            import torch
+            import torch.utils.dlpack
+        except ImportError as e:
+            raise ImportError(f"the torch peer needs PyTorch in this interpreter ({e}); it "
+                              "is Debian's python3-torch in /usr/bin/python3, run by "
+                              "`make interop-system`") from e
+        self.torch = torch
+
+    def make(self, values, shape, dtype):
+        return self.torch.tensor(np.array(values, dtype=dtype).reshape(shape))
+
+    def from_dlpack(self, obj):
+        return self.torch.utils.dlpack.from_dlpack(obj)
+
+    def tolist(self, arr):
+        return arr.tolist()
+
+    def dtype(self, arr):
+        return str(arr.dtype).replace("torch.", "")
+
+    def data_ptr(self, arr):
+        return arr.data_ptr()
+
+
+_CLASSES = {"tsmref": TsmrefPeer, "numpy": NumpyPeer, "tvm-ffi": TvmFfiPeer, "jax": JaxPeer,
+            "torch": TorchPeer}
 _CACHE = {}
 EXTRA = {}  # name -> Peer instance: deliberately broken consumers of the self-tests
 
