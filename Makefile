@@ -107,3 +107,9 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(DEPS)
+
+# The GPU lanes (ci/check-gpu.sh): every case on cuda:0, compute-sanitizer memcheck and
+# racecheck; on a machine without an NVIDIA GPU it says so and exits 1.
+.PHONY: check-gpu
+check-gpu: deps
+	bash ci/check-gpu.sh

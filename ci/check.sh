@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ci/check.sh: the lanes of `make check`. Every lane runs even when an earlier one
 # failed, so one run shows everything that is wrong; the exit status is 0 only when
-# every lane passed. Lane times are printed so the budget (well under 30 minutes on
-# 2 cores) can be watched. `make check` runs `make deps` before this script, which
+# every lane passed. Lane times are printed so the budget (20 minutes on 2 cores) can
+# be watched. `make check` runs `make deps` before this script, which
 # installs nothing itself: a build lane that lacks a dependency names it.
 set -u
 cd "$(dirname "$0")/.."
@@ -10,30 +10,8 @@ cd "$(dirname "$0")/.."
 CC=${CC:-cc}
 JOBS=${JOBS:-$(nproc)}
 primary=build/check-$(basename "$CC")
-passed=0
-failed=0
-failed_lanes=()
-
-lane() {
-  local name=$1
-  shift
-  local start=$SECONDS
-  echo "=== lane $name: $*"
-  if "$@"; then
-    passed=$((passed + 1))
-    echo "=== lane $name: ok ($((SECONDS - start)) s)"
-  else
-    failed=$((failed + 1))
-    failed_lanes+=("$name")
-    echo "=== lane $name: FAILED ($((SECONDS - start)) s)"
-  fi
-}
-
-need() {
-  command -v "$1" >/dev/null 2>&1 && return 0
-  echo "missing tool '$1': install the Debian package '$2' (apt-get install $2)" >&2
-  return 1
-}
+# shellcheck source=ci/lanes.sh
+. ci/lanes.sh
 
 tools() {
   local ok=0
@@ -218,9 +196,4 @@ lane reports bash harness/tests/check_reports.sh "$primary"
 lane report-html make --no-print-directory BUILD="$primary" CC="$CC" report-check
 lane fuzz-replay fuzz_replay
 
-echo
-if [ "$failed" -ne 0 ]; then
-  echo "failed lanes: ${failed_lanes[*]}"
-fi
-echo "make check: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+lanes_end "make check"
