@@ -38,6 +38,7 @@ include harness/harness.mk
 include harness/adapters/example/example.mk
 include harness/adapters/ggml/ggml.mk
 include harness/adapters/tvm-ffi/tvm-ffi.mk
+include harness/adapters/libtorch/libtorch.mk
 include harness/tests/tests.mk
 include bench/bench.mk
 include python.mk
@@ -110,3 +111,9 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(DEPS)
+
+# The GPU lanes (ci/check-gpu.sh): every case on cuda:0, compute-sanitizer memcheck and
+# racecheck; on a machine without an NVIDIA GPU it says so and exits 1.
+.PHONY: check-gpu
+check-gpu: deps
+	bash ci/check-gpu.sh

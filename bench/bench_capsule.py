@@ -3,7 +3,8 @@
 export + import + drop of a [16] float32 tensor, the reference's extension against
 numpy, measured in the same run.
 
-  tsmref : tsmref.from_dlpack(t)  (t.__dlpack__(max_version=...) -> capsule -> import)
+  tsmref : tsmref.from_dlpack(t.__dlpack__(max_version=...))  (capsule -> import; given
+           t itself, from_dlpack would take the exchange table of its type, no capsule)
   numpy  : numpy.from_dlpack(a)   (a.__dlpack__(...) -> capsule -> a new ndarray)
 Rounds alternate between the two (pairs); the figures are the medians of the
 rounds, and the ratio is the median of the pairs' ratios. Prints the table
@@ -35,7 +36,8 @@ def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100000
     t = tsmref.tensor(list(range(16)), shape=(16,), dtype="float32")
     a = np.arange(16, dtype=np.float32)
-    ref = lambda: tsmref.from_dlpack(t)
+    version = (1, tsmref.DLPACK_MINOR)
+    ref = lambda: tsmref.from_dlpack(t.__dlpack__(max_version=version))
     npy = lambda: np.from_dlpack(a)
     one_round(ref, n // 10)
     one_round(npy, n // 10)
@@ -46,7 +48,7 @@ def main():
     best_npy = statistics.median(p for _, p in pairs)
     ratio = statistics.median(r / p for r, p in pairs)
     print(f"bench capsule: {n} round trips per round, median of {ROUNDS} pairs, [16] float32")
-    print(f"  tsmref.from_dlpack(tsmref tensor)  : {best_ref:8.1f} ns/round trip")
+    print(f"  tsmref.from_dlpack(capsule)        : {best_ref:8.1f} ns/round trip")
     print(f"  numpy.from_dlpack(ndarray)         : {best_npy:8.1f} ns/round trip")
     print(f"  ratio                              : {ratio:8.2f} x")
     path = os.environ.get("BENCH_JSON")

@@ -86,10 +86,10 @@ static void add_episode(struct fuzz_in *in, struct cts_gen_case *gc) {
 }
 
 /* The scenario's body lines (into gc, the caller's). */
-static void write_scenario(const uint8_t *data, size_t size, uint32_t caps,
+static void write_scenario(const uint8_t *data, size_t size, uint32_t caps, uint32_t dtypes,
                            struct cts_gen_case *out) {
   struct cts_gen_case gen = {0}, gc = {0};
-  size_t used = cts_gen_from_bytes(data, size, caps, &gen);
+  size_t used = cts_gen_from_bytes(data, size, caps, dtypes, &gen);
   struct fuzz_in in = {data + used, size - used, 0};
   unsigned shape = fuzz_u8(&in);
   if ((shape & SHAPE_THREADS) && (caps & TSM_CAP_THREADS)) {
@@ -187,14 +187,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const struct tsm_adapter *a = fuzz_adapter();
   struct cts_gen_case gc = {0};
-  write_scenario(data, size, a->caps, &gc);
+  write_scenario(data, size, a->caps, a->dtypes, &gc);
   char *text = cts_gen_render(&gc, 0, 0, NULL);
   if (getenv("FUZZ_VERBOSE")) fputs(text, stderr);
   struct cts_parse_error err;
   struct cts_case *c = cts_case_parse("scenario.tsm", text, NULL, &err);
   FUZZ_CHECK(c, "harness/src/gen.c", "the scenario does not parse: %d:%d: %s\n%s", err.line,
              err.col, err.msg, text);
-  if ((c->ops_used & ~a->ops) || (c->uses_dump && !a->mgr_dump)) { /* NotSupported */
+  if ((c->ops_used & ~a->ops) || (c->dtypes_used & ~a->dtypes) ||
+      (c->uses_dump && !a->mgr_dump)) { /* NotSupported */
     cts_case_free(c);
     cts_gen_case_free(&gc);
     free(text);

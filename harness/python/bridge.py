@@ -12,6 +12,12 @@ and its README.md, and the modules a user names on TSM_CTS_PEERS or --peer-path;
 `roles: [producer]` cases run once per producer (consumer column "-"), `roles: [consumer]`
 cases once per consumer with tsmref producing (producer row "-").
 
+The DLPack 1.3 exchange table (DLP.XAPI.*) is reached through harness/python/xapi.py:
+a producer's table is called through ctypes (xfrom, xalloc, xto, expect xapi, view,
+workstream), and a consumer takes a tensor (exchange, echo) from a holder whose type
+publishes a probing table in front of the producer's. A pair where the producer
+publishes no table, or the consumer takes none, is NotSupported, counted against it.
+
 Each producer row runs in its own worker process (peers imported once per process; a
 crash loses only that row's remaining cells, reported Crash). Known failures of real
 peers are listed in harness/expectations/python-<peer>.txt; they report XFail, and an
@@ -26,6 +32,7 @@ producer->consumer pair as the device) plus the matrix, so that `tsm-cts merge` 
 these results into the same JSON, JUnit and summary as the C cases.
 """
 import argparse
+import collections
 import gc
 import json
 import os
@@ -40,6 +47,7 @@ sys.path.insert(0, HERE)
 
 import caselang  # noqa: E402
 import peers  # noqa: E402
+import xapi  # noqa: E402
 
 EXC_TYPES = {"BufferError": BufferError, "ValueError": ValueError, "TypeError": TypeError,
              "RuntimeError": RuntimeError, "any": Exception}
@@ -100,6 +108,28 @@ class Holder:
             return NotSupported("the consumer asks only for legacy capsules (__dlpack__ "
                                 f"called with {self.refused_legacy})", consumer)
         return None
+
+
+class ExchangeHolder(Holder):
+    """What a consumer is handed by `exchange` and `echo`: an instance of a type of the
+    bridge's own whose table (xapi.FrontTable, the class attribute `front`) stands in
+    front of the producer's table; target is the producer's object. With a table of
+    major 1 the consumer is to use it: its __dlpack__ makes the pair NotSupported. With a
+    future major (DLP.XAPI.HEADER.2) __dlpack__ serves the producer's array, probed."""
+    front = None
+
+    def __init__(self, run, target, array):
+        super().__init__(run, array=array)
+        self.target = target
+        self.refused_table = None  # the request of a __dlpack__ call refused for the table
+
+    def __dlpack__(self, **kw):
+        if self.front.major == 1:
+            # A BufferError, not the bridge's own exception: a consumer written with
+            # nanobind turns any other into a TypeError of its argument conversion.
+            self.refused_table = kw
+            raise BufferError("take this tensor through the exchange table of its type")
+        return super().__dlpack__(**kw)
 
 
 def _flat(v):
@@ -237,6 +267,148 @@ class Run:
         if "as" in st:
             self.env[st["as"]] = ("capsule", h.cap, h.probe)
 
+    # the DLPack 1.3 exchange table (xapi.py)
+    def exchange_object(self, arr):
+        obj = self.P.exchange_object(arr)
+        if obj is None:
+            raise NotSupported(f"{self.P.name} publishes no {xapi.ATTR}", self.P.name)
+        return obj
+
+    def table(self, typ):
+        if typ is None:
+            raise NotSupported(f"{self.P.name} publishes no {xapi.ATTR}", self.P.name)
+        return xapi.Table(typ)
+
+    def xapi_call(self, fn, *args):
+        """fn(*args) of xapi.py: a Violation fails the case, NoTable (the producer's) makes
+        it NotSupported."""
+        try:
+            return fn(*args)
+        except xapi.Violation as e:
+            self.fail(str(e))
+        except xapi.NoTable as e:
+            raise NotSupported(str(e), self.P.name) from None
+
+    def bind_managed(self, name, ptr, checked=True):
+        """Binds the managed tensor at ptr, now the bridge's, as a capsule of its own;
+        checked: probed with the checks of a producer's versioned capsule."""
+        cap = self.dl.capsule_of(ptr)
+        if checked:
+            probe = self.new_probe(cap, {"max_version": (1, 3)})
+        else:
+            probe = self.dl.Probe(cap)
+            self.probes.append(probe)
+        self.env[name] = ("capsule", cap, probe)
+
+    def op_xfrom(self, st):
+        obj = self.exchange_object(self.get(st["src"], ["array"])[1])
+        table = self.xapi_call(self.table, type(obj))
+        self.bind_managed(st["name"], self.xapi_call(table.from_object, obj))
+
+    def op_xalloc(self, st):
+        table = self.xapi_call(self.table, self.P.exchange_type())
+        ptr = self.xapi_call(table.allocate, st["shape"], st["dtype"], st.get("device", (1, 0)))
+        self.bind_managed(st["name"], ptr)
+
+    def op_forge(self, st):
+        f = self.dl.Forged(st["shape"], st["dtype"], st.get("major", 1), st.get("device", (1, 0)))
+        self.bind_managed(st["name"], f.ptr, checked=False)
+
+    def op_xto(self, st):
+        """C's tensor through the producer's managed_tensor_to_py_object_no_sync: the
+        capsule is the bridge's box; its tensor moves to the new object on success only
+        (DLP.XAPI.TO.1), and then the capsule is marked used."""
+        _, cap, probe = self.get(st["src"], ["capsule"])
+        if self.dl.capsule_name(cap) != "dltensor_versioned":
+            self.fail(f"xto takes an unconsumed versioned capsule, not one named "
+                      f"{self.dl.capsule_name(cap)!r}")
+        table = self.xapi_call(self.table, self.P.exchange_type())
+        calls = probe.calls
+        try:
+            obj = self.xapi_call(table.to_object, self.dl.capsule_pointer(cap))
+        except (CaseFail, NotSupported):
+            raise
+        except Exception:
+            if probe.calls != calls:
+                self.fail("DLP.XAPI.TO.1: a refused tensor's deleter ran: the caller still "
+                          "owns it")
+            raise
+        self.dl.set_capsule_name(cap, "used_dltensor_versioned")
+        if type(obj) is not table.typ:
+            self.fail(xapi.type_problem(obj, table.typ))
+        self.env[st["name"]] = ("array", obj, None)
+
+    def through_front(self, st, call):
+        """call(holder) with a holder of A whose type publishes a front table; fails on
+        what the table's callbacks saw. RETURN (result, the holder, the probes of the
+        managed tensors that passed the table, the calls of its functions)."""
+        arr = self.get(st["src"], ["array"])[1]
+        obj = self.exchange_object(arr)
+        table = self.xapi_call(self.table, type(obj))
+        front = xapi.FrontTable.get(table, ExchangeHolder, st.get("major", 1),
+                                    st.get("chain", False))
+        seen, problems, calls = [], len(front.problems), collections.Counter(front.calls)
+        front.sink = seen.append
+        holder = front.holder_type(self, obj, arr)
+        try:
+            out = call(holder)
+        except Exception:
+            if holder.refused_table is None:
+                raise
+            raise NotSupported("the consumer takes no tensor through an exchange table (it "
+                               f"called __dlpack__ with {holder.refused_table})",
+                               self.C.name) from None
+        finally:
+            front.sink = lambda probe: None
+            self.probes += seen
+            if front.problems[problems:]:
+                self.fail(front.problems[problems])
+        return out, holder, seen, front.calls - calls
+
+    def op_exchange(self, st):
+        out, holder, seen, calls = self.through_front(st, self.C.from_dlpack)
+        if not calls["from"] and st.get("major", 1) == 1:
+            raise NotSupported("the consumer took the tensor without the table's "
+                               "managed_tensor_from_py_object_no_sync", self.C.name)
+        self.env[st["name"]] = ("tensor", out, seen[0] if seen else holder.probe)
+
+    def op_echo(self, st):
+        try:
+            out, _, _, calls = self.through_front(st, self.C.echo)
+        except NotImplementedError as e:
+            raise NotSupported(str(e), self.C.name) from None
+        if not calls["to"]:
+            raise NotSupported(f"the consumer returned a {type(out).__qualname__} without the "
+                               "table's managed_tensor_to_py_object_no_sync", self.C.name)
+        self.env[st["name"]] = ("array", out, None)
+
+    def expect_exchange(self, k, x, st):
+        """expect xapi / workstream / view X: the producer's table for array X."""
+        arr = self.get(x, ["array"])[1]
+        obj = self.exchange_object(arr)
+        if k == "xapi":
+            return self.xapi_call(xapi.check_table, obj)
+        table = self.xapi_call(self.table, type(obj))
+        if k == "workstream":
+            got = self.xapi_call(table.work_stream, st["device"])
+            if got != st["v"]:
+                unwritten = " (*out left unwritten)" if got == xapi.SENTINEL else ""
+                self.fail(f"DLP.XAPI.STREAM.1: current_work_stream{st['device']} gave "
+                          f"{got:#x}{unwritten}, expected {st['v']:#x}")
+            return None
+        view = self.xapi_call(table.view, obj)
+        got = {"shape": [view.shape[i] for i in range(view.ndim)] if view.ndim else [],
+               "device": (view.device.device_type, view.device.device_id),
+               "strides": bool(view.strides) or view.ndim == 0}
+        want = {"shape": list(self.P.shape(arr)), "device": tuple(obj.__dlpack_device__()),
+                "strides": True}
+        if got != want:
+            self.fail(f"DLP.XAPI.VIEW.1: the view has {got}, expected {want}")
+        values = _flat(self.dl.read_dltensor(view))
+        if values != _flat(_f32(st["v"], self.dl.dtype_name(view.dtype))):
+            self.fail(f"expect view {x}: expected {st['v']!r}, got {values!r}")
+        return None
+
     def op_drop(self, st):
         for n in st["names"]:
             self.get(n, ["array", "capsule", "tensor"])
@@ -268,6 +440,8 @@ class Run:
 
     def op_expect(self, st):
         k, x, v = st["kind"], st["x"], st.get("v")
+        if k in ("xapi", "workstream", "view"):
+            return self.expect_exchange(k, x, st)
         if k in ("name", "version", "flag", "noflag", "deleted", "strides", "offset"):
             _, cap, probe = self.get(x, ["capsule"])
         if k == "name":
@@ -344,9 +518,12 @@ class Run:
         self.invariants()
         for p in self.probes:
             if p.calls != 1:
-                self.fail(f"DLP.DEL.1: a capsule's deleter ran {p.calls} times by the end "
-                          f"({'leak' if p.calls == 0 else 'double release'}; exported as "
-                          f"{p.name_at_export}, now {p.name_at_destruction or 'alive'})")
+                where = (f"{p.label}" if p.label else
+                         f"exported as {p.name_at_export}, now "
+                         f"{p.name_at_destruction or 'alive'}")
+                self.fail(f"DLP.DEL.1: a {'capsule' if not p.label else 'managed tensor'}'s "
+                          f"deleter ran {p.calls} times by the end "
+                          f"({'leak' if p.calls == 0 else 'double release'}; {where})")
 
 
 SETTLE_QUIET_S = 0.25  # no pending deleter ran for this long: the peer is done

@@ -64,10 +64,28 @@ def _from(j):
     return st
 
 
+def _xapi(op):
+    """The exchange-table statements with options: xalloc, forge, exchange."""
+    def convert(j):
+        st = {"op": op, "name": j["dst"], "chain": j["chain"]}
+        if j["a"]:
+            st["src"] = j["a"]
+        if "shape" in j:
+            st["shape"], st["dtype"] = j["shape"], DTYPES[j["dtype"]]
+        if "device" in j:
+            st["device"] = tuple(j["device"])
+        if "major" in j:
+            st["major"] = j["major"]
+        return st
+    return convert
+
+
 def _expect(j):
     st = {"op": "expect", "kind": j["what"], "x": j["a"]}
     if "flag" in j:
         st["flag"] = j["flag"]
+    if "device" in j:
+        st["device"] = tuple(j["device"])
     if "v" in j:
         v = j["v"]
         st["v"] = (DTYPES[v] if j["what"] == "dtype" else
@@ -86,6 +104,12 @@ CONVERT = {
     "PY_EXPECT_ERROR": lambda j: {"op": "expect_error", "exc": j["exc"],
                                   "stmt": _stmt(j["inner"])},
     "PY_EXPECT": _expect,
+    "PY_XFROM": lambda j: {"op": "xfrom", "name": j["dst"], "src": j["a"]},
+    "PY_XALLOC": _xapi("xalloc"),
+    "PY_FORGE": _xapi("forge"),
+    "PY_XTO": lambda j: {"op": "xto", "name": j["dst"], "src": j["a"]},
+    "PY_ECHO": lambda j: {"op": "echo", "name": j["dst"], "src": j["a"]},
+    "PY_EXCHANGE": _xapi("exchange"),
     "REPEAT": lambda j: {"op": "repeat", "n": j["times"], "body": _body(j)},
     "PY_FLAT": lambda j: {"op": "flat", "mib": j["mib"], "body": _body(j)},
 }

@@ -8,6 +8,11 @@ deleter 16 / flags 24 / dl_tensor 32); a self-check asserts them at import.
 Probe: wraps the deleter of a producer's managed tensor with a counting trampoline
 that forwards the first call to the original deleter and refuses (and records) any
 further call, so a double release is observed instead of crashing the process.
+
+The managed tensors of the DLPack 1.3 exchange table (harness/python/xapi.py) come
+without a capsule: the bridge wraps one it owns in a capsule of its own (capsule_of),
+so that the capsule statements apply to it, and probes one it only passes on
+(Probe(managed_ptr=...)). forge makes a versioned managed tensor in ctypes memory.
 """
 import ctypes
 import struct as _struct
@@ -72,8 +77,12 @@ _api.PyCapsule_GetDestructor.restype = ctypes.c_void_p
 _api.PyCapsule_GetDestructor.argtypes = [ctypes.py_object]
 _api.PyCapsule_SetDestructor.restype = ctypes.c_int
 _api.PyCapsule_SetDestructor.argtypes = [ctypes.py_object, ctypes.c_void_p]
+_api.PyCapsule_New.restype = ctypes.py_object
+_api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 # Inside a destructor the capsule is dying: never wrap it into a py_object again.
 _GetNameRaw = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.c_void_p)(("PyCapsule_GetName", _api))
+_GetPointerRaw = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", _api))
 DESTRUCTOR = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)
 
 # PyCapsule keeps the const char* it is given: the names must outlive the capsules.
@@ -105,6 +114,67 @@ def set_capsule_name(cap, name):
 def managed(ptr, versioned):
     cls = DLManagedTensorVersioned if versioned else DLManagedTensor
     return cls.from_address(ptr)
+
+
+def _run_unconsumed(capptr):
+    """The destructor of the bridge's capsules: DLP.PY.DTOR.1, as a producer's."""
+    name = _GetNameRaw(capptr)
+    if name != b"dltensor_versioned":
+        return
+    ptr = _GetPointerRaw(capptr, name)
+    m = managed(ptr, True)
+    if m.deleter:
+        DELETER(m.deleter)(ptr)
+
+
+_BRIDGE_DESTRUCTOR = DESTRUCTOR(_run_unconsumed)
+
+
+def capsule_of(ptr):
+    """A `dltensor_versioned` capsule around a versioned managed tensor the bridge owns;
+    consuming the capsule hands the tensor over, and an unconsumed capsule's death runs
+    its deleter."""
+    return _api.PyCapsule_New(ptr, ctypes.cast(_NAMES["dltensor_versioned"], ctypes.c_char_p),
+                              ctypes.cast(_BRIDGE_DESTRUCTOR, ctypes.c_void_p).value)
+
+
+class Forged:
+    """A versioned managed tensor the bridge makes (`forge`): elements 0, 1, 2, ... of a
+    dtype, compact strides, any major version and device. Its memory stays in `live`
+    until its deleter runs."""
+    live = {}
+
+    def __init__(self, shape, dtype, major, device):
+        npdt = np.dtype(dtype)
+        self.values = np.arange(int(np.prod(shape)) if shape else 1, dtype=npdt)
+        n = len(shape)
+        self.shape = (ctypes.c_int64 * max(n, 1))(*shape)
+        self.strides = (ctypes.c_int64 * max(n, 1))(*compact_strides(shape))
+        mt = self.mt = DLManagedTensorVersioned()
+        mt.version.major, mt.version.minor = major, 3
+        mt.deleter = ctypes.cast(_FORGED_DELETER, ctypes.c_void_p).value
+        t = mt.dl_tensor
+        t.data = self.values.ctypes.data
+        t.device.device_type, t.device.device_id = device
+        t.ndim = n
+        t.dtype.code, t.dtype.bits, t.dtype.lanes = _DL_CODES[npdt.kind], npdt.itemsize * 8, 1
+        t.shape = ctypes.cast(self.shape, ctypes.POINTER(ctypes.c_int64))
+        t.strides = ctypes.cast(self.strides, ctypes.POINTER(ctypes.c_int64))
+        self.ptr = ctypes.addressof(mt)
+        Forged.live[self.ptr] = self
+
+
+_FORGED_DELETER = DELETER(lambda ptr: Forged.live.pop(ptr, None))
+_DL_CODES = {"i": 0, "u": 1, "f": 2}
+
+
+def compact_strides(shape):
+    """Row-major strides in elements (an extent 0 counts as 1, as exporters do)."""
+    out, acc = [], 1
+    for extent in reversed(shape):
+        out.insert(0, acc)
+        acc *= max(extent, 1)
+    return out
 
 
 _NP_DTYPES = {(0, 8): np.int8, (0, 16): np.int16, (0, 32): np.int32, (0, 64): np.int64,
@@ -158,7 +228,8 @@ def read_memory(ptr, shape, dtype, strides=None):
 
 
 class Probe:
-    """One producer capsule, with its deleter wrapped by a counting trampoline.
+    """One managed tensor (a producer's capsule, or one passing through an exchange
+    table), with its deleter wrapped by a counting trampoline.
 
     calls: how many times anyone called the deleter. A second call is recorded in
     `violations` and NOT forwarded (the original deleter already freed the struct).
@@ -166,13 +237,15 @@ class Probe:
     snapshot_values = True
     registry = []  # probes stay alive: their trampolines must outlive every caller
 
-    def __init__(self, cap, label=""):
+    def __init__(self, cap=None, label="", managed_ptr=None):
+        """Probes cap, a producer's capsule, or managed_ptr, a versioned managed tensor
+        that passes through a table without a capsule (its destructor is not wrapped)."""
         self.label = label
-        self.name_at_export = capsule_name(cap)
+        self.name_at_export = capsule_name(cap) if cap is not None else "dltensor_versioned"
         if self.name_at_export not in ("dltensor", "dltensor_versioned"):
             raise ValueError(f"capsule named {self.name_at_export!r} is not a DLPack export")
         self.versioned = self.name_at_export == "dltensor_versioned"
-        self.ptr = capsule_pointer(cap)
+        self.ptr = capsule_pointer(cap) if cap is not None else managed_ptr
         m = managed(self.ptr, self.versioned)
         # Snapshot what checks need while the struct is alive.
         t = m.dl_tensor
@@ -195,17 +268,19 @@ class Probe:
         self._orig = m.deleter
         self._tramp = DELETER(self._called)
         m.deleter = ctypes.cast(self._tramp, ctypes.c_void_p).value if self._orig else None
+        self.dtor_runs = 0
+        self.name_at_destruction = None
+        self.capsule_alive = cap is not None
+        Probe.registry.append(self)
+        if cap is None:
+            return
         # Wrap the capsule destructor too: some producers (jaxlib) free an unconsumed
         # capsule's tensor by calling their deleter function directly, not through the
         # struct's field; that counts as the deleter call. A destructor that runs the
         # deleter of a consumed capsule breaks DLP.PY.DTOR.1.
-        self.dtor_runs = 0
-        self.name_at_destruction = None
         self._orig_dtor = _api.PyCapsule_GetDestructor(cap)
         self._dtor = DESTRUCTOR(self._destroyed)
         _api.PyCapsule_SetDestructor(cap, ctypes.cast(self._dtor, ctypes.c_void_p).value)
-        self.capsule_alive = True
-        Probe.registry.append(self)
 
     def _destroyed(self, capptr):
         self.capsule_alive = False

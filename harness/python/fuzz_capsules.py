@@ -72,13 +72,16 @@ import dl  # noqa: E402
 import peers  # noqa: E402
 
 LEGACY_NAMES = ("dltensor", "used_dltensor")
-REF_DTYPES = ("float32", "int32")  # what the reference represents (DLP.IMPORT.6)
+REF_MAKES = ("float32", "int32")  # what tsmref.tensor makes
+# what the reference holds, so imports (MGR.DTYPE.1, DLP.IMPORT.6): every real dtype
+REF_HOLDS = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+             "float16", "bfloat16", "float32", "float64")
 ALL_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
               "uint64", "float16", "float32", "float64", "complex64", "complex128")
 # Per peer: the dtypes it makes arrays of, whether it makes views (strides, offsets) and
 # whether it can export the versioned form (DLP.PY.NAME.1: "when the producer supports it").
 PRODUCERS = {
-    "tsmref": dict(dtypes=REF_DTYPES, views=False, versioned=True),
+    "tsmref": dict(dtypes=REF_MAKES, views=False, versioned=True),
     "numpy": dict(dtypes=ALL_DTYPES, views=True, versioned=True),
     "tvm-ffi": dict(dtypes=ALL_DTYPES[:12], views=True, versioned=True),
     "jax": dict(dtypes=ALL_DTYPES[:13] + ("bfloat16",), views=False, versioned=False),
@@ -411,7 +414,7 @@ class CapsuleExchange(RuleBasedStateMachine):
         if src.peer != "tsmref":
             return
         if copied:
-            h = Handle(src.expected.size * 4, alive=False)
+            h = Handle(src.expected.nbytes, alive=False)
             self.handles.append(h)
         else:
             h = src.handle
@@ -489,7 +492,7 @@ class CapsuleExchange(RuleBasedStateMachine):
         check(device == (1, 0), "DLP.PY.ARGS.1", f"{peer}.__dlpack_device__() = {device} on CPU")
         handle = None
         if peer == "tsmref":
-            handle = Handle(expected.size * 4)
+            handle = Handle(expected.nbytes)
             self.handles.append(handle)
         return self.keep(Arr(peer, obj, expected, handle))
 
@@ -696,7 +699,7 @@ class CapsuleExchange(RuleBasedStateMachine):
         if not is_compact:
             check(probe.calls == 1, "DLP.IMPORT.4",
                   f"a non-compact import ran the deleter {probe.calls} times, not once at once")
-            n = src.expected.size * 4
+            n = src.expected.nbytes
             check(grew == n, "DLP.MGR.3", f"a copied import added {grew} live bytes, not {n}")
             h = Handle(n)
         else:
@@ -716,7 +719,7 @@ class CapsuleExchange(RuleBasedStateMachine):
             STATS["peer_refusals"] += 1
             return
         STATS["ref_refusals"] += 1
-        code = refusal or ("EDTYPE" if expected.dtype.name not in REF_DTYPES else None)
+        code = refusal or ("EDTYPE" if expected.dtype.name not in REF_HOLDS else None)
         check(code is not None, "DLP.PY.ROUND.1",
               f"the reference refused a {expected.dtype.name}{list(expected.shape)} capsule: "
               f"{type(exc).__name__}: {exc}")

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """test_bridge.py: the bridge must catch deliberately broken consumers.
-clauses: [DLP.DEL.1, DLP.PY.NAME.2, DLP.PY.ROUND.1, DLP.PY.DTOR.1]
+clauses: [DLP.DEL.1, DLP.PY.NAME.2, DLP.PY.ROUND.1, DLP.PY.DTOR.1, DLP.XAPI.CONSUME.1,
+DLP.XAPI.HEADER.2]
 
   iree-leak    renames the capsule to used_* and never runs the deleter
                (IREE before PR #20988, seeds/001): leak
@@ -10,6 +11,14 @@ clauses: [DLP.DEL.1, DLP.PY.NAME.2, DLP.PY.ROUND.1, DLP.PY.DTOR.1]
                the deleter a second time
   no-rename    takes the pointer and runs the deleter, but never renames: double release
   good         a correct ctypes consumer (control: must pass)
+
+Consumers of the DLPack 1.3 exchange table (xapi.py), run with tsmref producing (the
+only peer whose own tensor type publishes one):
+  xapi-good    takes the tensor through the table of the object's type, walking
+               prev_api to major 1, else through __dlpack__ (control: must pass)
+  xapi-leak    takes the table's managed tensor and never runs its deleter
+  xapi-no-header  calls the table's functions without reading header.version, as
+               tvm-ffi 0.1.15 does (harness/expectations/python-tvm-ffi.txt)
 
 And the peer plug-in hook end to end: a module written outside the checkout, found
 through --peer-path, run by the bridge's worker processes (where collections skip what
@@ -30,6 +39,7 @@ import bridge  # noqa: E402
 import caselang  # noqa: E402
 import dl  # noqa: E402
 import peers  # noqa: E402
+import xapi  # noqa: E402
 
 CASES = os.path.join(bridge.ROOT, "cases", "dlpack", "python")
 
@@ -85,8 +95,22 @@ class CtypesConsumer(peers.Peer):
         return arr.data
 
 
-def consumer(name, **kw):
-    c = CtypesConsumer(name)
+class XapiConsumer(CtypesConsumer):
+    """A ctypes consumer of the exchange table of the object's type (DLP.XAPI.CONSUME.1);
+    without a table of major 1 it takes the capsule. walk: read header.version first and
+    walk prev_api (DLP.XAPI.HEADER.2)."""
+    walk = True
+
+    def from_dlpack(self, obj):
+        try:
+            table = xapi.Table(type(obj), walk=self.walk)
+        except xapi.NoTable:
+            return super().from_dlpack(obj)
+        return Imported(table.from_object(obj), True, self.run_deleter)
+
+
+def consumer(name, cls=CtypesConsumer, **kw):
+    c = cls(name)
     for k, v in kw.items():
         setattr(c, k, v)
     peers.EXTRA[name] = c
@@ -148,9 +172,17 @@ def main():
         ("consume-legacy.pytsm", consumer("no-rename", rename=False), "Fail",
          "used_dltensor"),
     ]
+    xapi_checks = [
+        ("xapi-exchange.pytsm", consumer("xapi-good", XapiConsumer), "Pass", ""),
+        ("xapi-exchange-future.pytsm", "xapi-good", "Pass", ""),
+        ("xapi-exchange.pytsm", consumer("xapi-leak", XapiConsumer, run_deleter=False), "Fail",
+         "leak"),
+        ("xapi-exchange-future.pytsm", consumer("xapi-no-header", XapiConsumer, walk=False),
+         "Fail", "DLP.XAPI.HEADER.2"),
+    ]
     bad = 0
-    for producer in ("tsmref", "numpy"):
-        for case, cons, want, sub in checks:
+    for producer, producer_checks in (("tsmref", checks + xapi_checks), ("numpy", checks)):
+        for case, cons, want, sub in producer_checks:
             status, msg, _ = bridge.run_one(load(case), producer, cons)
             ok = status == want and sub in msg
             bad += not ok

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "opsem.h"
 #include "util.h"
 
 /* ---- optional slots (ABI.SLOT.1) --------------------------------------------------
@@ -79,6 +80,7 @@ static const struct tsm_adapter *with_defaults(const struct tsm_adapter *a) {
   if (!copy->slot) copy->slot = fallback;
   CTS_OPTIONAL_SLOTS(CTS__DEFAULT)
 #undef CTS__DEFAULT
+  if (!copy->dtypes) copy->dtypes = CTS_DTYPES_DEFAULT; /* ABI 1.0 to 1.4 (MGR.DTYPE.1) */
   return copy;
 }
 

@@ -96,10 +96,22 @@ struct cts_py_export {
   int64_t device[2];
 };
 
+/* The options of the capsule-level statements of the DLPack 1.3 exchange table (.pytsm):
+ * the prototype of `xalloc` and `forge` (has_proto: SHAPE DTYPE), their `device (T, I)`,
+ * `forge`'s and `exchange`'s `major N`, `exchange`'s `chain`; a has_ flag is 0 when the
+ * case leaves that option out. */
+struct cts_py_xapi {
+  int has_proto, ndim, dtype;
+  int64_t shape[TSM_MAX_DIMS];
+  int has_device, has_major, chain;
+  int64_t device[2], major;
+};
+
 /* The capsule-level expectations (.pytsm `expect WHAT X ...`). */
 enum cts_py_expect { CTS_PY_NAME, CTS_PY_VERSION, CTS_PY_FLAG, CTS_PY_NOFLAG, CTS_PY_DELETED,
                      CTS_PY_VALUES, CTS_PY_SHAPE, CTS_PY_DTYPE, CTS_PY_DEVICE, CTS_PY_STRIDES,
-                     CTS_PY_OFFSET, CTS_PY_ALIVE, CTS_N_PY_EXPECTS };
+                     CTS_PY_OFFSET, CTS_PY_ALIVE, CTS_PY_XAPI, CTS_PY_WORKSTREAM, CTS_PY_VIEW,
+                     CTS_N_PY_EXPECTS };
 enum cts_py_form { CTS_PY_FORM_NONE, CTS_PY_FORM_VERSIONED, CTS_PY_FORM_LEGACY };
 /* The exceptions `expect error` of a .pytsm names, as bits. */
 enum cts_py_exc { CTS_PY_BUFFER_ERROR = 1, CTS_PY_VALUE_ERROR = 2, CTS_PY_TYPE_ERROR = 4,
@@ -111,9 +123,9 @@ struct cts_py_expectation {
   int flag;                   /* FLAG, NOFLAG: the index in cts_py_flag_names */
   int word;                   /* NAME: the index in cts_py_capsule_names; DTYPE: tsm_dtype */
   int scalar;                 /* VALUES: `== N`, not a list */
-  int64_t pair[2];            /* DEVICE */
-  int64_t want;               /* VERSION, DELETED, OFFSET */
-  double *v;                  /* VALUES */
+  int64_t pair[2];            /* DEVICE, WORKSTREAM (the device asked about) */
+  int64_t want;               /* VERSION, DELETED, OFFSET, WORKSTREAM */
+  double *v;                  /* VALUES, VIEW */
   size_t n;
   int ndim;                   /* SHAPE, STRIDES */
   int64_t dims[TSM_MAX_DIMS];
@@ -202,6 +214,7 @@ struct cts_stmt {
       struct cts_stmt *inner;                      /* the action that must raise */
     } py_error;                                    /* CTS_SHAPE_PY_ERROR */
     struct cts_py_expectation py_expect;           /* CTS_SHAPE_PY_EXPECT */
+    struct cts_py_xapi py_xapi;                    /* CTS_SHAPE_PY_XAPI */
     struct { int64_t mib; } flat;                  /* CTS_SHAPE_FLAT, and the body */
   } u;
 };
@@ -222,6 +235,7 @@ struct cts_case {
   size_t n_tags;
   int timeout_ms;    /* 0: default; at most CTS_TIMEOUT_MAX_MS */
   uint32_t ops_used; /* 1u << enum tsm_op */
+  uint32_t dtypes_used; /* 1u << enum tsm_dtype of every tensor the case creates */
   uint32_t families; /* enum tsm_cap bits of requires: and of the statements used */
   char **threads;    /* thread names; thread 0 is the main thread, named "main" */
   size_t n_threads, cap_threads;
@@ -276,6 +290,7 @@ const char *cts_stmt_verb(int kind);
 int cts_stmt_shape(int kind);
 const char *cts_err_name(int code); /* "CAPPED" for TSM_ECAPPED; "OK"; "?" */
 const char *cts_op_name(int op);
-const char *cts_dtype_name(int dtype); /* "f32" for TSM_F32, "i32" for TSM_I32 */
+/* The dtype names a case may write, for messages. */
+#define CTS_DTYPE_LIST "bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32 or f64"
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "case.h"
+#include "opsem.h"
 #include "util.h"
 
 static void put_key(FILE *f, const char *key) {
@@ -128,7 +129,7 @@ static void put_inner(FILE *f, const struct cts_case *c, const struct cts_stmt *
 
 static void put_literal(FILE *f, const struct cts_literal *lit) {
   put_str(f, "fill", cts_fill_names[lit->fill]);
-  put_str(f, "dtype", cts_dtype_name(lit->dtype));
+  put_str(f, "dtype", cts_opsem_dtype_name(lit->dtype));
   put_ints(f, "shape", lit->shape, (size_t)lit->ndim);
   if (lit->fill == CTS_FULL) put_numbers(f, "scalar", &lit->scalar, 1);
   if (lit->fill == CTS_VALUES) put_numbers(f, "values", lit->vals, lit->nvals);
@@ -148,6 +149,17 @@ static void put_dl_opts(FILE *f, const struct cts_dl_opts *dl) {
   if (dl->bits) put_ints(f, "dl_dtype", (int64_t[]){dl->code, dl->bits, dl->lanes}, 3);
 }
 
+/* The options of xalloc, forge and exchange: what the case wrote, nothing else. */
+static void put_py_xapi(FILE *f, const struct cts_py_xapi *x) {
+  if (x->has_proto) {
+    put_ints(f, "shape", x->shape, (size_t)x->ndim);
+    put_str(f, "dtype", cts_opsem_dtype_name(x->dtype));
+  }
+  if (x->has_device) put_ints(f, "device", x->device, 2);
+  if (x->has_major) put_int(f, "major", x->major);
+  put_bool(f, "chain", x->chain);
+}
+
 static void put_py_export(FILE *f, const struct cts_py_export *e) {
   put_str(f, "form", cts_py_form_names[e->form]);
   if (e->has_max_version) put_ints(f, "max_version", e->max_version, 2);
@@ -163,11 +175,17 @@ static void put_py_expect(FILE *f, const struct cts_py_expectation *e) {
     case CTS_PY_FLAG:
     case CTS_PY_NOFLAG: put_str(f, "flag", cts_py_flag_names[e->flag]); break;
     case CTS_PY_NAME: put_str(f, "v", cts_py_capsule_names[e->word]); break;
-    case CTS_PY_DTYPE: put_str(f, "v", cts_dtype_name(e->word)); break;
+    case CTS_PY_DTYPE: put_str(f, "v", cts_opsem_dtype_name(e->word)); break;
     case CTS_PY_DEVICE: put_ints(f, "v", e->pair, 2); break;
     case CTS_PY_SHAPE:
     case CTS_PY_STRIDES: put_ints(f, "v", e->dims, (size_t)e->ndim); break;
-    case CTS_PY_ALIVE: break;
+    case CTS_PY_ALIVE:
+    case CTS_PY_XAPI: break;
+    case CTS_PY_WORKSTREAM:
+      put_ints(f, "device", e->pair, 2);
+      put_int(f, "v", e->want);
+      break;
+    case CTS_PY_VIEW: put_numbers(f, "v", e->v, e->n); break;
     case CTS_PY_VALUES:
       if (e->scalar) {
         put_key(f, "v");
@@ -251,6 +269,7 @@ static void put_shape_fields(FILE *f, const struct cts_case *c, const struct cts
     case CTS_SHAPE_STATS: put_stats(f, st); break;
     case CTS_SHAPE_PY_EXPORT: put_py_export(f, &st->u.py_export); break;
     case CTS_SHAPE_PY_EXPECT: put_py_expect(f, &st->u.py_expect); break;
+    case CTS_SHAPE_PY_XAPI: put_py_xapi(f, &st->u.py_xapi); break;
     default: break;
   }
 }

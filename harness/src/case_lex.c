@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opsem.h"
 #include "util.h"
 
 void fail_at(struct parser *p, int line, int col, const char *fmt, ...) {
@@ -68,7 +69,8 @@ static int read_number(struct parser *p, int lineno, struct tok *t) {
   char *buf = cts_xstrndup(t->s, t->len), *end;
   errno = 0;
   t->num = strtod(buf, &end);
-  int bad = *end != '\0' || errno != 0 || end == buf;
+  /* ERANGE with a finite result is a subnormal or a zero: a value all the same */
+  int bad = *end != '\0' || (errno != 0 && isinf(t->num)) || end == buf;
   if (bad)
     fail_at(p, lineno, t->col, "bad number '%.40s%s'", buf, t->len > 40 ? "..." : "");
   else if (!isfinite(t->num))
@@ -378,25 +380,16 @@ int parse_values(struct parser *p, struct line_toks *lt, double **vals, size_t *
   }
 }
 
-/* The dtype names of both dialects; float32 and int32 are the spellings .pytsm cases
- * used before the grammars were one, read with a warning. */
-static const struct {
-  const char *name, *now;
-  int dtype; /* enum tsm_dtype */
-} dtype_names[] = {{"f32", NULL, TSM_F32}, {"i32", NULL, TSM_I32},
-                   {"float32", "f32", TSM_F32}, {"int32", "i32", TSM_I32}};
-
-const char *cts_dtype_name(int dtype) { return dtype == TSM_I32 ? "i32" : "f32"; }
-
+/* The dtype names (opsem.h, CTS_DTYPES). A long name (float32, uint8) is read with a
+ * warning to write the short one: float32 and int32 are the spellings .pytsm cases used
+ * before the grammars were one. */
 int dtype_of(struct parser *p, int line, const struct tok *t) {
-  for (size_t i = 0; i < sizeof dtype_names / sizeof dtype_names[0]; i++) {
-    if (!tok_is(t, dtype_names[i].name)) continue;
-    if (dtype_names[i].now)
-      warn_at(p, line, t->col, "'%s' is retired: write '%s'", dtype_names[i].name,
-              dtype_names[i].now);
-    return dtype_names[i].dtype;
-  }
-  return 0;
+  if (t->kind != T_WORD) return 0;
+  int dtype = cts_opsem_dtype_by_name(t->s, t->len);
+  if (dtype && !tok_is(t, cts_opsem_dtype_name(dtype)))
+    warn_at(p, line, t->col, "'%.*s' is retired: write '%s'", (int)t->len, t->s,
+            cts_opsem_dtype_name(dtype));
+  return dtype;
 }
 
 int take_dtype(struct parser *p, struct line_toks *lt, int *dtype) {
@@ -408,7 +401,7 @@ int take_dtype(struct parser *p, struct line_toks *lt, int *dtype) {
 int parse_dtype(struct parser *p, struct line_toks *lt, int *dtype) {
   struct tok *t = peek(lt);
   if (take_dtype(p, lt, dtype)) return 0;
-  fail_expected(p, lt, t, "a dtype (f32 or i32)");
+  fail_expected(p, lt, t, "a dtype (" CTS_DTYPE_LIST ")");
   return -1;
 }
 
@@ -416,6 +409,6 @@ int parse_dtype_opt(struct parser *p, struct line_toks *lt, int *dtype) {
   struct tok *t = peek(lt);
   *dtype = TSM_F32;
   if (t->kind != T_WORD || tok_is(t, "in") || take_dtype(p, lt, dtype)) return 0;
-  fail_at(p, lt->line, t->col, "unknown dtype '%.*s' (f32 or i32)", (int)t->len, t->s);
+  fail_at(p, lt->line, t->col, "unknown dtype '%.*s' (" CTS_DTYPE_LIST ")", (int)t->len, t->s);
   return -1;
 }

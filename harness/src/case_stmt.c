@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "case_lex.h"
+#include "dlpack_judge.h"
 #include "families.h"
 #include "opsem.h"
 #include "util.h"
@@ -218,6 +219,24 @@ static int literal_within_limit(struct parser *p, struct line_toks *lt, int col,
   return -1;
 }
 
+/* The literal's values lie in its integer dtype's range (cts_opsem_int_range): a value
+ * out of it is an author's slip, and a 64-bit one past 2^53 is no double. col: the
+ * values'. */
+static int literal_in_range(struct parser *p, struct line_toks *lt, int col,
+                            const struct cts_literal *lit) {
+  double lo, hi;
+  if (!cts_opsem_int_range(lit->dtype, &lo, &hi)) return 0;
+  const double *v = lit->fill == CTS_FULL ? &lit->scalar : lit->vals;
+  size_t n = lit->fill == CTS_FULL ? 1 : lit->fill == CTS_VALUES ? lit->nvals : 0;
+  for (size_t i = 0; i < n; i++) {
+    if (v[i] >= lo && v[i] <= hi) continue;
+    fail_at(p, lt->line, col, "%.17g is outside %s's range [%.17g, %.17g] (cases/README.md, "
+            "\"Dtypes\")", v[i], cts_opsem_dtype_name(lit->dtype), lo, hi);
+    return -1;
+  }
+  return 0;
+}
+
 static int parse_create(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   struct cts_literal *lit = &st->u.literal;
   for (int i = 0; cts_fill_names[i]; i++)
@@ -235,7 +254,10 @@ static int parse_create(struct parser *p, struct line_toks *lt, struct cts_stmt 
   }
   if (parse_dtype_opt(p, lt, &lit->dtype) || literal_within_limit(p, lt, shape_col, lit, 0))
     return -1;
-  return lit->fill == CTS_VALUES ? parse_values_for(p, lt, lit) : 0;
+  p->c->dtypes_used |= 1u << lit->dtype;
+  int values_col = peek(lt)->col;
+  if (lit->fill == CTS_VALUES && parse_values_for(p, lt, lit)) return -1;
+  return literal_in_range(p, lt, lit->fill == CTS_FULL ? shape_col : values_col, lit);
 }
 
 /* The op's operands of kind, and reshape's shape. */
@@ -422,10 +444,15 @@ static int pick_word(struct parser *p, struct line_toks *lt, const char *const *
   return -1;
 }
 
-static int parse_make_dtype(struct parser *p, struct line_toks *lt, struct cts_dl_opts *dl) {
-  static const char *const names[] = {"bool", "bf16", "f8", "c64", "f64", "i64", "u8", NULL};
-  static const int codes[] = {6, 4, 8, 5, 2, 0, 1}, bits[] = {8, 16, 8, 64, 64, 64, 8};
-  int i = pick_word(p, lt, names, "expected bool, bf16, f8, c64, f64, i64 or u8");
+/* `dtype NAME`: a dtype of the case language (as the positional one), or a DLPack type
+ * the model holds none of (f8, an e4m3 float8; c64, a complex64), which a consumer
+ * refuses (DLP.IMPORT.6). */
+static int parse_make_dtype(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  static const char *const names[] = {"f8", "c64", NULL};
+  static const int codes[] = {CTS_DL_F8_E4M3, CTS_DL_COMPLEX}, bits[] = {8, 64};
+  struct cts_dl_opts *dl = &st->u.make.dl;
+  if (take_dtype(p, lt, &st->u.make.literal.dtype)) return 0;
+  int i = pick_word(p, lt, names, "expected a dtype (" CTS_DTYPE_LIST "), f8 or c64");
   if (i < 0) return -1;
   dl->code = codes[i];
   dl->bits = bits[i];
@@ -495,7 +522,7 @@ static int parse_make_option(struct parser *p, struct line_toks *lt, struct cts_
   if (tok_is(t, "arange")) return lit->fill = CTS_ARANGE, 0;
   if (tok_is(t, "strides")) return parse_make_strides(p, lt, st, t);
   if (tok_is(t, "device")) return parse_make_device(p, lt, dl);
-  if (tok_is(t, "dtype")) return parse_make_dtype(p, lt, dl);
+  if (tok_is(t, "dtype")) return parse_make_dtype(p, lt, st);
   fail_at(p, lt->line, t->col, "unknown option '%.*s' of make", (int)t->len, t->s);
   return -1;
 }
@@ -550,7 +577,8 @@ static int parse_make(struct parser *p, struct line_toks *lt, struct cts_stmt *s
             (long long)cts_opsem_literal_elems(lit->ndim, lit->shape));
     return -1;
   }
-  return 0;
+  if (!dl->bits) p->c->dtypes_used |= 1u << lit->dtype; /* what an import creates */
+  return literal_in_range(p, lt, st->col, lit);
 }
 
 /* ---- capsule-level DLPack (.pytsm) ----------------------------------------------------- */
@@ -560,9 +588,10 @@ static int parse_make(struct parser *p, struct line_toks *lt, struct cts_stmt *s
 static int parse_inner_action(struct parser *p, struct line_toks *lt, const struct cts_stmt *st,
                               struct cts_stmt **inner);
 
-const char *const cts_py_expect_names[] = {"name",  "version", "flag",    "not",
-                                           "deleted", "values", "shape",  "dtype",
-                                           "device",  "strides", "offset", "alive", NULL};
+const char *const cts_py_expect_names[] = {"name",    "version", "flag",   "not",
+                                           "deleted", "values",  "shape",  "dtype",
+                                           "device",  "strides", "offset", "alive",
+                                           "xapi",    "workstream", "view", NULL};
 const char *const cts_py_capsule_names[] = {"dltensor", "dltensor_versioned", "used_dltensor",
                                             "used_dltensor_versioned", NULL};
 const char *const cts_py_exc_names[] = {"BufferError", "ValueError", "TypeError",
@@ -578,13 +607,29 @@ static int parse_pair(struct parser *p, struct line_toks *lt, int64_t *pair) {
   return expect_punct(p, lt, ")");
 }
 
+/* A dtype of the capsule-level statements and of graph leaves, which hold f32 and i32
+ * alone (cases/README.md, "Dtypes"). */
+static int parse_dialect_dtype(struct parser *p, struct line_toks *lt, int *dtype) {
+  struct tok *t = peek(lt);
+  if (parse_dtype(p, lt, dtype)) return -1;
+  if ((CTS_DTYPES_DEFAULT >> *dtype) & 1) return 0;
+  fail_at(p, lt->line, t->col, "%s: capsule-level statements and graph leaves take f32 or i32",
+          cts_opsem_dtype_name(*dtype));
+  return -1;
+}
+
+static int dtype_word(const struct tok *t) {
+  return t->kind == T_WORD && cts_opsem_dtype_by_name(t->s, t->len);
+}
+
 /* `array A = make SHAPE DTYPE zeros|arange|values LIST` */
 static int parse_py_make(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   static const char *const fills[] = {"zeros", "arange", "values", NULL};
   static const int fill_kinds[] = {CTS_ZEROS, CTS_ARANGE, CTS_VALUES};
   struct cts_literal *lit = &st->u.literal;
   int shape_col = peek(lt)->col;
-  if (parse_shape(p, lt, &lit->ndim, lit->shape) || parse_dtype(p, lt, &lit->dtype)) return -1;
+  if (parse_shape(p, lt, &lit->ndim, lit->shape) || parse_dialect_dtype(p, lt, &lit->dtype))
+    return -1;
   int i = pick_word(p, lt, fills, "expected zeros, arange or values");
   if (i < 0) return -1;
   lit->fill = fill_kinds[i];
@@ -623,6 +668,72 @@ static int parse_py_export(struct parser *p, struct line_toks *lt, struct cts_st
 
 static int parse_py_use_capsule(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   return use_a(p, lt, st, CTS_SYM_CAPSULE);
+}
+
+static int parse_py_use_array(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return use_a(p, lt, st, CTS_SYM_ARRAY);
+}
+
+enum { XAPI_OPT_DEVICE = 1, XAPI_OPT_MAJOR = 2, XAPI_OPT_CHAIN = 4 };
+
+/* The options of an exchange-table statement, each at most once, among allowed
+ * (XAPI_OPT_* bits). */
+static int parse_py_xapi_options(struct parser *p, struct line_toks *lt, struct cts_py_xapi *x,
+                                 unsigned allowed) {
+  static const char *const words[] = {"device", "major", "chain", NULL};
+  static const char *const expected[] = {"", "expected device", "expected major",
+                                         "expected device or major", "expected chain",
+                                         "expected device or chain", "expected major or chain",
+                                         "expected device, major or chain"};
+  const struct tok *seen[MAX_TOKS];
+  size_t n_seen = 0;
+  while (peek(lt)->kind != T_END) {
+    int col = peek(lt)->col;
+    if (option_once(p, lt, seen, &n_seen)) return -1;
+    int i = pick_word(p, lt, words, expected[allowed]);
+    if (i < 0) return -1;
+    if (!(allowed & (1u << i))) {
+      fail_at(p, lt->line, col, "%s", expected[allowed]);
+      return -1;
+    }
+    if (i == 0 && (x->has_device = 1, parse_pair(p, lt, x->device))) return -1;
+    if (i == 1 && (x->has_major = 1, parse_int(p, lt, 0, &x->major, "a major version")))
+      return -1;
+    if (i == 2) x->chain = 1;
+  }
+  return 0;
+}
+
+/* SHAPE DTYPE of `xalloc` and `forge`: the bridge writes 0, 1, 2, ... into each element. */
+static int parse_py_proto(struct parser *p, struct line_toks *lt, struct cts_py_xapi *x) {
+  struct cts_literal lit = {.fill = CTS_ARANGE};
+  int shape_col = peek(lt)->col;
+  if (parse_shape(p, lt, &x->ndim, x->shape) || parse_dtype(p, lt, &x->dtype)) return -1;
+  x->has_proto = 1;
+  lit.ndim = x->ndim;
+  memcpy(lit.shape, x->shape, sizeof lit.shape);
+  return literal_within_limit(p, lt, shape_col, &lit, 1);
+}
+
+/* `capsule C = xalloc SHAPE DTYPE [device (T, I)]` */
+static int parse_py_xalloc(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  struct cts_py_xapi *x = &st->u.py_xapi;
+  return parse_py_proto(p, lt, x) || parse_py_xapi_options(p, lt, x, XAPI_OPT_DEVICE) ? -1 : 0;
+}
+
+/* `capsule C = forge SHAPE DTYPE [major N] [device (T, I)]` */
+static int parse_py_forge(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  struct cts_py_xapi *x = &st->u.py_xapi;
+  return parse_py_proto(p, lt, x) ||
+                 parse_py_xapi_options(p, lt, x, XAPI_OPT_DEVICE | XAPI_OPT_MAJOR)
+             ? -1
+             : 0;
+}
+
+/* `tensor T = exchange A [major N] [chain]` */
+static int parse_py_exchange(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_a(p, lt, st, CTS_SYM_ARRAY)) return -1;
+  return parse_py_xapi_options(p, lt, &st->u.py_xapi, XAPI_OPT_MAJOR | XAPI_OPT_CHAIN);
 }
 
 /* `tensor T = from A [as C]`: C names the capsule the consumer was handed. */
@@ -680,8 +791,9 @@ static int parse_py_expected(struct parser *p, struct line_toks *lt, struct cts_
       return 0;
     case CTS_PY_SHAPE:
     case CTS_PY_STRIDES: return parse_shape(p, lt, &e->ndim, e->dims);
-    case CTS_PY_DTYPE: return parse_dtype(p, lt, &e->word);
+    case CTS_PY_DTYPE: return parse_dialect_dtype(p, lt, &e->word);
     case CTS_PY_DEVICE: return parse_pair(p, lt, e->pair);
+    case CTS_PY_VIEW: return parse_values(p, lt, &e->v, &e->n);
     default: return parse_int(p, lt, 0, &e->want, "a non-negative integer");
   }
 }
@@ -691,7 +803,8 @@ static int parse_py_expect(struct parser *p, struct line_toks *lt, struct cts_st
   static const int kinds[CTS_N_PY_EXPECTS] = {
       CTS_SYM_CAPSULE, CTS_SYM_CAPSULE, CTS_SYM_CAPSULE, CTS_SYM_CAPSULE,
       CTS_SYM_CAPSULE, CTS_SYM_PY_ANY,  CTS_SYM_PY_ANY,  CTS_SYM_PY_ANY,
-      CTS_SYM_ARRAY | CTS_SYM_TENSOR,   CTS_SYM_CAPSULE, CTS_SYM_CAPSULE, CTS_SYM_PY_ANY};
+      CTS_SYM_ARRAY | CTS_SYM_TENSOR,   CTS_SYM_CAPSULE, CTS_SYM_CAPSULE, CTS_SYM_PY_ANY,
+      CTS_SYM_ARRAY,   CTS_SYM_ARRAY,   CTS_SYM_ARRAY};
   struct cts_py_expectation *e = &st->u.py_expect;
   for (int i = 0; cts_py_expect_names[i]; i++)
     if (tok_is(p->verb, cts_py_expect_names[i])) e->what = i;
@@ -701,7 +814,8 @@ static int parse_py_expect(struct parser *p, struct line_toks *lt, struct cts_st
     e->flag = pick_word(p, lt, cts_py_flag_names, "expected copied or readonly");
     return e->flag < 0 ? -1 : 0;
   }
-  return e->what == CTS_PY_ALIVE ? 0 : parse_py_expected(p, lt, st);
+  if (e->what == CTS_PY_WORKSTREAM && parse_pair(p, lt, e->pair)) return -1;
+  return e->what == CTS_PY_ALIVE || e->what == CTS_PY_XAPI ? 0 : parse_py_expected(p, lt, st);
 }
 
 /* ---- graphs -------------------------------------------------------------------------- */
@@ -712,7 +826,7 @@ static int parse_leaf(struct parser *p, struct line_toks *lt, struct cts_stmt *s
   int shape_col = peek(lt)->col;
   if (parse_shape(p, lt, &lit->ndim, lit->shape)) return -1;
   lit->dtype = TSM_F32;
-  take_dtype(p, lt, &lit->dtype);
+  if (dtype_word(peek(lt)) && parse_dialect_dtype(p, lt, &lit->dtype)) return -1;
   lit->fill = CTS_ZEROS;
   if (tok_is(peek(lt), "arange")) {
     next(lt);
@@ -1093,7 +1207,7 @@ static int parse_binding(struct parser *p, struct line_toks *lt, struct cts_stmt
 int parse_action(struct parser *p, struct line_toks *lt, struct cts_stmt *st, int binds) {
   struct tok *kw = next(lt);
   st->dst = st->a = st->b = st->out = -1;
-  int kind = binds || !tok_is(kw, "node") ? binding_kind(p, kw) : 0;
+  int kind = binding_kind(p, kw);
   if (kind) return parse_binding(p, lt, st, kw, kind, binds);
   const struct stmt_row *row = find_row(p, kw, NULL, CTS_CLASS_ACTION, 0);
   if (row && !row->binds) {

@@ -83,6 +83,7 @@ struct combo_set {
   struct gen start;              /* the generator after the background */
   unsigned families;             /* the adapter's capabilities: rows and lines it runs */
   uint32_t ops;                  /* the ops its `op` slot offers (bit 1 << enum tsm_op) */
+  uint32_t dtypes;               /* the dtypes it holds (bit 1 << enum tsm_dtype) */
   int has_dump;                  /* it offers mgr_dump: the `dump` row runs */
   uint64_t scope_deps;           /* the background's inner scope, which every resource is in */
   int depth, seeds;
@@ -98,6 +99,7 @@ struct combo_offer {
   unsigned families; /* capabilities (enum tsm_cap) */
   uint32_t ops;      /* of the `op` slot: bit 1 << enum tsm_op */
   int has_dump;
+  uint32_t dtypes;   /* held: bit 1 << enum tsm_dtype */
 };
 
 /* combo_enum.c: the background and every node up to depth (1 + depth statements) of the

@@ -117,6 +117,7 @@ static void add_background(struct combo_set *set) {
   g->next_name = 10; /* fresh names (a letter and a number) never meet the background's */
   g->families = set->families;
   g->ops = set->ops;
+  g->dtypes = set->dtypes;
   int scope = sym_index(g, "s2");
   set->scope_deps = scope >= 0 ? 1ull << scope : 0;
 }
@@ -285,6 +286,7 @@ void combo_enumerate(struct combo_set *set, const struct combo_offer *offer, int
   memset(set, 0, sizeof *set);
   set->families = offer->families;
   set->ops = offer->ops;
+  set->dtypes = offer->dtypes;
   set->has_dump = offer->has_dump;
   set->depth = depth;
   set->seeds = seeds;

@@ -88,7 +88,7 @@ static int combos_run(const struct combos_options *o, const struct cts_adapter_f
                       int device, const struct cts_spec *spec, const struct combo_known *k) {
   double start = cts_now_ms();
   struct combo_set set;
-  struct combo_offer offer = {f->caps, f->ops, f->has_dump};
+  struct combo_offer offer = {f->caps, f->ops, f->has_dump, f->dtypes};
   combo_enumerate(&set, &offer, o->depth, o->seeds);
   fprintf(stderr, "tsm-cts combos: %zu combinations on %s of %s\n", set.n_run,
           f->device[device], f->name);

@@ -307,6 +307,7 @@ static int open_run(struct cts_run *r, int device_index) {
   int cuda = r->m.cuda_session;
   cts_model_init(&r->m);
   r->m.cuda_session = cuda;
+  r->m.dtypes = r->a->dtypes;
   r->sym_obj = cts_xmalloc(r->c->n_syms * sizeof(int));
   for (size_t i = 0; i < r->c->n_syms; i++) r->sym_obj[i] = -1;
   for (int f = 0; f < CTS_N_FAMILIES; f++)

@@ -105,13 +105,13 @@ static void make_desc(struct cts_run *r, const struct cts_stmt *st, struct cts_m
   desc->n_strides = o->n_strides;
   memcpy(desc->strides, o->strides, sizeof desc->strides);
   desc->code = o->bits ? o->code : cts_opsem_dl_code(lit->dtype);
-  desc->bits = o->bits ? o->bits : 32;
+  desc->bits = o->bits ? o->bits : cts_opsem_dl_bits(lit->dtype);
   desc->lanes = o->lanes;
   desc->null_data = o->null_data;
   desc->dtype = lit->dtype;
 }
 
-/* Element i at `at`, when the dtype is one the judge writes (f32, i32). */
+/* Element i at `at`, when the dtype is one the judge writes (not f8 or c64). */
 static void put_elem(const struct cts_mdl_desc *desc, unsigned char *at, size_t esize, double v) {
   int dtype = cts_opsem_dtype_of_dl(desc->code, desc->bits, desc->lanes);
   memset(at, 0, esize);

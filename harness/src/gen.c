@@ -316,13 +316,14 @@ void gen_case(struct gen *g, struct cts_gen_case *gc) {
 }
 
 size_t cts_gen_from_bytes(const uint8_t *data, size_t size, unsigned families,
-                          struct cts_gen_case *gc) {
+                          uint32_t dtypes, struct cts_gen_case *gc) {
   struct gen *g = cts_xcalloc(1, sizeof *g);
   g->bytes = data;
   g->n_bytes = size;
   g->min = 1;
   g->max = 40;
   g->families = families;
+  g->dtypes = dtypes;
   gen_case(g, gc);
   size_t used = g->at < size ? g->at : size;
   cts_buf_free(&g->line);

@@ -52,12 +52,12 @@ size_t cts_gen_clauses(const struct cts_gen_case *gc, size_t from, const struct 
                        const char **ids, size_t max);
 
 /* One case's statements (1 to 40, from rows of the families in the capability mask
- * `families`, 0: all) drawn from a fuzzer's input instead of a seed: each choice reads
+ * `families`, 0: all; new tensors of the dtypes in `dtypes`, 1 << enum tsm_dtype) drawn from a fuzzer's input instead of a seed: each choice reads
  * the next bytes, and past the end every choice is its first, so a small change of the
  * bytes is a small change of the scenario (fuzz/fuzz_scenario.c). RETURN the bytes
  * it read. */
 size_t cts_gen_from_bytes(const uint8_t *data, size_t size, unsigned families,
-                          struct cts_gen_case *gc);
+                          uint32_t dtypes, struct cts_gen_case *gc);
 
 /* What completion ended with. */
 enum cts_gen_outcome { CTS_GEN_AGREES, CTS_GEN_DIVERGES, CTS_GEN_UNFINISHED };

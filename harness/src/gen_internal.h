@@ -63,6 +63,7 @@ struct gen {
   int min, max;
   unsigned families;             /* capabilities to draw rows from; 0: all */
   uint32_t ops;                  /* manager ops to draw from (bit 1 << enum tsm_op); 0: all */
+  uint32_t dtypes;               /* dtypes to create (bit 1 << enum tsm_dtype); 0: all */
   struct gen_sym syms[GEN_MAX_SYMS];
   size_t n_syms;
   struct gen_sym pending[4];     /* what the line being written binds */

@@ -95,6 +95,7 @@ static int one_case(const struct gen_options *o, long index, const struct tsm_ad
   g.min = o->min;
   g.max = o->max;
   g.families = o->families;
+  g.dtypes = a ? a->dtypes : 0;
   struct cts_gen_case gc = {0};
   gen_case(&g, &gc);
   cts_buf_free(&g.line);

@@ -20,6 +20,7 @@
 #include "case.h"
 #include "families.h"
 #include "gen_internal.h"
+#include "opsem.h"
 
 static void put(struct gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void put(struct gen *g, const char *fmt, ...) {
@@ -62,10 +63,28 @@ static int put_shape(struct gen *g) {
   return elems;
 }
 
-static void put_values(struct gen *g, int n) {
+/* n small values: -3..3, or 0..6 for an unsigned dtype (a literal lies in its dtype's
+ * range, cases/README.md "Dtypes"). */
+static void put_values(struct gen *g, int n, int dtype) {
+  double lo = -3, hi;
+  if (cts_opsem_int_range(dtype, &lo, &hi)) lo = lo < 0 ? -3 : 0;
   put(g, " [");
-  for (int i = 0; i < n; i++) put(g, "%s%d", i ? ", " : "", (int)gen_rand(g, 7) - 3);
+  for (int i = 0; i < n; i++) put(g, "%s%d", i ? ", " : "", (int)gen_rand(g, 7) + (int)lo);
   put(g, "]");
+}
+
+/* A dtype for a new tensor (MGR.DTYPE.1): f32 (the default, written as nothing) most of
+ * the time, i32 a quarter of it, another dtype the adapter holds (g->dtypes) a sixth;
+ * written. */
+static int put_dtype(struct gen *g) {
+  int dtype = TSM_F32;
+  if (gen_rand(g, 4) == 0) dtype = TSM_I32;
+  else if (gen_rand(g, 6) == 0) {
+    int drawn = 1 + (int)gen_rand(g, TSM_DTYPE_LAST);
+    if (!g->dtypes || (g->dtypes >> drawn & 1)) dtype = drawn;
+  }
+  if (dtype != TSM_F32) put(g, " %s", cts_opsem_dtype_name(dtype));
+  return dtype;
 }
 
 #define NEED(var, mask)                 \
@@ -100,8 +119,8 @@ static int w_create(struct gen *g, const struct gen_row *row) {
   int elems = put_shape(g);
   g->pending[g->n_pending - 1].elems = elems;
   if (!strcmp(verb, "full")) put(g, " 2.5");
-  if (gen_rand(g, 4) == 0) put(g, " i32");
-  if (!strcmp(verb, "values")) put_values(g, elems);
+  int dtype = put_dtype(g);
+  if (!strcmp(verb, "values")) put_values(g, elems, dtype);
   return 0;
 }
 
@@ -312,7 +331,8 @@ static void put_strides(struct gen *g, const char *shape) {
  * kernels load misaligned floats (UBSan), and the spec has no rule on it yet. */
 static void put_layout_option(struct gen *g, int versioned, int strided) {
   static const char *const devices = "cpu|cuda_host|cuda_managed|opencl|vulkan";
-  static const char *const dtypes = "bool|bf16|f8|c64|f64|i64|u8";
+  /* types no consumer holds, and dtypes a small negative value fits */
+  static const char *const dtypes = "f8|c64|bool|bf16|f16|f64|i64|i8";
   char word[16];
   switch (gen_rand(g, 10)) {
   case 0: put(g, strided ? " readonly" : " nostrides"); break;
@@ -321,7 +341,11 @@ static void put_layout_option(struct gen *g, int versioned, int strided) {
   case 3: put(g, versioned ? " minor %d" : " readonly", (int)gen_rand(g, 4) * 3); break;
   case 4: put(g, versioned ? " copied" : " readonly"); break;
   case 5: put(g, " device %s", gen_pick_word(g, devices, word, sizeof word)); break;
-  case 6: put(g, " dtype %s", gen_pick_word(g, dtypes, word, sizeof word)); break;
+  case 6: { /* a dtype the adapter does not hold would make the case NotSupported */
+    int d = cts_opsem_dtype_by_name(gen_pick_word(g, dtypes, word, sizeof word), strlen(word));
+    put(g, " dtype %s", d && g->dtypes && !(g->dtypes >> d & 1) ? "f8" : word);
+    break;
+  }
   case 7: put(g, " lanes 2"); break;
   case 8: put(g, " nodeleter"); break;
   default: put(g, " nulldata"); break;
@@ -337,8 +361,9 @@ static int w_make(struct gen *g, const struct gen_row *row) {
   g->pending[g->n_pending - 1].elems = elems;
   char shape[64];
   snprintf(shape, sizeof shape, "%s", g->line.buf + at);
+  int dtype = put_dtype(g);
   if (gen_rand(g, 2)) put(g, " arange");
-  else if (gen_rand(g, 2)) put(g, " values"), put_values(g, elems);
+  else if (gen_rand(g, 2)) put(g, " values"), put_values(g, elems, dtype);
   int strided = gen_rand(g, 3) == 0;
   if (strided) put_strides(g, shape);
   if (gen_rand(g, 3) == 0) put_layout_option(g, !strcmp(f, "versioned"), strided);

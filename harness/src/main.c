@@ -20,6 +20,7 @@
 #include "reduce.h"
 #include "expectations.h"
 #include "report.h"
+#include "opsem.h"
 #include "runner.h"
 #include "gen.h"
 #include "spec_index.h"
@@ -435,6 +436,14 @@ static int pre_status(const struct cts_case *c, const struct cts_adapter_facts *
   for (int op = 0; op < 32; op++) {
     if (missing & (1u << op)) {
       *msg = cts_printf_dup("adapter '%s' does not offer the %s op", f->name, cts_op_name(op));
+      return CTS_NOTSUPPORTED;
+    }
+  }
+  uint32_t missing_dtypes = c->dtypes_used & ~f->dtypes;
+  for (int dtype = 0; dtype < 32; dtype++) {
+    if (missing_dtypes & (1u << dtype)) {
+      *msg = cts_printf_dup("adapter '%s' holds no %s tensors (MGR.DTYPE.1)", f->name,
+                            cts_opsem_dtype_name(dtype));
       return CTS_NOTSUPPORTED;
     }
   }

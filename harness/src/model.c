@@ -101,6 +101,7 @@ void cts_model_init(struct cts_model *m) {
   memset(m, 0, sizeof *m);
   new_mgr(m, CTS_NONE); /* MGR.ROOT.1 */
   cts_model_set_thread(m, 0);
+  m->dtypes = CTS_DTYPES_ALL; /* a run sets the adapter's (exec.c) */
 }
 
 void cts_model_set_thread(struct cts_model *m, int thread) {
@@ -874,7 +875,8 @@ static int dl_import_check(const struct cts_model *m, const struct cts_mdl *d) {
     return TSM_EDLPACK;                                           /* DLP.IMPORT.4 */
   int host = k->device_type == 3 || k->device_type == 13;
   if (!(host || (k->device_type == 1 && !m->cuda_session))) return TSM_EDEVICE; /* .7 */
-  if (!cts_opsem_dtype_of_dl(k->code, k->bits, k->lanes)) return TSM_EDTYPE; /* IMPORT.6 */
+  int dtype = cts_opsem_dtype_of_dl(k->code, k->bits, k->lanes);
+  if (!dtype || !(m->dtypes >> dtype & 1)) return TSM_EDTYPE;   /* IMPORT.6 */
   return 0;
 }
 

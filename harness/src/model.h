@@ -170,6 +170,7 @@ struct cts_model {
   struct cts_mdl *dls;
   size_t n_dls, cap_dls;
   int cuda_session;         /* imports of host memory are copied (DLP.IMPORT.7) */
+  uint32_t dtypes;          /* the adapter's (1u << enum tsm_dtype): what it imports (DLP.IMPORT.6) */
   struct cts_mscope *scopes;
   size_t n_scopes, cap_scopes;
   struct cts_mthread *threads;

@@ -55,22 +55,75 @@ int cts_opsem_same_shape(const struct cts_opsem_tensor *a, const struct cts_opse
   return cts_opsem_same_dims(a->ndim, a->shape, b->ndim, b->shape);
 }
 
-int cts_opsem_dtype_known(int dtype) { return dtype == TSM_F32 || dtype == TSM_I32; }
+struct dtype_row {
+  int dtype;
+  const char *name, *long_name;
+  int code, bits;
+};
+
+static const struct dtype_row dtype_rows[] = {
+#define CTS__ROW(dtype, name, long_name, code, bits) {dtype, name, long_name, code, bits},
+    CTS_DTYPES(CTS__ROW)
+#undef CTS__ROW
+};
+#define N_DTYPE_ROWS (sizeof dtype_rows / sizeof dtype_rows[0])
+
+static const struct dtype_row *dtype_row(int dtype) {
+  for (size_t i = 0; i < N_DTYPE_ROWS; i++)
+    if (dtype_rows[i].dtype == dtype) return &dtype_rows[i];
+  return NULL;
+}
+
+int cts_opsem_dtype_known(int dtype) { return dtype_row(dtype) != NULL; }
 
 size_t cts_opsem_dtype_size(int dtype) {
-  (void)dtype; /* both dtypes the model holds are 32 bits */
-  return 4u;
+  const struct dtype_row *row = dtype_row(dtype);
+  return row ? (size_t)row->bits / 8 : 4u;
 }
 
 const char *cts_opsem_dtype_name(int dtype) {
-  return dtype == TSM_F32 ? "f32" : dtype == TSM_I32 ? "i32" : "?";
+  const struct dtype_row *row = dtype_row(dtype);
+  return row ? row->name : "?";
 }
 
-int cts_opsem_dl_code(int dtype) { return dtype == TSM_F32 ? CTS_DL_FLOAT : CTS_DL_INT; }
+int cts_opsem_dtype_by_name(const char *name, size_t len) {
+  for (size_t i = 0; i < N_DTYPE_ROWS; i++) {
+    const struct dtype_row *row = &dtype_rows[i];
+    if ((strlen(row->name) == len && !memcmp(row->name, name, len)) ||
+        (strlen(row->long_name) == len && !memcmp(row->long_name, name, len)))
+      return row->dtype;
+  }
+  return 0;
+}
+
+int cts_opsem_dl_code(int dtype) {
+  const struct dtype_row *row = dtype_row(dtype);
+  return row ? row->code : CTS_DL_FLOAT;
+}
+
+int cts_opsem_dl_bits(int dtype) {
+  const struct dtype_row *row = dtype_row(dtype);
+  return row ? row->bits : 32;
+}
 
 int cts_opsem_dtype_of_dl(int code, int bits, int lanes) {
-  if (bits != 32 || lanes != 1) return 0;
-  return code == CTS_DL_FLOAT ? TSM_F32 : code == CTS_DL_INT ? TSM_I32 : 0;
+  if (lanes != 1) return 0;
+  for (size_t i = 0; i < N_DTYPE_ROWS; i++)
+    if (dtype_rows[i].code == code && dtype_rows[i].bits == bits) return dtype_rows[i].dtype;
+  return 0;
+}
+
+/* 2^53: the 64-bit integer dtypes' literals stay where a double is exact. */
+#define EXACT_INT 9007199254740992.0
+
+int cts_opsem_int_range(int dtype, double *lo, double *hi) {
+  const struct dtype_row *row = dtype_row(dtype);
+  if (!row || (row->code != CTS_DL_INT && row->code != CTS_DL_UINT)) return 0;
+  double span = row->bits == 64 ? EXACT_INT : ldexp(1.0, row->bits);
+  *lo = row->code == CTS_DL_UINT ? 0 : row->bits == 64 ? -EXACT_INT : -span / 2;
+  *hi = row->code == CTS_DL_UINT || row->bits == 64 ? span : span / 2 - 1;
+  if (row->code == CTS_DL_UINT && row->bits < 64) *hi = span - 1;
+  return 1;
 }
 
 int cts_opsem_check_desc(int dtype, int ndim, const int64_t *shape) {
@@ -111,9 +164,14 @@ static void set_shape(struct cts_opsem_tensor *t, int dtype, int ndim, int64_t d
   *t = cts_opsem_tensor(dtype, ndim, shape, NULL);
 }
 
+/* add, sub, mul and sum take f32 and i32 alone (MGR.OP.10). */
+static int arith_dtype(int dtype) {
+  return dtype > 0 && dtype < 32 && (CTS_DTYPES_ARITH >> dtype & 1);
+}
+
 static int elementwise_rule(const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b) {
   if (!cts_opsem_same_shape(a, b)) return TSM_ESHAPE;
-  return a->dtype == b->dtype ? 0 : TSM_EDTYPE;
+  return a->dtype == b->dtype && arith_dtype(a->dtype) ? 0 : TSM_EDTYPE;
 }
 
 static int gather_rule(const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b) {
@@ -157,7 +215,7 @@ int cts_opsem_result(int op, const struct cts_opsem_tensor *a, const struct cts_
       return elementwise_rule(a, b);
     case TSM_OP_SUM:
       out->ndim = 0;
-      return 0;
+      return arith_dtype(a->dtype) ? 0 : TSM_EDTYPE;
     case TSM_OP_GATHER:
       if (!(rc = gather_rule(a, b))) set_shape(out, a->dtype, 2, b->shape[0], a->shape[1]);
       return rc;
@@ -252,34 +310,120 @@ int cts_opsem_approx(int op, int dtype) {
 
 /* ---- elements ------------------------------------------------------------------ */
 
+/* ---- the 16-bit floats: IEEE binary formats with m fraction and e exponent bits --- */
+
+/* The bits of v rounded to nearest even (overflow to infinity, NaN to a quiet NaN). */
+static uint32_t small_float_bits(double v, int m, int e) {
+  const int bias = (1 << (e - 1)) - 1;
+  const uint32_t sign = signbit(v) ? 1u << (m + e) : 0, inf = ((1u << e) - 1) << m;
+  double a = fabs(v);
+  if (isnan(v)) return inf | (1u << (m - 1));
+  /* halfway between the largest finite value and 2^(bias+1) rounds to the even one */
+  if (a >= ldexp(2.0 - ldexp(1.0, -(m + 1)), bias)) return sign | inf;
+  if (a == 0) return sign;
+  int ex;
+  frexp(a, &ex);
+  int exp = ex - 1; /* a in [2^exp, 2^(exp+1)) */
+  if (exp < 1 - bias) /* subnormal, in units of 2^(1-bias-m); 2^m carries into the exponent */
+    return sign | (uint32_t)nearbyint(ldexp(a, m - (1 - bias)));
+  double q = nearbyint(ldexp(a, m - exp)); /* in [2^m, 2^(m+1)] */
+  if (q == ldexp(1.0, m + 1)) {
+    q = ldexp(1.0, m);
+    exp++;
+  }
+  return sign | ((uint32_t)(exp + bias) << m) | ((uint32_t)q - (1u << m));
+}
+
+static double small_float_value(uint32_t bits, int m, int e) {
+  const int bias = (1 << (e - 1)) - 1;
+  uint32_t frac = bits & ((1u << m) - 1), ex = (bits >> m) & ((1u << e) - 1);
+  double sign = (bits >> (m + e)) & 1 ? -1.0 : 1.0;
+  if (ex == (1u << e) - 1) return frac ? NAN : sign * INFINITY;
+  if (ex == 0) return sign * ldexp((double)frac, 1 - bias - m);
+  return sign * ldexp((double)(frac | (1u << m)), (int)ex - bias - m);
+}
+
+#define F16_FORMAT 10, 5
+#define BF16_FORMAT 7, 8
+
+/* v truncated and wrapped to `bits` bits, as a signed or unsigned integer. A 64-bit
+ * value is only truncated: its literals lie within 2^53 (cts_opsem_int_range) and no
+ * operation computes one (MGR.OP.10), while wrapping it in a double would round. */
+static double wrap_int(double v, int bits, int is_signed) {
+  if (bits >= 64) return trunc(v);
+  double span = ldexp(1.0, bits), w = fmod(trunc(v), span);
+  if (w < 0) w += span;
+  if (is_signed && w >= span / 2) w -= span;
+  return w;
+}
+
 double cts_opsem_round(int dtype, double v) {
-  if (dtype == TSM_F32) return (double)(float)v;
-  return (double)(int32_t)(uint32_t)(int64_t)v;
+  const struct dtype_row *row = dtype_row(dtype);
+  switch (dtype) {
+    case TSM_F32: return (double)(float)v;
+    case TSM_F64: return v;
+    case TSM_F16: return small_float_value(small_float_bits(v, F16_FORMAT), F16_FORMAT);
+    case TSM_BF16: return small_float_value(small_float_bits(v, BF16_FORMAT), BF16_FORMAT);
+    case TSM_BOOL: return v != 0;
+    default: return row ? wrap_int(v, row->bits, row->code == CTS_DL_INT) : v;
+  }
 }
 
 double cts_opsem_expected(int dtype, double v) {
-  return dtype == TSM_F32 ? cts_opsem_round(dtype, v) : v;
+  const struct dtype_row *row = dtype_row(dtype);
+  int is_float = row && (row->code == CTS_DL_FLOAT || row->code == CTS_DL_BFLOAT);
+  return is_float ? cts_opsem_round(dtype, v) : v;
 }
 
 void cts_opsem_write(int dtype, double v, void *at) {
-  if (dtype == TSM_F32) {
-    float f = (float)v;
-    memcpy(at, &f, sizeof f);
-  } else {
-    int32_t k = (int32_t)(uint32_t)(int64_t)v;
-    memcpy(at, &k, sizeof k);
+  double r = cts_opsem_round(dtype, v);
+  switch (dtype) {
+#define CTS__PUT(type, value)       \
+  {                                 \
+    type x_ = (type)(value);        \
+    memcpy(at, &x_, sizeof x_);     \
+    return;                         \
+  }
+    case TSM_F32: CTS__PUT(float, r)
+    case TSM_F64: CTS__PUT(double, r)
+    case TSM_F16: CTS__PUT(uint16_t, small_float_bits(v, F16_FORMAT))
+    case TSM_BF16: CTS__PUT(uint16_t, small_float_bits(v, BF16_FORMAT))
+    case TSM_BOOL: CTS__PUT(uint8_t, r)
+    case TSM_I8: CTS__PUT(int8_t, r)
+    case TSM_I16: CTS__PUT(int16_t, r)
+    case TSM_I64: CTS__PUT(int64_t, r)
+    case TSM_U8: CTS__PUT(uint8_t, r)
+    case TSM_U16: CTS__PUT(uint16_t, r)
+    case TSM_U32: CTS__PUT(uint32_t, r)
+    case TSM_U64: CTS__PUT(uint64_t, r)
+    default: CTS__PUT(int32_t, r)
+#undef CTS__PUT
   }
 }
 
 double cts_opsem_read(int dtype, const void *at) {
-  if (dtype == TSM_F32) {
-    float f;
-    memcpy(&f, at, sizeof f);
-    return f;
+  switch (dtype) {
+#define CTS__GET(type, as)        \
+  {                               \
+    type x_;                      \
+    memcpy(&x_, at, sizeof x_);   \
+    return as;                    \
   }
-  int32_t k;
-  memcpy(&k, at, sizeof k);
-  return k;
+    case TSM_F32: CTS__GET(float, x_)
+    case TSM_F64: CTS__GET(double, x_)
+    case TSM_F16: CTS__GET(uint16_t, small_float_value(x_, F16_FORMAT))
+    case TSM_BF16: CTS__GET(uint16_t, small_float_value(x_, BF16_FORMAT))
+    case TSM_BOOL: CTS__GET(uint8_t, x_) /* the byte itself: a true stored as 2 shows */
+    case TSM_I8: CTS__GET(int8_t, x_)
+    case TSM_I16: CTS__GET(int16_t, x_)
+    case TSM_I64: CTS__GET(int64_t, (double)x_)
+    case TSM_U8: CTS__GET(uint8_t, x_)
+    case TSM_U16: CTS__GET(uint16_t, x_)
+    case TSM_U32: CTS__GET(uint32_t, x_)
+    case TSM_U64: CTS__GET(uint64_t, (double)x_)
+    default: CTS__GET(int32_t, x_)
+#undef CTS__GET
+  }
 }
 
 int cts_opsem_close(double want, double got, double rel_tol) {

@@ -40,16 +40,43 @@ int cts_opsem_same_shape(const struct cts_opsem_tensor *a, const struct cts_opse
 /* The same for bare shapes; b is read only when the ranks agree, so a reported rank out
  * of range is safe as a. */
 int cts_opsem_same_dims(int a_ndim, const int64_t *a, int b_ndim, const int64_t *b);
+/* The dtypes (spec/managers.md MGR.DTYPE.1), once: X(dtype, name, long name, DLPack
+ * type code, bits). The codes are dlpack_judge.h's CTS_DL_*. */
+#define CTS_DTYPES(X)                                                         \
+  X(TSM_BOOL, "bool", "bool", CTS_DL_BOOL, 8)                                 \
+  X(TSM_I8, "i8", "int8", CTS_DL_INT, 8) X(TSM_I16, "i16", "int16", CTS_DL_INT, 16) \
+  X(TSM_I32, "i32", "int32", CTS_DL_INT, 32) X(TSM_I64, "i64", "int64", CTS_DL_INT, 64) \
+  X(TSM_U8, "u8", "uint8", CTS_DL_UINT, 8) X(TSM_U16, "u16", "uint16", CTS_DL_UINT, 16) \
+  X(TSM_U32, "u32", "uint32", CTS_DL_UINT, 32) X(TSM_U64, "u64", "uint64", CTS_DL_UINT, 64) \
+  X(TSM_F16, "f16", "float16", CTS_DL_FLOAT, 16)                              \
+  X(TSM_BF16, "bf16", "bfloat16", CTS_DL_BFLOAT, 16)                          \
+  X(TSM_F32, "f32", "float32", CTS_DL_FLOAT, 32) X(TSM_F64, "f64", "float64", CTS_DL_FLOAT, 64)
+#define CTS__DTYPE_BIT(dtype, name, long_name, code, bits) | (1u << dtype)
+/* Every dtype of the table. */
+#define CTS_DTYPES_ALL (0u CTS_DTYPES(CTS__DTYPE_BIT))
+/* The dtypes an adapter holds when it declares none (ABI 1.0 to 1.4). */
+#define CTS_DTYPES_DEFAULT ((1u << TSM_F32) | (1u << TSM_I32))
+/* The dtypes the operations add, sub, mul and sum take; matmul takes f32 alone
+ * (MGR.OP.10). */
+#define CTS_DTYPES_ARITH CTS_DTYPES_DEFAULT
 /* 1 for a dtype the model holds (enum tsm_dtype). */
 int cts_opsem_dtype_known(int dtype);
 /* Bytes of one element of a known dtype. */
 size_t cts_opsem_dtype_size(int dtype);
-/* "f32", "i32", or "?" for an unknown dtype. */
+/* "f32", "u8", ..., or "?" for an unknown dtype. */
 const char *cts_opsem_dtype_name(int dtype);
+/* The dtype named name (short or long: "u8", "uint8"), or 0. */
+int cts_opsem_dtype_by_name(const char *name, size_t len);
 /* The dtype a DLPack (code, bits, lanes) is read as, or 0 when the model holds none
- * (DLP.IMPORT.6); cts_opsem_dl_code is the reverse for a known dtype. */
+ * (DLP.IMPORT.6); cts_opsem_dl_code and cts_opsem_dl_bits are the reverse for a known
+ * dtype. */
 int cts_opsem_dtype_of_dl(int code, int bits, int lanes);
 int cts_opsem_dl_code(int dtype);
+int cts_opsem_dl_bits(int dtype);
+/* The smallest and largest integer a literal of an integer dtype may hold (cases/README.md,
+ * "Dtypes": the dtype's range, and within 2^53 for the 64-bit ones, which the model holds
+ * as doubles); 0 for a dtype that is not an integer. */
+int cts_opsem_int_range(int dtype, double *lo, double *hi);
 /* A tensor description a manager accepts (MGR.CREATE.4): 0 or TSM_EINVAL. */
 int cts_opsem_check_desc(int dtype, int ndim, const int64_t *shape);
 
@@ -88,11 +115,13 @@ int cts_opsem_approx(int op, int dtype);
 
 /* ---- elements ------------------------------------------------------------------ */
 
-/* v as the dtype holds it: f32 rounds to float, i32 wraps to 32 bits. */
+/* v as the dtype holds it: a float dtype rounds to nearest even, an integer dtype
+ * truncates and wraps to its bits, bool is 1 for any non-zero v. */
 double cts_opsem_round(int dtype, double v);
-/* A value a case expects, as it is compared with an element of dtype: f32 rounds like
- * the element (a decimal literal is rarely a float); i32 stays as written, so an
- * expectation with a fraction or out of range never matches instead of wrapping. */
+/* A value a case expects, as it is compared with an element of dtype: a float dtype
+ * rounds like the element (a decimal literal is rarely a float); an integer or bool
+ * stays as written, so an expectation with a fraction or out of range never matches
+ * instead of wrapping. */
 double cts_opsem_expected(int dtype, double v);
 /* One element at `at` (cts_opsem_dtype_size bytes, any alignment). */
 void cts_opsem_write(int dtype, double v, void *at);

@@ -112,6 +112,7 @@ static const char *not_run(const struct cts_adapter_facts *f, const struct cts_c
     if (!(f->caps & cts_family_cap(c->requires[i])))
       return "the adapter does not offer a family the case requires";
   if (c->ops_used & ~f->ops) return "the adapter does not offer an op the case uses";
+  if (c->dtypes_used & ~f->dtypes) return "the adapter holds no tensors of a dtype the case uses";
   if (c->uses_dump && !f->has_dump) return "the adapter offers no mgr_dump";
   return NULL;
 }

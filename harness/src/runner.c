@@ -99,9 +99,9 @@ static void probe_devices(struct cts_buf *b, const struct tsm_adapter *a,
   copy_field(name, sizeof name, a->name, "unnamed");
   copy_field(version, sizeof version, a->version, "");
   int listed = n > CTS_MAX_DEVICES ? CTS_MAX_DEVICES : n;
-  cts_buf_printf(b, "OK\t%s\t%s\t%u\t%u\t%d\t%d\t%d\n", name, version, a->caps, a->ops,
+  cts_buf_printf(b, "OK\t%s\t%s\t%u\t%u\t%d\t%d\t%d\t%u\n", name, version, a->caps, a->ops,
                  (CTS_HAS_SLOT(a, mgr_dump) ? 1 : 0) | (CTS_HAS_SLOT(a, debug_alloc_fail) ? 2 : 0),
-                 listed, n);
+                 listed, n, a->dtypes);
   for (int i = 0; i < listed; i++) {
     char dn[64], reason[256];
     copy_field(dn, sizeof dn, devs[i].name, "?");
@@ -239,17 +239,18 @@ static void parse_probe_devices(char **save, int n, struct cts_adapter_facts *f)
 static void parse_probe_ok(char *text, struct cts_adapter_facts *f) {
   char *save = NULL;
   char *line = strtok_r(text, "\n", &save);
-  char *fields[8] = {0};
+  char *fields[9] = {0};
   char *fs = NULL;
   int k = 0;
-  for (char *t = strtok_r(line, "\t", &fs); t && k < 8; t = strtok_r(NULL, "\t", &fs))
+  for (char *t = strtok_r(line, "\t", &fs); t && k < 9; t = strtok_r(NULL, "\t", &fs))
     fields[k++] = t;
-  if (k != 8) return;
+  if (k != 9) return;
   f->loaded = 1;
   snprintf(f->name, sizeof f->name, "%s", fields[1]);
   snprintf(f->version, sizeof f->version, "%s", fields[2]);
   f->caps = (uint32_t)strtoul(fields[3], NULL, 10);
   f->ops = (uint32_t)strtoul(fields[4], NULL, 10);
+  f->dtypes = (uint32_t)strtoul(fields[8], NULL, 10);
   f->has_dump = atoi(fields[5]) & 1;
   f->has_fail_alloc = (atoi(fields[5]) & 2) != 0;
   parse_probe_devices(&save, atoi(fields[6]), f);

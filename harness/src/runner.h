@@ -22,6 +22,7 @@ struct cts_adapter_facts {
   char name[128];
   char version[128];
   uint32_t caps, ops;
+  uint32_t dtypes;     /* 1u << enum tsm_dtype, with the ABI 1.0-1.4 default filled in */
   int has_dump;
   int has_fail_alloc;  /* the optional debug_alloc_fail slot */
   int n_devices;         /* at most CTS_MAX_DEVICES: the ones the judge runs */

@@ -5,6 +5,7 @@
  * oracle every adapter is judged by, so its rules are tested here directly, from
  * the spec text, without any adapter.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -431,9 +432,25 @@ static void test_opsem_dtypes(void) {
   CHECK(!cts_opsem_offered(TSM_OP_GATHER, CTS_OPSEM_GRAPH));
   CHECK(!cts_opsem_offered(TSM_OP_SVD, CTS_OPSEM_MANAGER) && cts_opsem_offered(TSM_OP_SVD, CTS_OPSEM_GRAPH));
   CHECK(!cts_opsem_offered(0, CTS_OPSEM_MANAGER) && !cts_opsem_offered(99, CTS_OPSEM_GRAPH));
-  CHECK(cts_opsem_dtype_known(TSM_F32) && cts_opsem_dtype_known(TSM_I32) && !cts_opsem_dtype_known(3));
+  CHECK(cts_opsem_dtype_known(TSM_F32) && cts_opsem_dtype_known(TSM_BOOL) &&
+        !cts_opsem_dtype_known(0) && !cts_opsem_dtype_known(TSM_DTYPE_LAST + 1));
   CHECK(cts_opsem_dtype_of_dl(2, 32, 1) == TSM_F32 && cts_opsem_dtype_of_dl(0, 32, 1) == TSM_I32);
-  CHECK(cts_opsem_dtype_of_dl(2, 64, 1) == 0 && cts_opsem_dtype_of_dl(2, 32, 2) == 0);
+  CHECK(cts_opsem_dtype_of_dl(2, 64, 1) == TSM_F64 && cts_opsem_dtype_of_dl(4, 16, 1) == TSM_BF16);
+  CHECK(cts_opsem_dtype_of_dl(6, 8, 1) == TSM_BOOL && cts_opsem_dtype_of_dl(1, 64, 1) == TSM_U64);
+  CHECK(cts_opsem_dtype_of_dl(2, 32, 2) == 0 && cts_opsem_dtype_of_dl(5, 64, 1) == 0 &&
+        cts_opsem_dtype_of_dl(8, 8, 1) == 0 && cts_opsem_dtype_of_dl(4, 32, 1) == 0);
+  CHECK(cts_opsem_dtype_size(TSM_BOOL) == 1 && cts_opsem_dtype_size(TSM_BF16) == 2 &&
+        cts_opsem_dtype_size(TSM_U64) == 8);
+  CHECK(cts_opsem_dtype_by_name("u16", 3) == TSM_U16 && cts_opsem_dtype_by_name("bfloat16", 8) == TSM_BF16);
+  CHECK(cts_opsem_dtype_by_name("f8", 2) == 0 && cts_opsem_dtype_by_name("u1", 2) == 0);
+  /* arithmetic takes f32 and i32 alone (MGR.OP.10); gather any table dtype */
+  struct cts_opsem_tensor u8 = tt(TSM_U8, 1, 2, 0, NULL), f64 = tt(TSM_F64, 2, 2, 2, NULL);
+  CHECK(cts_opsem_result(TSM_OP_ADD, &u8, &u8, 0, NULL, out) == TSM_EDTYPE);
+  CHECK(cts_opsem_result(TSM_OP_SUM, &u8, NULL, 0, NULL, out) == TSM_EDTYPE);
+  CHECK(cts_opsem_result(TSM_OP_MATMUL, &f64, &f64, 0, NULL, out) == TSM_EDTYPE);
+  const double rows[1] = {1};
+  struct cts_opsem_tensor idx = tt(TSM_I32, 1, 1, 0, rows);
+  CHECK(cts_opsem_result(TSM_OP_GATHER, &f64, &idx, 0, NULL, out) == 0 && out->dtype == TSM_F64);
   CHECK(cts_opsem_dtype_of_dl(cts_opsem_dl_code(TSM_I32), 32, 1) == TSM_I32);
   const int64_t ok[2] = {2, 0}, bad[1] = {-1};
   CHECK(cts_opsem_check_desc(TSM_I32, 2, ok) == 0 && cts_opsem_check_desc(0, 2, ok) == TSM_EINVAL);
@@ -464,6 +481,44 @@ static void test_opsem_rounding(void) {
   v = cts_opsem_values(TSM_OP_TRANSPOSE, &sq, NULL, &out);
   CHECK(v[0] == 1 && v[1] == 3 && v[2] == 2 && v[3] == 4);
   free(v);
+}
+
+/* The bits of the 16-bit floats and the wrapping of the small integers, against values
+ * from the IEEE 754 tables (binary16) and the bfloat16 definition (a float32's upper half,
+ * rounded to nearest even). */
+static uint16_t bits16(int dtype, double v) {
+  uint16_t b;
+  cts_opsem_write(dtype, v, &b);
+  return b;
+}
+
+static void test_opsem_dtype_table(void) {
+  CHECK(bits16(TSM_F16, 1.0) == 0x3C00 && bits16(TSM_F16, -2.0) == 0xC000);
+  CHECK(bits16(TSM_F16, 65504) == 0x7BFF && bits16(TSM_F16, 65519) == 0x7BFF);
+  CHECK(bits16(TSM_F16, 65520) == 0x7C00 && bits16(TSM_F16, -1e9) == 0xFC00); /* to infinity */
+  CHECK(bits16(TSM_F16, 0.1) == 0x2E66 && bits16(TSM_F16, 1.0 / 3) == 0x3555);
+  CHECK(bits16(TSM_F16, ldexp(1, -24)) == 0x0001 && bits16(TSM_F16, ldexp(1, -14)) == 0x0400);
+  CHECK(bits16(TSM_F16, ldexp(1, -25)) == 0x0000 && bits16(TSM_F16, ldexp(3, -26)) == 0x0001);
+  CHECK(bits16(TSM_F16, 2049) == 0x6800 && bits16(TSM_F16, 2051) == 0x6802); /* ties to even */
+  CHECK(bits16(TSM_BF16, 1.0) == 0x3F80 && bits16(TSM_BF16, 0.1) == 0x3DCD);
+  CHECK(bits16(TSM_BF16, 257) == 0x4380 && bits16(TSM_BF16, 259) == 0x4382);
+  uint16_t b = 0x7BFF;
+  CHECK(cts_opsem_read(TSM_F16, &b) == 65504);
+  b = 0x0001;
+  CHECK(cts_opsem_read(TSM_F16, &b) == ldexp(1, -24) && cts_opsem_read(TSM_BF16, &b) == ldexp(1, -133));
+  b = 0x7F7F;
+  CHECK(cts_opsem_read(TSM_BF16, &b) == ldexp(255, 120)); /* bf16's largest finite */
+  CHECK(cts_opsem_round(TSM_U8, 256) == 0 && cts_opsem_round(TSM_U8, -1) == 255);
+  CHECK(cts_opsem_round(TSM_I8, 128) == -128 && cts_opsem_round(TSM_I16, -32769) == 32767);
+  CHECK(cts_opsem_round(TSM_U32, -1) == 4294967295.0 && cts_opsem_round(TSM_BOOL, -0.5) == 1);
+  CHECK(cts_opsem_round(TSM_I64, -9007199254740992.0) == -9007199254740992.0);
+  CHECK(cts_opsem_round(TSM_F64, 0.1) == 0.1 && cts_opsem_expected(TSM_U8, 300) == 300);
+  double lo, hi;
+  CHECK(cts_opsem_int_range(TSM_I8, &lo, &hi) && lo == -128 && hi == 127);
+  CHECK(cts_opsem_int_range(TSM_U64, &lo, &hi) && lo == 0 && hi == ldexp(1, 53));
+  CHECK(!cts_opsem_int_range(TSM_F16, &lo, &hi) && !cts_opsem_int_range(TSM_BOOL, &lo, &hi));
+  unsigned char one = 2;
+  CHECK(cts_opsem_read(TSM_BOOL, &one) == 2); /* the byte itself: a true stored as 2 shows */
 }
 
 static void test_opsem_codecs(void) {
@@ -528,6 +583,7 @@ int main(void) {
   test_opsem_shapes();
   test_opsem_dtypes();
   test_opsem_rounding();
+  test_opsem_dtype_table();
   test_opsem_codecs();
   test_opsem_literals();
   printf("test-model: %d passed, %d failed\n", passed, failed);

@@ -19,8 +19,11 @@
 #define TSMA_SAME(a, b) _Static_assert((int)(a) == (int)(b), #a " != " #b)
 #define TSMA_SAME_ERR(name, value, text) TSMA_SAME(TSM_##name, TSMR_##name);
 TSM_ERRNO_MAP(TSMA_SAME_ERR)
-TSMA_SAME(TSM_F32, TSMR_F32);
-TSMA_SAME(TSM_I32, TSMR_I32);
+#define TSMA_DTYPES(X) \
+  X(F32) X(I32) X(F64) X(F16) X(BF16) X(I8) X(I16) X(I64) X(U8) X(U16) X(U32) X(U64) X(BOOL)
+#define TSMA_SAME_DTYPE(name) TSMA_SAME(TSM_##name, TSMR_##name);
+TSMA_DTYPES(TSMA_SAME_DTYPE)
+#define TSMA_DTYPE_BIT(name) | (1u << TSM_##name)
 TSMA_SAME(TSM_OP_ADD, TSMR_OP_ADD);
 TSMA_SAME(TSM_OP_SUB, TSMR_OP_SUB);
 TSMA_SAME(TSM_OP_MUL, TSMR_OP_MUL);
@@ -446,6 +449,8 @@ static const struct tsm_adapter tsma_adapter = {
     .graph_info = tsma_graph_info,
     .graph_release = tsma_graph_release,
     .debug_alloc_fail = tsma_debug_alloc_fail,
+    /* ABI 1.5 */
+    .dtypes = 0u TSMA_DTYPES(TSMA_DTYPE_BIT),
 };
 
 __attribute__((visibility("default"))) const struct tsm_adapter *tsm_adapter_entry(void) {

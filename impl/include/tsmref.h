@@ -53,7 +53,7 @@ extern "C" {
 /* The library version: these three lines are its only source (the build reads them
  * for tsmref.pc; harness/tests/check_versions.sh checks the two agree). */
 #define TSMREF_VERSION_MAJOR 1
-#define TSMREF_VERSION_MINOR 3
+#define TSMREF_VERSION_MINOR 4
 #define TSMREF_VERSION_PATCH 0
 #define TSMREF_VERSION_STR_(x) #x
 #define TSMREF_VERSION_JOIN_(a, b, c) TSMREF_VERSION_STR_(a) "." TSMREF_VERSION_STR_(b) "." TSMREF_VERSION_STR_(c)
@@ -98,7 +98,13 @@ typedef uint64_t tsmr_handle;
 /* One session on one device; opaque. Made by tsmr_ctx_open, freed by tsmr_ctx_close. */
 typedef struct tsmr_ctx tsmr_ctx;
 
-enum tsmr_dtype { TSMR_F32 = 1, TSMR_I32 = 2 };
+/* Element types: each is DLPack's (code, bits, lanes = 1) of its name (spec/managers.md
+ * MGR.DTYPE.1). add, sub, mul and sum take F32 and I32, matmul F32 (MGR.OP.10). */
+enum tsmr_dtype {
+  TSMR_F32 = 1, TSMR_I32 = 2, TSMR_F64 = 3, TSMR_F16 = 4, TSMR_BF16 = 5, TSMR_I8 = 6,
+  TSMR_I16 = 7, TSMR_I64 = 8, TSMR_U8 = 9, TSMR_U16 = 10, TSMR_U32 = 11, TSMR_U64 = 12,
+  TSMR_BOOL = 13
+};
 
 /* Operations of tsmr_op (same values as the adapter ABI's tsm_op). */
 enum tsmr_op {

@@ -11,8 +11,13 @@
  *   Tensor.tolist(), .shape, .dtype, .nbytes, .release()
  *   Tensor.__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)
  *   Tensor.__dlpack_device__() -> (1, 0)
- *   tsmref.from_dlpack(obj) -> Tensor        (obj: has __dlpack__, or a capsule)
+ *   Tensor.__dlpack_c_exchange_api__         (the DLPack 1.3 exchange table, a capsule)
+ *   tsmref.from_dlpack(obj) -> Tensor        (obj: has __dlpack__ or an exchange
+ *                                             table on its type, or is a capsule)
  *   tsmref.live_bytes() / tsmref.live_count() (leak probes: MGR.COUNT.4, DLP.EXPORT.3)
+ *
+ * The exchange table (DLP.XAPI.*) and from_dlpack's use of another type's table are
+ * exchange_api.c's; tsmref_py.h is what the two files share.
  *
  * Capsules (python_spec.rst): named "dltensor" / "dltensor_versioned" (statically
  * allocated names); the destructor runs the deleter only while the capsule still
@@ -28,6 +33,7 @@
 #include <string.h>
 
 #include "tsmref.h"
+#include "tsmref_py.h"
 
 /* The DLPack slots of libtsmref (ABI 1.2). Declared here as well so that the module
  * states the contract it is written against; a header that disagrees fails to compile.
@@ -47,8 +53,8 @@ static const char NAME_VERSIONED[] = "dltensor_versioned";
 static const char NAME_USED_LEGACY[] = "used_dltensor";
 static const char NAME_USED_VERSIONED[] = "used_dltensor_versioned";
 
-static tsmr_ctx *g_ctx;
-static tsmr_handle g_root;
+tsmr_ctx *g_ctx;
+tsmr_handle g_root;
 
 /* Python objects every from_dlpack and __dlpack__ call needs, made once at import
  * (a capsule round trip spent most of its time building and hashing them anew):
@@ -59,33 +65,40 @@ static PyObject *g_str_stream, *g_str_max_version, *g_str_dl_device, *g_str_copy
 
 /* ---- Tensor ---------------------------------------------------------------------- */
 
-typedef struct {
-  PyObject_HEAD
-  tsmr_handle h; /* TSMR_NONE once released */
-  PyObject *weakrefs;
-} TensorObject;
-
-static PyTypeObject Tensor_Type;
-
-static PyObject *raise_tsmr(PyObject *exc, const char *what, int rc) {
+PyObject *raise_tsmr(PyObject *exc, const char *what, int rc) {
   PyErr_Format(exc, "%s: %s (%s)", what, tsmr_strerror(rc), tsmr_err_name(rc));
   return NULL;
 }
 
-static PyObject *tensor_wrap(tsmr_handle h) {
+TensorObject *tensor_alloc(void) {
   TensorObject *t = PyObject_New(TensorObject, &Tensor_Type);
+  if (!t) return NULL;
+  t->h = TSMR_NONE;
+  t->weakrefs = NULL;
+  t->view = NULL;
+  return t;
+}
+
+PyObject *tensor_wrap(tsmr_handle h) {
+  TensorObject *t = tensor_alloc();
   if (!t) {
     tsmr_res_release(g_ctx, h); /* runs an import's deleter (DLP.MGR.1) */
     return NULL;
   }
   t->h = h;
-  t->weakrefs = NULL;
   return (PyObject *)t;
+}
+
+/* Releases the tensor and the view that shares its storage (live bytes drop now). */
+static void tensor_release(TensorObject *self) {
+  xapi_view_drop(self);
+  if (self->h != TSMR_NONE) tsmr_res_release(g_ctx, self->h);
+  self->h = TSMR_NONE;
 }
 
 static void Tensor_dealloc(TensorObject *self) {
   if (self->weakrefs) PyObject_ClearWeakRefs((PyObject *)self);
-  if (self->h != TSMR_NONE) tsmr_res_release(g_ctx, self->h);
+  tensor_release(self);
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -105,6 +118,24 @@ static int get_desc(TensorObject *self, struct tsmr_tensor_desc *d) {
     return -1;
   }
   return 0;
+}
+
+/* The dtypes a tensor can have (one imported from another framework: any of
+ * enum tsmr_dtype), by numpy's names, and their element sizes. */
+static const struct {
+  int dtype;
+  const char *name;
+  size_t size;
+} dtype_table[] = {{TSMR_F32, "float32", 4}, {TSMR_I32, "int32", 4},   {TSMR_F64, "float64", 8},
+                   {TSMR_F16, "float16", 2}, {TSMR_BF16, "bfloat16", 2}, {TSMR_I8, "int8", 1},
+                   {TSMR_I16, "int16", 2},   {TSMR_I64, "int64", 8},   {TSMR_U8, "uint8", 1},
+                   {TSMR_U16, "uint16", 2},  {TSMR_U32, "uint32", 4},  {TSMR_U64, "uint64", 8},
+                   {TSMR_BOOL, "bool", 1}};
+
+static size_t dtype_index(int dtype) {
+  size_t i = 0;
+  while (i + 1 < sizeof dtype_table / sizeof dtype_table[0] && dtype_table[i].dtype != dtype) i++;
+  return i;
 }
 
 static int64_t desc_count(const struct tsmr_tensor_desc *d) {
@@ -134,23 +165,58 @@ static PyObject *Tensor_get_dtype(TensorObject *self, void *closure) {
   (void)closure;
   struct tsmr_tensor_desc d;
   if (get_desc(self, &d)) return NULL;
-  return PyUnicode_FromString(d.dtype == TSMR_I32 ? "int32" : "float32");
+  return PyUnicode_FromString(dtype_table[dtype_index(d.dtype)].name);
 }
 
 static PyObject *Tensor_get_nbytes(TensorObject *self, void *closure) {
   (void)closure;
   struct tsmr_tensor_desc d;
   if (get_desc(self, &d)) return NULL;
-  return PyLong_FromLongLong((long long)(desc_count(&d) * 4));
+  return PyLong_FromLongLong((long long)desc_count(&d) *
+                             (long long)dtype_table[dtype_index(d.dtype)].size);
+}
+
+/* A bfloat16 is the upper half of a float32's bits. */
+static PyObject *bf16_value(uint16_t bits) {
+  uint32_t wide = (uint32_t)bits << 16;
+  float f;
+  memcpy(&f, &wide, sizeof f);
+  return PyFloat_FromDouble(f);
+}
+
+/* Element i of a buffer of dtype, as a Python bool, int or float. */
+static PyObject *element(int dtype, const void *buf, int64_t i) {
+  const unsigned char *at =
+      (const unsigned char *)buf + (size_t)i * dtype_table[dtype_index(dtype)].size;
+  switch (dtype) {
+#define ELEMENT(type, make)      \
+  {                              \
+    type x;                      \
+    memcpy(&x, at, sizeof x);    \
+    return make;                 \
+  }
+  case TSMR_F32: ELEMENT(float, PyFloat_FromDouble(x))
+  case TSMR_F64: ELEMENT(double, PyFloat_FromDouble(x))
+  case TSMR_F16: return PyFloat_FromDouble(PyFloat_Unpack2((const char *)at, 1));
+  case TSMR_BF16: ELEMENT(uint16_t, bf16_value(x))
+  case TSMR_BOOL: ELEMENT(uint8_t, PyBool_FromLong(x))
+  case TSMR_I8: ELEMENT(int8_t, PyLong_FromLong(x))
+  case TSMR_I16: ELEMENT(int16_t, PyLong_FromLong(x))
+  case TSMR_I64: ELEMENT(int64_t, PyLong_FromLongLong(x))
+  case TSMR_U8: ELEMENT(uint8_t, PyLong_FromLong(x))
+  case TSMR_U16: ELEMENT(uint16_t, PyLong_FromLong(x))
+  case TSMR_U32: ELEMENT(uint32_t, PyLong_FromUnsignedLong(x))
+  case TSMR_U64: ELEMENT(uint64_t, PyLong_FromUnsignedLongLong(x))
+  default: ELEMENT(int32_t, PyLong_FromLong(x))
+#undef ELEMENT
+  }
 }
 
 /* Nested list of dims [dim, ndim) starting at element *pos. */
 static PyObject *build_list(const struct tsmr_tensor_desc *d, const void *buf, int dim,
                             int64_t *pos) {
   if (dim == d->ndim) {
-    int64_t i = (*pos)++;
-    if (d->dtype == TSMR_I32) return PyLong_FromLong((long)((const int32_t *)buf)[i]);
-    return PyFloat_FromDouble((double)((const float *)buf)[i]);
+    return element(d->dtype, buf, (*pos)++);
   }
   PyObject *l = PyList_New((Py_ssize_t)d->shape[dim]);
   if (!l) return NULL;
@@ -169,7 +235,7 @@ static PyObject *Tensor_tolist(TensorObject *self, PyObject *noargs) {
   (void)noargs;
   struct tsmr_tensor_desc d;
   if (get_desc(self, &d)) return NULL;
-  size_t nbytes = (size_t)desc_count(&d) * 4;
+  size_t nbytes = (size_t)desc_count(&d) * dtype_table[dtype_index(d.dtype)].size;
   void *buf = PyMem_Malloc(nbytes ? nbytes : 1);
   if (!buf) return PyErr_NoMemory();
   int rc = tsmr_tensor_read(g_ctx, self->h, buf, nbytes);
@@ -185,10 +251,7 @@ static PyObject *Tensor_tolist(TensorObject *self, PyObject *noargs) {
 
 static PyObject *Tensor_release(TensorObject *self, PyObject *noargs) {
   (void)noargs;
-  if (self->h != TSMR_NONE) {
-    tsmr_res_release(g_ctx, self->h);
-    self->h = TSMR_NONE;
-  }
+  tensor_release(self);
   Py_RETURN_NONE;
 }
 
@@ -523,6 +586,8 @@ static PyObject *get_capsule(PyObject *obj) {
 
 static PyObject *mod_from_dlpack(PyObject *mod, PyObject *obj) {
   (void)mod;
+  PyObject *through_table;
+  if (!PyCapsule_CheckExact(obj) && xapi_import(obj, &through_table) == 0) return through_table;
   PyObject *cap = get_capsule(obj);
   if (!cap) return NULL;
   if (!PyCapsule_CheckExact(cap)) {
@@ -607,7 +672,7 @@ static PyGetSetDef Tensor_getset[] = {
     {"nbytes", (getter)Tensor_get_nbytes, NULL, "bytes of the elements", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-static PyTypeObject Tensor_Type = {
+PyTypeObject Tensor_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tsmref.Tensor",
     .tp_basicsize = sizeof(TensorObject),
     .tp_dealloc = (destructor)Tensor_dealloc,
@@ -650,7 +715,8 @@ static int make_call_constants(void) {
 }
 
 PyMODINIT_FUNC PyInit_tsmref(void) {
-  if (PyType_Ready(&Tensor_Type) < 0 || make_call_constants() < 0) return NULL;
+  if (PyType_Ready(&Tensor_Type) < 0 || xapi_publish() < 0 || make_call_constants() < 0)
+    return NULL;
   if (!g_ctx) {
     /* One context for the process; never closed: exports may outlive the module, and
      * their deleters need it (DLP.EXPORT.3). */

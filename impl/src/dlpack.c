@@ -153,7 +153,7 @@ static int export_storage(tsmr_ctx *ctx, const struct tsmr__tensor *t, uint32_t 
   int rc;
   size_t nbytes = (size_t)t->numel * tsmr__dtype_size(t->dtype);
   if (request & TSMR_DLPACK_COPY) { /* DLP.EXPORT.5: a buffer of its own, counted */
-    if ((rc = tsmr__storage_new(ctx, nbytes, t->numel, 0, &st))) return rc;
+    if ((rc = tsmr__storage_new(ctx, nbytes, 0, &st))) return rc;
     if (nbytes && (rc = ctx->be->copy_d2d(st->data, t->st->data, nbytes))) {
       tsmr__storage_put(ctx, st);
       return rc;
@@ -184,8 +184,8 @@ static void export_describe(const tsmr_ctx *ctx, const struct tsmr__tensor *t,
   o->ndim = t->ndim;
   o->shape = t->shape;
   o->strides = strides;
-  o->code = t->dtype == TSMR_F32 ? TSMR__DLX_FLOAT : TSMR__DLX_INT;
-  o->bits = 32;
+  o->code = (uint8_t)tsmr__dtype_dl_code(t->dtype);
+  o->bits = (uint8_t)(tsmr__dtype_size(t->dtype) * 8);
   if (request & TSMR_DLPACK_READ_ONLY) o->flags |= TSMR__DLX_FLAG_READ_ONLY;
   if (request & TSMR_DLPACK_COPY) o->flags |= TSMR__DLX_FLAG_IS_COPIED;
 }
@@ -230,15 +230,15 @@ int tsmr_dlpack_export(tsmr_ctx *ctx, tsmr_handle t, int form, uint32_t request,
 /* ---- import ---------------------------------------------------------------------- */
 
 /* dst[k] = the k-th element in row-major order of the strided tensor whose element 0
- * is at element offset origin of base (4-byte elements). */
-static void dlx_gather(void *dst, const unsigned char *base, int64_t origin,
+ * is at element offset origin of base (elements of esize bytes). */
+static void dlx_gather(void *dst, const unsigned char *base, int64_t origin, size_t esize,
                        int ndim, const int64_t *shape, const int64_t *strides,
                        int64_t numel) {
   unsigned char *d = dst;
   int64_t idx[TSMR_MAX_DIMS] = {0};
   int64_t off = origin;
   for (int64_t k = 0; k < numel; k++) {
-    memcpy(d + (size_t)k * 4, base + off * 4, 4); /* off < 0: negative strides */
+    memcpy(d + (size_t)k * esize, base + off * (int64_t)esize, esize); /* off < 0: negative strides */
     for (int i = ndim - 1; i >= 0; i--) {
       if (++idx[i] < shape[i]) {
         off += strides[i];
@@ -256,26 +256,26 @@ static int dlx_copy_in(tsmr_ctx *ctx, void *dst, const struct tsmr__dlx_view *v,
                        const unsigned char *src, int64_t numel, int compact,
                        int src_dev, int64_t lo, int64_t hi) {
   const struct tsmr__backend *be = ctx->be;
-  size_t nbytes = (size_t)numel * 4;
+  size_t esize = ((size_t)v->bits + 7) / 8, nbytes = (size_t)numel * esize;
   int rc = 0;
   if (compact) { /* only host memory into a device session */
     TSMR_ASSERT(!src_dev && !be->host_memory);
     return be->copy_h2d(dst, src, nbytes);
   }
   if (!src_dev && be->host_memory) {
-    dlx_gather(dst, src, 0, v->ndim, v->shape, v->strides, numel);
+    dlx_gather(dst, src, 0, esize, v->ndim, v->shape, v->strides, numel);
     return 0;
   }
   unsigned char *tmp = tsmr__alloc(nbytes), *span = NULL;
   if (!tmp) return TSMR_ENOMEM;
   if (src_dev) { /* fetch the elements' span from the device, gather on the host */
-    size_t span_bytes = (size_t)(hi - lo + 1) * 4;
+    size_t span_bytes = (size_t)(hi - lo + 1) * esize;
     if (!(span = tsmr__alloc(span_bytes))) rc = TSMR_ENOMEM;
-    else rc = be->copy_d2h(span, src + lo * 4, span_bytes);
+    else rc = be->copy_d2h(span, src + lo * (int64_t)esize, span_bytes);
     if (rc == 0)
-      dlx_gather(tmp, span, -lo, v->ndim, v->shape, v->strides, numel);
+      dlx_gather(tmp, span, -lo, esize, v->ndim, v->shape, v->strides, numel);
   } else {
-    dlx_gather(tmp, src, 0, v->ndim, v->shape, v->strides, numel);
+    dlx_gather(tmp, src, 0, esize, v->ndim, v->shape, v->strides, numel);
   }
   if (rc == 0) rc = be->copy_h2d(dst, tmp, nbytes);
   tsmr__free(span);
@@ -361,10 +361,25 @@ static int import_device_dtype(const tsmr_ctx *ctx, const struct tsmr__dlx_view 
   default:
     return TSMR_EDEVICE;
   }
-  if (v->lanes != 1 || v->bits != 32) return TSMR_EDTYPE;
-  if (v->code == TSMR__DLX_FLOAT) l->dtype = TSMR_F32;
-  else if (v->code == TSMR__DLX_INT) l->dtype = TSMR_I32;
-  else return TSMR_EDTYPE;
+  l->dtype = tsmr__dtype_of_dl(v->code, v->bits, v->lanes);
+  return l->dtype ? 0 : TSMR_EDTYPE;
+}
+
+int tsmr__dtype_dl_code(int dtype) {
+  switch (dtype) {
+#define TSMR__CODE_CASE(dtype, code, bits) case dtype: return code;
+    TSMR__DTYPES(TSMR__CODE_CASE)
+#undef TSMR__CODE_CASE
+  default: return -1;
+  }
+}
+
+int tsmr__dtype_of_dl(int code, int bits, int lanes) {
+  if (lanes != 1) return 0;
+#define TSMR__OF_DL(dtype, dl_code, dl_bits) \
+  if (code == (dl_code) && bits == (dl_bits)) return dtype;
+  TSMR__DTYPES(TSMR__OF_DL)
+#undef TSMR__OF_DL
   return 0;
 }
 
@@ -375,7 +390,7 @@ static int import_is_own(const tsmr_ctx *ctx, const struct tsmr__dlx_rec *rec,
                          const unsigned char *src) {
   return rec && ctx->dlx_anchor && rec->anchor == ctx->dlx_anchor && l->compact &&
          v->byte_offset == 0 && src == rec->st->data &&
-         (rec->st->ext_del || (size_t)l->numel * 4 == rec->st->nbytes);
+         (rec->st->ext_del || (size_t)l->numel * tsmr__dtype_size(l->dtype) == rec->st->nbytes);
 }
 
 /* A tensor of m with v's shape over storage st (NULL: a new compact one of its own). */

@@ -24,7 +24,6 @@ enum {
   TSMR__DLX_CUDA_HOST = 3,
   TSMR__DLX_CUDA_MANAGED = 13
 };
-enum { TSMR__DLX_INT = 0, TSMR__DLX_FLOAT = 2 };
 /* DLPACK_FLAG_BITMASK_* */
 #define TSMR__DLX_FLAG_READ_ONLY (1ull << 0)
 #define TSMR__DLX_FLAG_IS_COPIED (1ull << 1)

@@ -317,6 +317,7 @@ static int graph_external_l(tsmr_ctx *ctx, tsmr_handle gh, tsmr_handle th,
   if ((rc = tsmr__tensor_get(ctx, th, &t))) return rc;
   if (tsmr__res_kind(ctx, th, t) == TSMR__RES_COMPOSITE) return TSMR_EINVAL; /* no data */
   if (g->released || !t) return TSMR_ERELEASED;
+  if (!tsmr__dtype_arith(t->dtype)) return TSMR_EDTYPE; /* GRAPH.DTYPE.1 */
   if ((rc = gnode_new(g, 1, &idx))) return rc;
   struct tsmr__gnode *x = &g->n[idx];
   x->op = TSMR_G_EXT;

@@ -459,15 +459,38 @@ void tsmr__tensor_discard(tsmr_ctx *ctx, struct tsmr__tensor *t);
 /* Validates dtype/ndim/extents; numel/nbytes: OUT. EINVAL or ENOMEM (overflow). */
 int tsmr__shape_check(int dtype, int ndim, const int64_t *shape, int64_t *numel,
                       size_t *nbytes);
+/* DLDataTypeCode values (dlx_form.inc checks them against the headers). */
+enum { TSMR__DLX_INT = 0, TSMR__DLX_UINT = 1, TSMR__DLX_FLOAT = 2, TSMR__DLX_BFLOAT = 4,
+       TSMR__DLX_BOOL = 6 };
+/* The dtypes: X(dtype, DLPack type code, bits). */
+#define TSMR__DTYPES(X)                                                                  \
+  X(TSMR_F32, TSMR__DLX_FLOAT, 32) X(TSMR_I32, TSMR__DLX_INT, 32)                          \
+  X(TSMR_F64, TSMR__DLX_FLOAT, 64) X(TSMR_F16, TSMR__DLX_FLOAT, 16)                        \
+  X(TSMR_BF16, TSMR__DLX_BFLOAT, 16) X(TSMR_I8, TSMR__DLX_INT, 8)                          \
+  X(TSMR_I16, TSMR__DLX_INT, 16) X(TSMR_I64, TSMR__DLX_INT, 64) X(TSMR_U8, TSMR__DLX_UINT, 8) \
+  X(TSMR_U16, TSMR__DLX_UINT, 16) X(TSMR_U32, TSMR__DLX_UINT, 32)                          \
+  X(TSMR_U64, TSMR__DLX_UINT, 64) X(TSMR_BOOL, TSMR__DLX_BOOL, 8)
+/* Bytes of one element, 0 for no dtype. */
 static inline size_t tsmr__dtype_size(int dtype) {
-  return (dtype == TSMR_F32 || dtype == TSMR_I32) ? 4 : 0;
+  switch (dtype) {
+#define TSMR__SIZE_CASE(dtype, code, bits) case dtype: return (bits) / 8;
+    TSMR__DTYPES(TSMR__SIZE_CASE)
+#undef TSMR__SIZE_CASE
+  default: return 0;
+  }
 }
+/* The DLPack type code of a dtype (dlpack.c). */
+int tsmr__dtype_dl_code(int dtype);
+/* The dtype of a DLPack (code, bits, lanes), or 0 for one the library holds none of. */
+int tsmr__dtype_of_dl(int code, int bits, int lanes);
+/* 1 for the dtypes add, sub, mul and sum take (MGR.OP.10). */
+static inline int tsmr__dtype_arith(int dtype) { return dtype == TSMR_F32 || dtype == TSMR_I32; }
 
 /* Storage (tensor.c). new: a fresh storage of nbytes (zero-filled when zero), refs 1,
  * counted in live bytes. put: drops a reference; the last one frees it (an aliased
  * import's goes on ctx->dlx_pending). wrap: refs 1, an aliased import of foreign
  * memory data, counting no bytes; ext/ext_del as in struct tsmr__storage. */
-int tsmr__storage_new(tsmr_ctx *ctx, size_t nbytes, int64_t numel, int zero,
+int tsmr__storage_new(tsmr_ctx *ctx, size_t nbytes, int zero,
                       struct tsmr__storage **out);
 void tsmr__storage_put(tsmr_ctx *ctx, struct tsmr__storage *s);
 int tsmr__storage_wrap(tsmr_ctx *ctx, void *data, void *ext, void (*ext_del)(void *),

@@ -29,7 +29,7 @@ int tsmr__op_shape(int op, const struct tsmr__operand *a, const struct tsmr__ope
     if (a->ndim != b->ndim) return TSMR_ESHAPE;
     for (int i = 0; i < a->ndim; i++)
       if (a->shape[i] != b->shape[i]) return TSMR_ESHAPE;
-    if (a->dtype != b->dtype) return TSMR_EDTYPE;
+    if (a->dtype != b->dtype || !tsmr__dtype_arith(a->dtype)) return TSMR_EDTYPE;
     *ndim = a->ndim;
     memcpy(shape, a->shape, (size_t)a->ndim * sizeof *shape);
     return 0;
@@ -51,7 +51,7 @@ int tsmr__op_shape(int op, const struct tsmr__operand *a, const struct tsmr__ope
   }
   default: /* TSMR_OP_SUM: a 0-d result */
     *ndim = 0;
-    return 0;
+    return tsmr__dtype_arith(a->dtype) ? 0 : TSMR_EDTYPE;
   }
 }
 

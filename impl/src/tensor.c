@@ -23,10 +23,11 @@ int tsmr__shape_check(int dtype, int ndim, const int64_t *shape, int64_t *numel,
     empty |= shape[i] == 0;
     overflow |= __builtin_mul_overflow(n, shape[i], &n);
   }
+  size_t size = tsmr__dtype_size(dtype);
   if (empty) n = 0;
-  else if (overflow || n > (int64_t)(SIZE_MAX / 8)) return TSMR_ENOMEM;
+  else if (overflow || n > INT64_MAX / (int64_t)size) return TSMR_ENOMEM; /* MGR.CREATE.5 */
   if (numel) *numel = n;
-  if (nbytes) *nbytes = (size_t)n * 4;
+  if (nbytes) *nbytes = (size_t)n * size;
   return 0;
 }
 
@@ -63,7 +64,7 @@ int tsmr__storage_wrap(tsmr_ctx *ctx, void *data, void *ext, void (*ext_del)(voi
   return 0;
 }
 
-int tsmr__storage_new(tsmr_ctx *ctx, size_t nbytes, int64_t numel, int zero,
+int tsmr__storage_new(tsmr_ctx *ctx, size_t nbytes, int zero,
                       struct tsmr__storage **out) {
   struct tsmr__storage *s = ctx->free_storages;
   if (s) ctx->free_storages = s->next_free;
@@ -79,9 +80,11 @@ int tsmr__storage_new(tsmr_ctx *ctx, size_t nbytes, int64_t numel, int zero,
     s->data = s->small.bytes;
     if (zero) memset(s->data, 0, nbytes);
   } else {
-    int rc = ctx->be->alloc(nbytes, &s->data);
+    /* whole 32-bit words, so that fill32 zeroes a tensor of 1- or 2-byte elements too */
+    size_t words = (nbytes + 3) / 4;
+    int rc = ctx->be->alloc(words * 4, &s->data);
     if (rc == 0 && zero) {
-      rc = ctx->be->fill32(s->data, numel, 0);
+      rc = ctx->be->fill32(s->data, (int64_t)words, 0);
       if (rc) ctx->be->free_mem(s->data);
     }
     if (rc) {
@@ -112,7 +115,7 @@ static int res_new(tsmr_ctx *ctx, int dtype, int ndim, const int64_t *shape,
     st = NULL;
   } else if (st) {
     st->refs++;
-  } else if ((rc = tsmr__storage_new(ctx, nbytes, numel, zero, &st))) {
+  } else if ((rc = tsmr__storage_new(ctx, nbytes, zero, &st))) {
     t->next_free = ctx->free_tensors;
     ctx->free_tensors = t;
     return rc;

@@ -1,5 +1,5 @@
 /*
- * harness/adapters/common/adapter_mgr.c: the manager layer that the ggml and tvm-ffi
+ * harness/adapters/common/adapter_mgr.c: the manager layer that the ggml, tvm-ffi and libtorch
  * adapters share (adapter_mgr.h says how an adapter uses it).
  *
  * Borrowing. A tensor has one holder (or none: detached) and a stack of lenders. A
@@ -193,6 +193,123 @@ int am_op_target(struct am_session *S, tsm_handle out_mgr, const struct am_res *
   if (am_closed(m)) return TSM_ECLOSED;
   if (am_capped(m)) return TSM_ECAPPED;
   *dst = h;
+  return 0;
+}
+
+/* Inputs per op of the manager family: sum and reshape take one. */
+static int am_op_arity(int op) { return op == TSM_OP_SUM || op == TSM_OP_RESHAPE ? 1 : 2; }
+
+/* The result's desc of op on a (and b) (MGR.OP.7-9): ESHAPE, EDTYPE, ERANGE (a gather
+ * index outside the table, read through the storage hooks). */
+static int am_op_result(struct am_session *S, int op, const struct am_res *a,
+                        const struct am_res *b, const int64_t *params, int n_params,
+                        struct tsm_tensor_desc *d) {
+  const struct tsm_tensor_desc *x = &a->desc, *y = b ? &b->desc : NULL;
+  memset(d, 0, sizeof *d);
+  d->dtype = x->dtype;
+  switch (op) {
+  case TSM_OP_ADD:
+  case TSM_OP_SUB:
+  case TSM_OP_MUL:
+    if (x->ndim != y->ndim || memcmp(x->shape, y->shape, (size_t)x->ndim * sizeof x->shape[0]))
+      return TSM_ESHAPE;
+    if (x->dtype != y->dtype) return TSM_EDTYPE;
+    d->ndim = x->ndim;
+    memcpy(d->shape, x->shape, sizeof d->shape);
+    return 0;
+  case TSM_OP_SUM:
+    return 0; /* 0-d */
+  case TSM_OP_MATMUL:
+    if (x->ndim != 2 || y->ndim != 2 || x->shape[1] != y->shape[0]) return TSM_ESHAPE;
+    if (x->dtype != TSM_F32 || y->dtype != TSM_F32) return TSM_EDTYPE;
+    d->ndim = 2;
+    d->shape[0] = x->shape[0];
+    d->shape[1] = y->shape[1];
+    return 0;
+  case TSM_OP_RESHAPE: { /* the params are well-formed (am_op_prepare): ENOMEM is an overflow */
+    struct tsm_tensor_desc want = {.ndim = n_params};
+    if (n_params) memcpy(want.shape, params, (size_t)n_params * sizeof *params);
+    if (am_shape_check(n_params, params) || am_numel(&want) != am_numel(x)) return TSM_ESHAPE;
+    d->ndim = n_params;
+    memcpy(d->shape, want.shape, sizeof d->shape);
+    return 0;
+  }
+  default: { /* TSM_OP_GATHER */
+    const int32_t *idx;
+    if (x->ndim != 2 || y->ndim != 1) return TSM_ESHAPE;
+    if (y->dtype != TSM_I32) return TSM_EDTYPE;
+    idx = S->storage->elems(b->store);
+    for (int64_t i = 0; i < y->shape[0]; i++)
+      if (idx[i] < 0 || idx[i] >= x->shape[0]) return TSM_ERANGE;
+    d->ndim = 2;
+    d->shape[0] = y->shape[0];
+    d->shape[1] = x->shape[1];
+    return 0;
+  }
+  }
+}
+
+int am_op_prepare(struct am_session *S, int op, const tsm_handle *inputs, int n,
+                  const int64_t *params, int n_params, tsm_handle out_mgr, tsm_handle *out,
+                  struct am_res *in[2], struct tsm_tensor_desc *d, tsm_handle *dst) {
+  int rc;
+  in[0] = in[1] = NULL;
+  if (op < TSM_OP_ADD || op > TSM_OP_MATMUL || !out) return TSM_EINVAL;
+  if (n != am_op_arity(op) || !inputs) return TSM_EINVAL;
+  if (op == TSM_OP_RESHAPE ? am_shape_check(n_params, params) == TSM_EINVAL : n_params != 0)
+    return TSM_EINVAL;
+  for (int i = 0; i < n; i++)
+    if (!(in[i] = am_res_get(S, inputs[i]))) return TSM_EINVAL;
+  if (out_mgr != TSM_NONE && !am_mgr_get(S, out_mgr)) return TSM_EINVAL;
+  for (int i = 0; i < n; i++)
+    if (!in[i]->valid) return TSM_ERELEASED; /* MGR.OP.5 */
+  if ((rc = am_op_target(S, out_mgr, in[0], dst))) return rc;
+  if ((rc = am_op_result(S, op, in[0], in[1], params, n_params, d))) return rc;
+  if (am_shape_check(d->ndim, d->shape)) return TSM_ENOMEM; /* MGR.CREATE.5 */
+  if (am_res_reserve(S)) return TSM_ENOMEM;
+  for (int i = 0; i < n; i++) in[i] = am_res_get(S, inputs[i]); /* the array may have moved */
+  return 0;
+}
+
+/* ---- DLPack imports ------------------------------------------------------------------- */
+
+int am_dl_import_check(const struct am_dl_fields *t, struct tsm_tensor_desc *d, int *compact) {
+  int64_t numel = 1, lo = 0, hi = 0, want = 1, esize, x;
+  int empty = 0, overflow = 0;
+  if (t->ndim < 0 || t->ndim > TSM_MAX_DIMS || (t->ndim > 0 && !t->shape)) return TSM_EDLPACK;
+  for (int i = 0; i < t->ndim; i++) {
+    if (t->shape[i] < 0) return TSM_EDLPACK;
+    empty |= t->shape[i] == 0;
+    overflow |= __builtin_mul_overflow(numel, t->shape[i], &numel);
+  }
+  if (empty) numel = 0;
+  else if (overflow) return TSM_EDLPACK;
+  if (numel > 0 && !t->data) return TSM_EDLPACK;
+  *compact = 1;
+  if (numel > 0 && !t->strides) hi = numel - 1;
+  for (int i = t->ndim - 1; i >= 0 && numel > 0 && t->strides; i--) {
+    if (t->shape[i] != 1 && t->strides[i] != want) *compact = 0;
+    want *= t->shape[i];
+    if (__builtin_mul_overflow(t->strides[i], t->shape[i] - 1, &x) ||
+        __builtin_add_overflow(x < 0 ? lo : hi, x, x < 0 ? &lo : &hi))
+      return TSM_EDLPACK;
+  }
+  /* the bytes from the lowest to past the highest element, from data */
+  esize = ((int64_t)t->bits * t->lanes + 7) / 8;
+  if (t->byte_offset > (uint64_t)INT64_MAX || __builtin_add_overflow(hi, 1, &hi) ||
+      __builtin_mul_overflow(lo, esize, &lo) || __builtin_mul_overflow(hi, esize, &hi) ||
+      __builtin_add_overflow(lo, (int64_t)t->byte_offset, &lo) ||
+      __builtin_add_overflow(hi, (int64_t)t->byte_offset, &hi))
+    return TSM_EDLPACK;
+  if (t->device_type != AM_DL_CPU && t->device_type != AM_DL_CUDA_HOST &&
+      t->device_type != AM_DL_CUDA_MANAGED)
+    return TSM_EDEVICE;
+  if (t->lanes != 1 || t->bits != 32 || (t->code != AM_DL_FLOAT && t->code != AM_DL_INT))
+    return TSM_EDTYPE;
+  memset(d, 0, sizeof *d);
+  d->dtype = t->code == AM_DL_FLOAT ? TSM_F32 : TSM_I32;
+  d->ndim = t->ndim;
+  memcpy(d->shape, t->shape, (size_t)t->ndim * sizeof *t->shape);
   return 0;
 }
 

@@ -1,6 +1,6 @@
 /*
  * harness/adapters/common/adapter_mgr.h: the manager family (spec/managers.md) for
- * third-party adapters whose runtime has no managers of its own (ggml, tvm-ffi).
+ * third-party adapters whose runtime has no managers of its own (ggml, tvm-ffi, libtorch).
  *
  * It is the example adapter's manager layer (harness/adapters/example/example_adapter.c),
  * written once so that every adapter built on it follows the same rules: managers and
@@ -12,7 +12,8 @@
  *
  * What differs between the adapters is a tensor's storage: plain host memory for ggml
  * (its CPU backend reads it in place), a counted reference to a tvm-ffi Tensor for
- * tvm-ffi. This layer never looks inside it; it reaches it through the hooks of
+ * tvm-ffi, a heap at::Tensor for libtorch (a C++ adapter, which includes this header
+ * inside extern "C"). This layer never looks inside it; it reaches it through the hooks of
  * struct am_storage, which the adapter gives when it opens a session.
  *
  * Use: the adapter's session struct has a struct am_session as its FIRST member, so that
@@ -145,6 +146,44 @@ uint64_t am_res_bytes(const struct am_session *S);
  * of S; first is live. */
 int am_op_target(struct am_session *S, tsm_handle out_mgr, const struct am_res *first,
                  tsm_handle *dst);
+
+/* The checks of an op slot (ops add to matmul) before anything is computed, in the
+ * order of ERR.ORDER.1: EINVAL (op, arity, reshape's params, handles), ERELEASED
+ * (MGR.OP.5), the target manager's ECLOSED / ECAPPED (am_op_target, MGR.OP.1-4), the
+ * result's ESHAPE / EDTYPE / ERANGE (MGR.OP.7-9), ENOMEM for a result whose byte size
+ * does not fit (MGR.CREATE.5) or no room for one more tensor. On success nothing has
+ * changed but the room reserved (am_res_reserve), so am_res_add cannot fail; OUT in:
+ * the n inputs (in[1] NULL for one), valid until the next tensor is added; *d: the
+ * result's desc; *dst: the manager that will hold it. */
+int am_op_prepare(struct am_session *S, int op, const tsm_handle *inputs, int n,
+                  const int64_t *params, int n_params, tsm_handle out_mgr, tsm_handle *out,
+                  struct am_res *in[2], struct tsm_tensor_desc *d, tsm_handle *dst);
+
+/* ---- DLPack imports ------------------------------------------------------------------- */
+
+/* DLPack's values (dlpack.h's DLDeviceType and DLDataTypeCode, the same in every version
+ * since 0.6), so that this layer needs no DLPack header: the adapters compile against
+ * different ones (ATen's, tvm-ffi's). */
+enum am_dl_value { AM_DL_INT = 0, AM_DL_FLOAT = 2, AM_DL_CPU = 1, AM_DL_CUDA_HOST = 3,
+                   AM_DL_CUDA_MANAGED = 13 };
+
+/* The fields of a DLTensor that an imported tensor is judged by. */
+struct am_dl_fields {
+  const void *data;
+  int device_type;
+  int ndim;
+  const int64_t *shape, *strides; /* strides NULL: compact */
+  uint8_t code, bits;             /* the dtype */
+  uint16_t lanes;
+  uint64_t byte_offset;
+};
+
+/* What this layer's tensors can hold of an imported DLPack tensor, in the order of
+ * DLP.IMPORT.2: a layout it can read (EDLPACK: rank past TSM_MAX_DIMS, a negative extent,
+ * NULL data with elements, an element span or byte size that overflows), host memory
+ * (EDEVICE, DLP.IMPORT.7), f32 or i32 (EDTYPE, DLP.IMPORT.6). OUT *d: its desc;
+ * *compact: row-major contiguous (an extent-1 dimension's stride is free). */
+int am_dl_import_check(const struct am_dl_fields *t, struct tsm_tensor_desc *d, int *compact);
 
 /* ---- slots (struct tsm_adapter), `s` being the adapter's session --------------------- */
 

@@ -1,6 +1,6 @@
 # harness/adapters/common/adapter_mgr.mk: the manager layer that third-party adapters
 # without managers of their own share (adapter_mgr.h). Included by each adapter's .mk
-# that links it (ggml.mk, tvm-ffi.mk), hence the guard: the first include defines it.
+# that links it (ggml.mk, tvm-ffi.mk, libtorch.mk), hence the guard: the first include defines it.
 #
 #   ADAPTER_MGR_OBJ     the object, compiled once against harness/include alone; an
 #                       adapter lists it among the objects of its .so

@@ -286,57 +286,6 @@ static void tf_session_close(void *s) {
 
 /* ---- slots: ops ------------------------------------------------------------------- */
 
-/* Inputs per op: sum and reshape take one. */
-static int tf_op_arity(int op) { return op == TSM_OP_SUM || op == TSM_OP_RESHAPE ? 1 : 2; }
-
-/* The result's shape (MGR.OP.7-9): ESHAPE, EDTYPE, ERANGE (gather indices). */
-static int tf_op_shape(int op, const struct am_res *a, const struct am_res *b,
-                       const int64_t *params, int n_params, struct tsm_tensor_desc *d) {
-  const struct tsm_tensor_desc *x = &a->desc, *y = b ? &b->desc : NULL;
-  memset(d, 0, sizeof *d);
-  d->dtype = x->dtype;
-  switch (op) {
-  case TSM_OP_ADD:
-  case TSM_OP_SUB:
-  case TSM_OP_MUL:
-    if (x->ndim != y->ndim || memcmp(x->shape, y->shape, (size_t)x->ndim * sizeof x->shape[0]))
-      return TSM_ESHAPE;
-    if (x->dtype != y->dtype) return TSM_EDTYPE;
-    d->ndim = x->ndim;
-    memcpy(d->shape, x->shape, sizeof d->shape);
-    return 0;
-  case TSM_OP_SUM:
-    return 0; /* 0-d */
-  case TSM_OP_MATMUL:
-    if (x->ndim != 2 || y->ndim != 2 || x->shape[1] != y->shape[0]) return TSM_ESHAPE;
-    if (x->dtype != TSM_F32 || y->dtype != TSM_F32) return TSM_EDTYPE;
-    d->ndim = 2;
-    d->shape[0] = x->shape[0];
-    d->shape[1] = y->shape[1];
-    return 0;
-  case TSM_OP_RESHAPE: { /* the params are well-formed (tf_op): ENOMEM is an overflow */
-    struct tsm_tensor_desc want = {.ndim = n_params};
-    if (n_params) memcpy(want.shape, params, (size_t)n_params * sizeof *params);
-    if (am_shape_check(n_params, params) || am_numel(&want) != am_numel(x)) return TSM_ESHAPE;
-    d->ndim = n_params;
-    memcpy(d->shape, want.shape, sizeof d->shape);
-    return 0;
-  }
-  default: { /* TSM_OP_GATHER */
-    const int32_t *idx;
-    if (x->ndim != 2 || y->ndim != 1) return TSM_ESHAPE;
-    if (y->dtype != TSM_I32) return TSM_EDTYPE;
-    idx = (const int32_t *)(void *)tf_elems(b->store);
-    for (int64_t i = 0; i < y->shape[0]; i++)
-      if (idx[i] < 0 || idx[i] >= x->shape[0]) return TSM_ERANGE;
-    d->ndim = 2;
-    d->shape[0] = y->shape[0];
-    d->shape[1] = x->shape[1];
-    return 0;
-  }
-  }
-}
-
 /* One element of an elementwise op; i32 wraps around, in unsigned arithmetic to stay
  * defined. */
 static void tf_elementwise(int op, int dtype, void *o, const void *a, const void *b, size_t n) {
@@ -405,31 +354,18 @@ static int tf_view(const struct am_res *a, const struct tsm_tensor_desc *d,
   return 0;
 }
 
-/* The result goes where am_op_target says (MGR.OP.1-4); the inputs do not move
- * (MGR.OP.6). */
+/* The checks are the shared layer's (am_op_prepare: the result goes where am_op_target
+ * says, MGR.OP.1-4); the inputs do not move (MGR.OP.6). */
 static int tf_op(void *s, int op, const tsm_handle *inputs, int n, const int64_t *params,
                  int n_params, tsm_handle out_mgr, tsm_handle *out) {
   struct tf_session *S = s;
-  struct am_res *in[2] = {NULL, NULL};
+  struct am_res *in[2];
   struct tsm_tensor_desc d;
   TVMFFIObjectHandle obj;
   tsm_handle dst_h;
   int rc;
-  if (op < TSM_OP_ADD || op > TSM_OP_MATMUL || !out) return TSM_EINVAL;
-  if (n != tf_op_arity(op) || !inputs) return TSM_EINVAL;
-  if (op == TSM_OP_RESHAPE ? am_shape_check(n_params, params) == TSM_EINVAL : n_params != 0)
-    return TSM_EINVAL;
-  for (int i = 0; i < n; i++)
-    if (!(in[i] = am_res_get(&S->am, inputs[i]))) return TSM_EINVAL;
-  if (out_mgr != TSM_NONE && !am_mgr_get(&S->am, out_mgr)) return TSM_EINVAL;
-  for (int i = 0; i < n; i++)
-    if (!in[i]->valid) return TSM_ERELEASED; /* MGR.OP.5 */
-  if ((rc = am_op_target(&S->am, out_mgr, in[0], &dst_h))) return rc;
-  if ((rc = tf_op_shape(op, in[0], in[1], params, n_params, &d))) return rc;
-  if ((rc = am_shape_check(d.ndim, d.shape))) return TSM_ENOMEM; /* MGR.CREATE.5 */
-  if (am_res_reserve(&S->am)) return TSM_ENOMEM;
-  in[0] = am_res_get(&S->am, inputs[0]); /* re-read: the array may have moved */
-  in[1] = n > 1 ? am_res_get(&S->am, inputs[1]) : NULL;
+  if ((rc = am_op_prepare(&S->am, op, inputs, n, params, n_params, out_mgr, out, in, &d, &dst_h)))
+    return rc;
   if (op == TSM_OP_RESHAPE) {
     rc = tf_view(in[0], &d, &obj);
   } else if (!(rc = tf_alloc(S->pool, d.dtype, d.ndim, d.shape, &obj)) && am_numel(&d)) {
@@ -502,50 +438,13 @@ static void tf_run_deleter(void *managed, int form) {
   }
 }
 
-/* What the adapter's tensor layer needs of the Tensor tvm-ffi built, in the order of
- * DLP.IMPORT.2: a layout it can read (EDLPACK: rank past TSM_MAX_DIMS, a negative
- * extent, NULL data with elements, an element span or byte size that overflows), host
- * memory (EDEVICE, DLP.IMPORT.7), f32 or i32 (EDTYPE, DLP.IMPORT.6). OUT *d: its
- * desc; *compact: row-major contiguous (an extent-1 dimension's stride is free). */
+/* The shared layer's import checks (am_dl_import_check) of the Tensor tvm-ffi built. */
 static int tf_import_check(const DLTensor *t, struct tsm_tensor_desc *d, int *compact) {
-  int64_t numel = 1, lo = 0, hi = 0, want = 1, esize, x;
-  int empty = 0, overflow = 0;
-  if (t->ndim < 0 || t->ndim > TSM_MAX_DIMS || (t->ndim > 0 && !t->shape)) return TSM_EDLPACK;
-  for (int i = 0; i < t->ndim; i++) {
-    if (t->shape[i] < 0) return TSM_EDLPACK;
-    empty |= t->shape[i] == 0;
-    overflow |= __builtin_mul_overflow(numel, t->shape[i], &numel);
-  }
-  if (empty) numel = 0;
-  else if (overflow) return TSM_EDLPACK;
-  if (numel > 0 && !t->data) return TSM_EDLPACK;
-  *compact = 1;
-  if (numel > 0 && !t->strides) hi = numel - 1;
-  for (int i = t->ndim - 1; i >= 0 && numel > 0 && t->strides; i--) {
-    if (t->shape[i] != 1 && t->strides[i] != want) *compact = 0;
-    want *= t->shape[i];
-    if (__builtin_mul_overflow(t->strides[i], t->shape[i] - 1, &x) ||
-        __builtin_add_overflow(x < 0 ? lo : hi, x, x < 0 ? &lo : &hi))
-      return TSM_EDLPACK;
-  }
-  /* the bytes from the lowest to past the highest element, from data */
-  esize = ((int64_t)t->dtype.bits * t->dtype.lanes + 7) / 8;
-  if (t->byte_offset > (uint64_t)INT64_MAX || __builtin_add_overflow(hi, 1, &hi) ||
-      __builtin_mul_overflow(lo, esize, &lo) || __builtin_mul_overflow(hi, esize, &hi) ||
-      __builtin_add_overflow(lo, (int64_t)t->byte_offset, &lo) ||
-      __builtin_add_overflow(hi, (int64_t)t->byte_offset, &hi))
-    return TSM_EDLPACK;
-  if (t->device.device_type != kDLCPU && t->device.device_type != kDLCUDAHost &&
-      t->device.device_type != kDLCUDAManaged)
-    return TSM_EDEVICE;
-  if (t->dtype.lanes != 1 || t->dtype.bits != 32 ||
-      (t->dtype.code != kDLFloat && t->dtype.code != kDLInt))
-    return TSM_EDTYPE;
-  memset(d, 0, sizeof *d);
-  d->dtype = t->dtype.code == kDLFloat ? TSM_F32 : TSM_I32;
-  d->ndim = t->ndim;
-  memcpy(d->shape, t->shape, (size_t)t->ndim * sizeof *t->shape);
-  return 0;
+  const struct am_dl_fields f = {
+      .data = t->data, .device_type = t->device.device_type, .ndim = t->ndim,
+      .shape = t->shape, .strides = t->strides, .code = t->dtype.code, .bits = t->dtype.bits,
+      .lanes = t->dtype.lanes, .byte_offset = t->byte_offset};
+  return am_dl_import_check(&f, d, compact);
 }
 
 /* The row-major elements of strided t (4-byte elements, checked by tf_import_check)

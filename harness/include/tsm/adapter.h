@@ -29,7 +29,7 @@ extern "C" {
  * has a section per minor, as this header does; harness/tests/check_versions.sh fails
  * when they disagree. */
 #define TSM_ADAPTER_ABI_MAJOR 1
-#define TSM_ADAPTER_ABI_MINOR 4
+#define TSM_ADAPTER_ABI_MINOR 5
 #define TSM_ADAPTER_ENTRY_NAME "tsm_adapter_entry"
 
 /* The error codes of spec/errors.md. The case language names them without the E. */
@@ -73,7 +73,15 @@ enum tsm_cap {
   TSM_CAP_THREADS = 1u << 6      /* slots may be called from several threads */
 };
 
-enum tsm_dtype { TSM_F32 = 1, TSM_I32 = 2 };
+/* Element types (MGR.DTYPE.1): each is DLPack's (code, bits, lanes = 1) of its name.
+ * Bit (1u << dtype) of tsm_adapter.dtypes says the adapter holds it (ABI 1.5). */
+enum tsm_dtype {
+  TSM_F32 = 1, TSM_I32 = 2,
+  /* ABI 1.5 */
+  TSM_F64 = 3, TSM_F16 = 4, TSM_BF16 = 5, TSM_I8 = 6, TSM_I16 = 7, TSM_I64 = 8,
+  TSM_U8 = 9, TSM_U16 = 10, TSM_U32 = 11, TSM_U64 = 12, TSM_BOOL = 13
+};
+#define TSM_DTYPE_LAST TSM_BOOL
 
 /* Operations of the `op` slot. Bit (1u << op) of tsm_adapter.ops says it is offered. */
 enum tsm_op {
@@ -316,6 +324,11 @@ struct tsm_adapter {
    * k-th allocation from now fail. *left: the countdown after the call (0 once the
    * failure has fired or when disarmed). */
   int (*debug_alloc_fail)(void *s, uint64_t arm, uint64_t *left);
+
+  /* ---- ABI 1.5: dtypes (spec/managers.md MGR.DTYPE.1) ----------------------------
+   * 1u << enum tsm_dtype for each dtype the adapter's tensors hold. 0, or a struct
+   * that ends before this field: f32 and i32 (what ABI 1.0 to 1.4 had). */
+  uint32_t dtypes;
 };
 
 #define TSM_ALLOC_QUERY UINT64_MAX

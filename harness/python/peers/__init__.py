@@ -59,6 +59,20 @@ class Peer:
         """Address of element 0 of a consumer's result, None when unknown."""
         return None
 
+    # The DLPack 1.3 exchange table (spec/dlpack.md DLP.XAPI.*, harness/python/xapi.py).
+    def exchange_type(self):
+        """The type that publishes this peer's exchange table, None when none does."""
+        return None
+
+    def exchange_object(self, arr):
+        """The object of exchange_type standing for arr; None without a table."""
+        return None
+
+    def echo(self, obj):
+        """obj through one of this consumer's calls that returns its argument, with an
+        exchange table; NotImplementedError when the consumer has none."""
+        raise NotImplementedError(f"{self.name} has no call that returns its argument")
+
 
 def search_path():
     """This folder, then TSM_CTS_PEERS's entries, each a folder of modules or one module."""

@@ -31,3 +31,16 @@ class TvmFfiPeer(Peer):
     def data_ptr(self, arr):
         p = arr.data_ptr
         return p() if callable(p) else p
+
+    # tvm_ffi.Tensor publishes no exchange table: DLTensorTestWrapper, the wrapper tvm-ffi
+    # ships to test its own consumer, is its only producer of one; testing.echo hands its
+    # argument in through its type's table and back through the same table's
+    # managed_tensor_to_py_object_no_sync.
+    def exchange_type(self):
+        return self.m.core.DLTensorTestWrapper
+
+    def exchange_object(self, arr):
+        return self.m.core.DLTensorTestWrapper(arr)
+
+    def echo(self, obj):
+        return self.m.get_global_func("testing.echo")(obj)

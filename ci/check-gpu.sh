@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# ci/check-gpu.sh: the GPU lanes (`make check-gpu`, issue "CUDA"), for a machine with an
+# NVIDIA GPU, the CUDA toolkit (nvcc, compute-sanitizer) and, for the interop lane,
+# PyTorch, CuPy or JAX with CUDA in the interpreter the bridge runs. Without a GPU it
+# says so and exits 1 having run nothing: a GPU result is never claimed that did not run.
+#
+#   cases-cuda   every case of the library (the large tier too: the IREE seed at full
+#                size) on cuda:0 through the reference; the run fails when cuda:0 is
+#                not present or any case is not ok
+#   memcheck     compute-sanitizer memcheck with leak checking over the judge and its
+#                case processes (--target-processes all), the default tier on cuda:0
+#   racecheck    compute-sanitizer racecheck over the kernels the graph and manager
+#                cases launch
+#   bench-cuda   bench-graphs on cuda:0 (the planner's figures for ci/gpu-runs.md)
+#
+# Each run is recorded by hand in ci/gpu-runs.md (date, device, commit, this script's
+# output). JOBS sets the parallel case runs; BUILD the build folder.
+set -u
+cd "$(dirname "$0")/.."
+# shellcheck source=ci/lanes.sh
+. ci/lanes.sh
+
+JOBS=${JOBS:-$(nproc)}
+build=${BUILD:-build/check-gpu}
+CTS=$build/bin/tsm-cts
+ADAPTER=$build/lib/tsmref_adapter.so
+SANITIZER_EXIT=90 # apart from the judge's 0-2 and the sanitizer lanes' 66, 86, 88
+
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+  echo "check-gpu: no NVIDIA GPU on this machine (nvidia-smi lists none): the GPU lanes" \
+    "need one, and nothing was run" >&2
+  exit 1
+fi
+nvidia-smi -L
+echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+
+build_gpu() {
+  need nvcc nvidia-cuda-toolkit || return 1
+  make --no-print-directory -j"$JOBS" BUILD="$build" all
+}
+
+# A library run on cuda:0 into $build/report/NAME.{tap,json}; ok when the judge exits 0
+# and cuda:0 was present.
+cases_on_cuda() { # name [tsm-cts run options...]
+  local name=$1
+  shift
+  mkdir -p "$build/report"
+  "$CTS" run --adapter "$ADAPTER" --device cuda:0 "$@" --json "$build/report/$name.json" \
+    cases >"$build/report/$name.tap"
+  local rc=$?
+  tail -n 1 "$build/report/$name.tap"
+  grep -A12 '^not ok' "$build/report/$name.tap" | head -n 60
+  if grep -q 'cuda:0 not present' "$build/report/$name.tap"; then
+    echo "cuda:0 is not present to the reference adapter: see its device_list" >&2
+    return 1
+  fi
+  return $rc
+}
+
+compute_sanitizer() { # tool name [tsm-cts run options...]
+  local tool=$1 name=$2
+  shift 2
+  need compute-sanitizer nvidia-cuda-toolkit || return 1
+  local extra=()
+  [ "$tool" = memcheck ] && extra=(--leak-check full)
+  mkdir -p "$build/report"
+  compute-sanitizer --tool "$tool" "${extra[@]}" --target-processes all \
+    --error-exitcode "$SANITIZER_EXIT" --log-file "$build/report/$name.%p.log" \
+    "$CTS" run --adapter "$ADAPTER" --device cuda:0 -j "$JOBS" "$@" >"$build/report/$name.tap"
+  local rc=$?
+  tail -n 1 "$build/report/$name.tap"
+  local reports
+  reports=$(grep -l 'ERROR SUMMARY: [1-9]' "$build/report/$name".*.log 2>/dev/null | head -n 3)
+  if [ -n "$reports" ]; then
+    echo "$tool: reports in:" $reports
+    head -n 40 "$(echo "$reports" | head -n 1)"
+    return 1
+  fi
+  return $rc
+}
+
+bench_cuda() { "$build/bin/bench-graphs" cuda:0 | tail -n 4; }
+
+lane build build_gpu
+lane cases-cuda cases_on_cuda cases-cuda --large -j "$JOBS" --timeout 600000
+lane memcheck compute_sanitizer memcheck memcheck cases
+lane racecheck compute_sanitizer racecheck racecheck cases/graphs cases/managers/op
+lane bench-cuda bench_cuda
+lanes_end "make check-gpu"

@@ -1,0 +1,35 @@
+"""torch: PyTorch as Debian 12 ships it (python3-torch 1.13, in /usr/bin/python3: `make
+interop-system`); optional, so the .venv's matrix, which has no torch, leaves it out.
+Producer: torch.tensor, exported by Tensor.__dlpack__(stream), which has no max_version
+and returns legacy capsules only. Consumer: torch.utils.dlpack.from_dlpack, which calls
+__dlpack__() with no arguments."""
+import numpy as np
+
+from peers import Peer
+
+
+class TorchPeer(Peer):
+    name = "torch"
+    module = "torch"
+    dist = "torch"
+    optional = True
+
+    def __init__(self):
+        import torch
+        import torch.utils.dlpack
+        self.torch = torch
+
+    def make(self, values, shape, dtype):
+        return self.torch.tensor(np.array(values, dtype=dtype).reshape(shape))
+
+    def from_dlpack(self, obj):
+        return self.torch.utils.dlpack.from_dlpack(obj)
+
+    def tolist(self, arr):
+        return arr.tolist()
+
+    def dtype(self, arr):
+        return str(arr.dtype).replace("torch.", "")
+
+    def data_ptr(self, arr):
+        return arr.data_ptr()
