@@ -173,6 +173,7 @@ BROKEN=(
   "hang:Timeout"
   "exit0:Error"
   "liar:Fail"
+  "no_managers:Error"
   "abi_major:load:abi_major"
   "small_struct:load:struct_size"
   "no_entry:load:tsm_adapter_entry"
