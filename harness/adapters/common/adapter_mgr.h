@@ -205,6 +205,11 @@ int am_res_ret(void *s, tsm_handle m, tsm_handle r);
 int am_res_release(void *s, tsm_handle r);
 int am_res_info(void *s, tsm_handle r, struct tsm_res_info *out);
 
+/* The manager ops whose checks am_op_prepare makes (an adapter computes them itself). */
+#define AM_OPS                                                                           \
+  (1u << TSM_OP_ADD | 1u << TSM_OP_SUB | 1u << TSM_OP_MUL | 1u << TSM_OP_SUM |              \
+   1u << TSM_OP_GATHER | 1u << TSM_OP_RESHAPE | 1u << TSM_OP_MATMUL)
+
 /* The designated initializers of the device list and the slots above for an adapter's
  * struct tsm_adapter, so that each adapter names only what is its own. */
 #define AM_SLOTS                                                                         \

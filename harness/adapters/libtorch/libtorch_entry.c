@@ -22,8 +22,7 @@ static const struct tsm_adapter lt_adapter = {
     .abi_minor = TSM_ADAPTER_ABI_MINOR,
     .struct_size = sizeof(struct tsm_adapter),
     .caps = TSM_CAP_MANAGERS | TSM_CAP_DLPACK_C,
-    .ops = 1u << TSM_OP_ADD | 1u << TSM_OP_SUB | 1u << TSM_OP_MUL | 1u << TSM_OP_SUM |
-           1u << TSM_OP_GATHER | 1u << TSM_OP_RESHAPE | 1u << TSM_OP_MATMUL,
+    .ops = AM_OPS,
     .name = "libtorch",
     .version = "1.0 over ATen " TORCH_VERSION " (Debian's libtorch)",
     .session_open = lt_session_open,

@@ -515,8 +515,7 @@ static const struct tsm_adapter tf_adapter = {
     .abi_minor = TSM_ADAPTER_ABI_MINOR,
     .struct_size = sizeof(struct tsm_adapter),
     .caps = TSM_CAP_MANAGERS | TSM_CAP_DLPACK_C,
-    .ops = 1u << TSM_OP_ADD | 1u << TSM_OP_SUB | 1u << TSM_OP_MUL | 1u << TSM_OP_SUM |
-           1u << TSM_OP_GATHER | 1u << TSM_OP_RESHAPE | 1u << TSM_OP_MATMUL,
+    .ops = AM_OPS,
     .name = "tvm-ffi",
     .version = "1.0 over the apache-tvm-ffi C API " TF_STR(TVM_FFI_VERSION_MAJOR) "." TF_STR(
         TVM_FFI_VERSION_MINOR) "." TF_STR(TVM_FFI_VERSION_PATCH),
