@@ -142,7 +142,7 @@ static uint64_t make_buffer(const struct cts_stmt *st, const struct cts_mdl_desc
   unsigned char *base = rec->buffer + byte_offset;
   for (int64_t i = 0; i < n; i++) {
     int64_t at_elem = compact ? i : linear(lit->ndim, lit->shape, strides, i);
-    put_elem(desc, base + (size_t)at_elem * esize, esize, vals[i]);
+    put_elem(desc, base + at_elem * (int64_t)esize, esize, vals[i]); /* < 0: negative strides */
   }
   int dtype = cts_opsem_dtype_of_dl(desc->code, desc->bits, desc->lanes);
   for (int64_t i = 0; i < n && !compact && dtype; i++) {
