@@ -314,13 +314,13 @@ static int w_export(struct gen *g, const struct gen_row *row) {
   return 0;
 }
 
-/* Strides for a `make`: often a zero or a transposed stride. */
+/* Strides for a `make`: often a zero, a transposed or a negative (reversed) stride. */
 static void put_strides(struct gen *g, const char *shape) {
   int ndim = 0;
   for (const char *p = shape; *p; p++) ndim += *p == ',';
   ndim += strcmp(shape, " []") != 0;
   put(g, " strides [");
-  for (int d = 0; d < ndim; d++) put(g, "%s%d", d ? ", " : "", (int)gen_rand(g, 4));
+  for (int d = 0; d < ndim; d++) put(g, "%s%d", d ? ", " : "", (int)gen_rand(g, 6) - 2);
   put(g, "]");
 }
 
