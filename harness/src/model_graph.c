@@ -87,7 +87,7 @@ int cts_model_graph_external(struct cts_model *m, int g, int r, int *out) {
   int rc = bad_graph(m, g) || r == CTS_BOGUS || m->res[r].kind != TSM_KIND_TENSOR ? TSM_EINVAL : 0;
   if (!rc) rc = cts_model_graph_check(m, g);
   if (!rc && !m->res[r].valid) rc = TSM_ERELEASED;
-  if (!rc && !(CTS_DTYPES_DEFAULT >> m->res[r].dtype & 1)) rc = TSM_EDTYPE; /* GRAPH.DTYPE.1 */
+  if (!rc && !cts_opsem_dtype_arith(m->res[r].dtype)) rc = TSM_EDTYPE; /* GRAPH.DTYPE.1 */
   if (rc) return rc;
   *out = new_node(m, g, CTS_GN_EXTERNAL, m->res[r].dtype, m->res[r].ndim, m->res[r].shape);
   m->gnodes[*out].res = r;

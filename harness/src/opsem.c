@@ -164,14 +164,13 @@ static void set_shape(struct cts_opsem_tensor *t, int dtype, int ndim, int64_t d
   *t = cts_opsem_tensor(dtype, ndim, shape, NULL);
 }
 
-/* add, sub, mul and sum take f32 and i32 alone (MGR.OP.10). */
-static int arith_dtype(int dtype) {
+int cts_opsem_dtype_arith(int dtype) {
   return dtype > 0 && dtype < 32 && (CTS_DTYPES_ARITH >> dtype & 1);
 }
 
 static int elementwise_rule(const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b) {
   if (!cts_opsem_same_shape(a, b)) return TSM_ESHAPE;
-  return a->dtype == b->dtype && arith_dtype(a->dtype) ? 0 : TSM_EDTYPE;
+  return a->dtype == b->dtype && cts_opsem_dtype_arith(a->dtype) ? 0 : TSM_EDTYPE;
 }
 
 static int gather_rule(const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b) {
@@ -215,7 +214,7 @@ int cts_opsem_result(int op, const struct cts_opsem_tensor *a, const struct cts_
       return elementwise_rule(a, b);
     case TSM_OP_SUM:
       out->ndim = 0;
-      return arith_dtype(a->dtype) ? 0 : TSM_EDTYPE;
+      return cts_opsem_dtype_arith(a->dtype) ? 0 : TSM_EDTYPE;
     case TSM_OP_GATHER:
       if (!(rc = gather_rule(a, b))) set_shape(out, a->dtype, 2, b->shape[0], a->shape[1]);
       return rc;

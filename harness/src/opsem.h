@@ -59,6 +59,9 @@ int cts_opsem_same_dims(int a_ndim, const int64_t *a, int b_ndim, const int64_t 
 /* The dtypes the operations add, sub, mul and sum take; matmul takes f32 alone
  * (MGR.OP.10). */
 #define CTS_DTYPES_ARITH CTS_DTYPES_DEFAULT
+/* 1 for a dtype add, sub, mul and sum take (MGR.OP.10), which graph tensors are
+ * (GRAPH.DTYPE.1). */
+int cts_opsem_dtype_arith(int dtype);
 /* 1 for a dtype the model holds (enum tsm_dtype). */
 int cts_opsem_dtype_known(int dtype);
 /* Bytes of one element of a known dtype. */
