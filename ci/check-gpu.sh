@@ -11,8 +11,15 @@
 #                case processes (--target-processes all), the default tier on cuda:0
 #   racecheck    compute-sanitizer racecheck over the kernels the graph and manager
 #                cases launch
+#   gen-cuda     GEN_COUNT generated cases (tsm-cts gen --device cuda:0: completed
+#                against the model on cuda:0) run on cuda:0
+#   combos-cuda  every combination of tsm-cts combos on cuda:0, the model deciding
 #   bench-cuda   bench-graphs on cuda:0 (the planner's figures for ci/gpu-runs.md)
 #
+# A GPU machine without a network (no `make deps`) runs the lanes over a build made
+# elsewhere with the same CUDA toolkit: PREBUILT=1 uses $BUILD as it is. MEMCHECK_CASES
+# narrows the memcheck lane (default: every case of the default tier); LANES names the
+# lanes to run (default: all); TIER=default leaves the large tier out of cases-cuda.
 # Each run is recorded by hand in ci/gpu-runs.md (date, device, commit, this script's
 # output). JOBS sets the parallel case runs; BUILD the build folder.
 set -u
@@ -21,6 +28,10 @@ cd "$(dirname "$0")/.."
 . ci/lanes.sh
 
 JOBS=${JOBS:-$(nproc)}
+GEN_COUNT=${GEN_COUNT:-1000}
+MEMCHECK_CASES=${MEMCHECK_CASES:-cases}
+LANES=${LANES:-build cases-cuda memcheck racecheck gen-cuda combos-cuda bench-cuda}
+SANITIZED_TIMEOUT_MS=300000 # a case process under compute-sanitizer runs many times slower
 build=${BUILD:-build/check-gpu}
 CTS=$build/bin/tsm-cts
 ADAPTER=$build/lib/tsmref_adapter.so
@@ -35,6 +46,11 @@ nvidia-smi -L
 echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 
 build_gpu() {
+  if [ -n "${PREBUILT:-}" ]; then
+    ls "$CTS" "$ADAPTER" "$build/lib/libtsmref_cuda.so" "$build/bin/bench-graphs" || return 1
+    echo "PREBUILT: the binaries in $build as they are"
+    return 0
+  fi
   need nvcc nvidia-cuda-toolkit || return 1
   make --no-print-directory -j"$JOBS" BUILD="$build" all
 }
@@ -66,24 +82,54 @@ compute_sanitizer() { # tool name [tsm-cts run options...]
   mkdir -p "$build/report"
   compute-sanitizer --tool "$tool" "${extra[@]}" --target-processes all \
     --error-exitcode "$SANITIZER_EXIT" --log-file "$build/report/$name.%p.log" \
-    "$CTS" run --adapter "$ADAPTER" --device cuda:0 -j "$JOBS" "$@" >"$build/report/$name.tap"
+    "$CTS" run --adapter "$ADAPTER" --device cuda:0 -j "$JOBS" --timeout "$SANITIZED_TIMEOUT_MS" \
+    "$@" >"$build/report/$name.tap"
   local rc=$?
   tail -n 1 "$build/report/$name.tap"
+  grep -A12 '^not ok' "$build/report/$name.tap" | head -n 40
   local reports
-  reports=$(grep -l 'ERROR SUMMARY: [1-9]' "$build/report/$name".*.log 2>/dev/null | head -n 3)
+  reports=$(grep -l 'ERROR SUMMARY: [1-9]' "$build/report/$name".*.log 2>/dev/null)
   if [ -n "$reports" ]; then
     echo "$tool: reports in:" $reports
-    head -n 40 "$(echo "$reports" | head -n 1)"
+    # each kind of report once, with how often it came
+    cat $reports | grep -E '^========= [A-Z]' | grep -v 'SUMMARY' | sed 's/0x[0-9a-f]*/0x_/g' |
+      sort | uniq -c | sort -rn | head -n 30
+    grep -h -m 3 -A 14 -E '^========= (Invalid|Program hit|Leaked|Race|Error)' $reports | head -n 60
     return 1
   fi
   return $rc
 }
 
-bench_cuda() { "$build/bin/bench-graphs" cuda:0 | tail -n 4; }
+# GEN_COUNT cases completed against the model on cuda:0, then run there.
+gen_on_cuda() {
+  rm -rf "$build/gen-cuda"
+  "$CTS" gen --seed "$(date +%Y%m%d)" --count "$GEN_COUNT" --device cuda:0 --jobs "$JOBS" \
+    --adapter "$ADAPTER" "$build/gen-cuda" || return 1
+  cases_on_cuda gen-cuda -j "$JOBS" --cases "$build" "$build/gen-cuda"
+}
 
-lane build build_gpu
-lane cases-cuda cases_on_cuda cases-cuda --large -j "$JOBS" --timeout 600000
-lane memcheck compute_sanitizer memcheck memcheck cases
-lane racecheck compute_sanitizer racecheck racecheck cases/graphs cases/managers/op
-lane bench-cuda bench_cuda
+combos_on_cuda() {
+  "$CTS" combos --device cuda:0 -j "$JOBS" --adapter "$ADAPTER" \
+    --json "$build/report/combos-cuda.json" | tail -n 4
+  [ "${PIPESTATUS[0]}" -eq 0 ]
+}
+
+bench_cuda() {
+  "$build/bin/bench-graphs" cuda:0 | tail -n 4
+  [ "${PIPESTATUS[0]}" -eq 0 ]
+}
+
+gpu_lane() { # name command...: runs the lane when LANES names it
+  case " $LANES " in *" $1 "*) lane "$@" ;; esac
+}
+gpu_lane build build_gpu
+large=--large
+[ "${TIER:-large}" = default ] && large=
+gpu_lane cases-cuda cases_on_cuda cases-cuda $large -j "$JOBS" --timeout 600000
+# shellcheck disable=SC2086 # MEMCHECK_CASES: several selectors
+gpu_lane memcheck compute_sanitizer memcheck memcheck $MEMCHECK_CASES
+gpu_lane racecheck compute_sanitizer racecheck racecheck cases/graphs cases/managers/op
+gpu_lane gen-cuda gen_on_cuda
+gpu_lane combos-cuda combos_on_cuda
+gpu_lane bench-cuda bench_cuda
 lanes_end "make check-gpu"

@@ -125,7 +125,7 @@ unsigned combo_made_states(int kind, const char *text, unsigned from);
 
 /* combo_run.c: how to run the combinations. Borrows its strings. */
 struct combo_opts {
-  const char *adapter, *save_dir;
+  const char *adapter, *save_dir, *device_name; /* device_name: the device's, by index */
   int device, jobs, chunk;
   const struct cts_spec *spec;
 };

@@ -13,7 +13,6 @@
 #include "runner.h"
 #include "spec_index.h"
 
-#define PROBE_TIMEOUT_MS 10000
 
 /* The command line; the strings point into argv. */
 struct combos_options {
@@ -70,19 +69,6 @@ static int parse_combos_options(int argc, char **argv, struct combos_options *o)
   return 0;
 }
 
-/* The device's index among the adapter's, or -1 with a message. */
-static int device_index(const struct cts_adapter_facts *f, const char *name) {
-  for (int i = 0; i < f->n_devices; i++)
-    if (!name || !strcmp(f->device[i], name)) {
-      if (f->available[i]) return i;
-      fprintf(stderr, "tsm-cts combos: device %s is not available: %s\n", f->device[i],
-              f->reason[i]);
-      return -1;
-    }
-  fprintf(stderr, "tsm-cts combos: the adapter has no device %s\n", name);
-  return -1;
-}
-
 /* Enumerates, runs and reports. RETURN the exit status. */
 static int combos_run(const struct combos_options *o, const struct cts_adapter_facts *f,
                       int device, const struct cts_spec *spec, const struct combo_known *k) {
@@ -92,7 +78,8 @@ static int combos_run(const struct combos_options *o, const struct cts_adapter_f
   combo_enumerate(&set, &offer, o->depth, o->seeds);
   fprintf(stderr, "tsm-cts combos: %zu combinations on %s of %s\n", set.n_run,
           f->device[device], f->name);
-  struct combo_opts run = {o->adapter, o->save, device, o->jobs, o->chunk, spec};
+  struct combo_opts run = {o->adapter, o->save, f->device[device], device, o->jobs, o->chunk,
+                          spec};
   combo_run_all(&set, &run);
   size_t unknown = combo_report(&set, k, spec, o->json, (cts_now_ms() - start) / 1000);
   if (o->save) printf("tsm-cts combos: %zu diverging combinations written to %s\n",
@@ -105,12 +92,12 @@ int cts_combos_main(int argc, char **argv) {
   struct combos_options o;
   if (parse_combos_options(argc, argv, &o)) return combos_usage();
   struct cts_adapter_facts facts;
-  cts_probe_adapter(o.adapter, PROBE_TIMEOUT_MS, &facts);
+  cts_probe_adapter(o.adapter, CTS_PROBE_TIMEOUT_MS, &facts);
   if (!facts.loaded) {
     fprintf(stderr, "tsm-cts combos: %s: %s\n", o.adapter, facts.why);
     return 2;
   }
-  int device = device_index(&facts, o.device);
+  int device = cts_adapter_device_index(&facts, o.device, "tsm-cts combos");
   if (device < 0) return 2;
   struct combo_known known = {0};
   if (o.known && combo_known_load(&known, o.known)) {

@@ -86,7 +86,7 @@ static void judge_one(size_t i, const struct tsm_adapter *a, struct cts_buf *out
 
 /* In the case process: diverging node i completed against the model and written. */
 static void save_one(size_t i, const struct tsm_adapter *a, struct cts_buf *out) {
-  struct cts_gen_case gc = {0};
+  struct cts_gen_case gc = {.device = pass.o->device_name};
   combo_case(pass.set, i, &gc);
   cts_complete(&gc, 0, i, a, pass.o->spec, pass.o->device);
   char how[64], path[4200];

@@ -13,7 +13,8 @@
  * keeps their closing lines (see end_body_at).
  * It also renders a generated case (tsm-cts gen's, tsm-cts combos's): the frontmatter
  * names the clauses of the rows used (cts_gen_clauses, which combo_report.c counts too),
- * the families they need and the command that generated it.
+ * the families they need, the device it holds on (device_bound) and the command that
+ * generated it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +79,27 @@ static void put_requires(struct cts_buf *b, const struct cts_gen_case *gc) {
   cts_buf_printf(b, "]\n");
 }
 
+/* Whether the body imports a tensor the judge made: then the model's outcomes depend on
+ * the session's device (a CPU session aliases compact host memory, a CUDA session copies
+ * it and refuses kDLCPU: DLP.MGR.3, DLP.IMPORT.7), and the case holds on the device it
+ * was completed on. Every other statement's outcome is the same on every device. */
+static int device_bound(const struct cts_gen_case *gc) {
+  static const char imports[] = "= import ", makes[] = "dlpack ";
+  for (size_t i = 0; i < gc->n; i++) {
+    const char *x = strstr(gc->lines[i].text, imports);
+    if (gc->lines[i].kind != CTS_DL_IMPORT || !x) continue;
+    x += strlen(imports);
+    size_t len = strcspn(x, " ");
+    for (size_t j = 0; j < i; j++) { /* `dlpack NAME = make ...` made what line i imports */
+      const char *made = strstr(gc->lines[j].text, makes);
+      if (gc->lines[j].kind != CTS_DL_MAKE || !made) continue;
+      made += strlen(makes);
+      if (!strncmp(made, x, len) && made[len] == ' ') return 1;
+    }
+  }
+  return 0;
+}
+
 char *cts_gen_render_as(const struct cts_gen_case *gc, const char *origin, size_t index,
                         const struct cts_spec *spec) {
   struct cts_buf b = {0};
@@ -86,6 +108,7 @@ char *cts_gen_render_as(const struct cts_gen_case *gc, const char *origin, size_
   put_clauses(&b, gc, spec);
   cts_buf_printf(&b, "origin: %s\n", origin);
   put_requires(&b, gc);
+  cts_buf_printf(&b, "devices: [%s]\n", gc->device && device_bound(gc) ? gc->device : "any");
   cts_buf_printf(&b, "tags: [generated]\n---\n");
   for (size_t i = 0; i < gc->n; i++) cts_buf_printf(&b, "%s\n", gc->lines[i].text);
   return cts_buf_take(&b);

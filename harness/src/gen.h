@@ -23,10 +23,12 @@ struct cts_gen_line {
   int kind;
 };
 
-/* A generated case: its body lines, owned. */
+/* A generated case: its body lines, owned; device (borrowed; NULL: none named) the
+ * device it is completed on. */
 struct cts_gen_case {
   struct cts_gen_line *lines;
   size_t n, cap;
+  const char *device;
 };
 
 void cts_gen_case_add(struct cts_gen_case *gc, char *text, char *alt, int kind);
@@ -39,7 +41,7 @@ int cts_gen_closes_block(const char *text);
 /* The index of the `}` that closes the block whose head is line i (gc->n - 1 if none). */
 size_t cts_gen_block_end(const struct cts_gen_case *gc, size_t i);
 /* The case file's text: frontmatter (always CTS_GEN_FRONT_LINES lines) and body. */
-#define CTS_GEN_FRONT_LINES 7
+#define CTS_GEN_FRONT_LINES 8
 char *cts_gen_render(const struct cts_gen_case *gc, unsigned long long seed, size_t index,
                      const struct cts_spec *spec);
 /* The same with another origin (the command that generated it) than a seed of `gen`. */

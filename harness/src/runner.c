@@ -257,6 +257,19 @@ static void parse_probe_ok(char *text, struct cts_adapter_facts *f) {
   f->n_devices_listed = atoi(fields[7]);
 }
 
+int cts_adapter_device_index(const struct cts_adapter_facts *f, const char *name,
+                             const char *command) {
+  for (int i = 0; i < f->n_devices; i++)
+    if (!name || !strcmp(f->device[i], name)) {
+      if (f->available[i]) return i;
+      fprintf(stderr, "%s: device %s is not available: %s\n", command, f->device[i],
+              f->reason[i]);
+      return -1;
+    }
+  fprintf(stderr, "%s: the adapter has no device %s\n", command, name);
+  return -1;
+}
+
 void cts_probe_adapter(const char *path, int timeout_ms, struct cts_adapter_facts *f) {
   memset(f, 0, sizeof *f);
   become_subreaper();

@@ -72,10 +72,18 @@ struct cts_run_opts {
   void (*on_result)(const struct cts_job *job);
 };
 
+/* How long gen and combos wait for the probe of their adapter. */
+#define CTS_PROBE_TIMEOUT_MS 10000
+
 /* Loads the adapter and lists its devices in a child process (its own process group)
  * that is killed after timeout_ms; a failure, crash or hang there is f->why. Warns on
  * stderr, once, when the adapter lists more devices than the judge runs. */
 void cts_probe_adapter(const char *path, int timeout_ms, struct cts_adapter_facts *f);
+/* The index of device `name` (NULL: the first) among f's, or -1 after a message on
+ * stderr that begins with `command` when the adapter has no such device or it is not
+ * available. */
+int cts_adapter_device_index(const struct cts_adapter_facts *f, const char *name,
+                             const char *command);
 /* Runs every job whose status is -1; prints TAP lines to stdout as results arrive,
  * after the caller's cts_tap_begin, unless opts->quiet. Jobs decided beforehand are
  * printed first. */

@@ -193,4 +193,5 @@ const struct tsmr__backend tsmr__cpu_backend = {
     /* .transpose32 = */ cpu_transpose32,
     /* .diag32      = */ cpu_diag32,
     /* .sgesvd      = */ cpu_sgesvd,
+    /* .release_cache = */ NULL, /* LAPACK stays loaded; it holds no device memory */
 };

@@ -3,8 +3,24 @@
  * Built into libtsmref_cuda.so (cudart linked statically) and found by
  * impl/src/device.c through its one exported symbol, tsmr_cuda_backend_entry.
  * Clauses: DEV.AVAIL.1 (probe gives the reason), DEV.BYTES.1, DEV.RUN.1.
+ *
+ * Memory is stream-ordered (cudaMallocAsync and cudaFreeAsync on the legacy default
+ * stream, which every kernel, copy and library call of the backend uses) from the
+ * device's default pool: a free does not wait for the device, as cudaFree does. Where
+ * the device has no memory pools, cudaMalloc and cudaFree.
  */
 #include "tsmr_cuda.cuh"
+
+static int use_pool; /* set once by cuda_probe, before any allocation */
+
+/* Whether device 0 has stream-ordered allocation; its default pool keeps the default
+ * release threshold (0), so what is freed goes back to the device at the next
+ * synchronisation and cudaMemGetInfo sees the device as the cases left it. */
+static void pool_setup(void) {
+  int supported = 0;
+  cudaError_t e = cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, 0);
+  use_pool = e == cudaSuccess && supported;
+}
 
 static int cuda_probe(char *reason, size_t cap) {
   int n = 0;
@@ -22,18 +38,20 @@ static int cuda_probe(char *reason, size_t cap) {
     snprintf(reason, cap, "cudaSetDevice(0): %s", cudaGetErrorString(e));
     return TSMR_EDEVICE;
   }
+  pool_setup();
   return 0;
 }
 
 static int cuda_alloc(size_t n, void **out) {
   void *p = NULL;
-  CUDA_CHECK(cudaMalloc(&p, n));
+  if (use_pool) CUDA_CHECK(cudaMallocAsync(&p, n, 0));
+  else CUDA_CHECK(cudaMalloc(&p, n));
   *out = p;
   return 0;
 }
 
 static void cuda_free(void *p) {
-  cudaError_t e = cudaFree(p);
+  cudaError_t e = use_pool ? cudaFreeAsync(p, 0) : cudaFree(p);
   if (e != cudaSuccess)
     fprintf(stderr, "%s:%d: cudaFree: %s\n", __FILE__, __LINE__, cudaGetErrorString(e));
 }
@@ -76,6 +94,7 @@ static const struct tsmr__backend cuda_backend_vtable = {
     /* .transpose32 = */ tsmr_cuda_transpose32,
     /* .diag32      = */ tsmr_cuda_diag32,
     /* .sgesvd      = */ tsmr_cuda_sgesvd,
+    /* .release_cache = */ tsmr_cuda_release_cache,
 };
 
 extern "C" __attribute__((visibility("default"))) const struct tsmr__backend *

@@ -3,8 +3,10 @@
  * (MGR.OP.7): f32 [m,k] x [k,n], one thread per output element accumulated in double
  * (tolerance 1e-5 relative). The graph ops (GRAPH.OP.1): matmul by cublasSgemm and
  * economy SVD by cusolverDnSgesvd (no hand-written linear algebra). The cuBLAS and
- * cuSOLVER handles are made once, on first use, and every call through them holds one
- * mutex (contexts may compute on several threads). Row-major data is column-major data
+ * cuSOLVER handles are made on first use and kept until the last context on the device
+ * closes (tsmr_cuda_release_cache, the backend's release_cache), so that a leak checker
+ * sees none of their memory at exit; every call through them holds one mutex (contexts
+ * may compute on several threads). Row-major data is column-major data
  * transposed: see each function.
  */
 #include <cublas_v2.h>
@@ -49,6 +51,14 @@ static int la_init(void) {
     return TSMR_EDEVICE;
   }
   return 0;
+}
+
+void tsmr_cuda_release_cache(void) {
+  std::lock_guard<std::mutex> guard(la_lock);
+  if (cublas) cublasDestroy(cublas);
+  if (cusolver) cusolverDnDestroy(cusolver);
+  cublas = NULL;
+  cusolver = NULL;
 }
 
 /* Row-major C[m,n] = A[m,k] B[k,n] is column-major C^T = B^T A^T: B's memory is

@@ -41,7 +41,7 @@ int tsmr_cuda_sub(int dtype, void *out, const void *a, const void *b, int64_t n)
 int tsmr_cuda_mul(int dtype, void *out, const void *a, const void *b, int64_t n);
 /* reduce.cu (MGR.OP.7) */
 int tsmr_cuda_sum(int dtype, void *out, const void *a, int64_t n);
-/* movement.cu: 32-bit word moves (MGR.CREATE.1, MGR.OP.7, GRAPH.OP.1) */
+/* movement.cu: word moves (MGR.CREATE.1, MGR.OP.7, GRAPH.OP.1) */
 int tsmr_cuda_fill32(void *dst, int64_t count, uint32_t value);
 int tsmr_cuda_gather(void *out, const void *table, const int32_t *idx, int64_t n_idx,
                      size_t row_bytes);
@@ -53,6 +53,7 @@ int tsmr_cuda_matmul(float *out, const float *a, const float *b, int64_t m, int6
 int tsmr_cuda_sgemm(float *out, const float *a, const float *b, int64_t m, int64_t k,
                     int64_t n);
 int tsmr_cuda_sgesvd(float *u, float *s, float *vt, const float *a, int64_t m, int64_t n);
+void tsmr_cuda_release_cache(void);
 
 static inline int tsmr__cuda_d2d_raw(void *dst, const void *src, size_t n) {
   CUDA_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToDevice));

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define TSMR__BACKEND_API_VERSION 2
+#define TSMR__BACKEND_API_VERSION 3
 
 struct tsmr__backend {
   int api_version;       /* TSMR__BACKEND_API_VERSION; the loader refuses others */
@@ -67,6 +67,10 @@ struct tsmr__backend {
    * s [k] (non-increasing), vt [k, n], all row-major, by LAPACK (LAPACKE_sgesvd) or
    * cuSOLVER (cusolverDnSgesvd). */
   int (*sgesvd)(float *u, float *s, float *vt, const float *a, int64_t m, int64_t n);
+  /* Frees what the backend keeps between calls (library handles, workspaces); called
+   * when the last context on the device closes, never during a call. (optional: NULL
+   * when it keeps nothing) */
+  void (*release_cache)(void);
 };
 
 /* The CUDA backend library exports this one C symbol (TSMR__CUDA_ENTRY_NAME). */

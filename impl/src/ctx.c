@@ -44,6 +44,7 @@ int tsmr_ctx_open(const char *device, tsmr_ctx **out) {
     tsmr__free(ctx);
     return rc;
   }
+  tsmr__device_ctx_count(be, +1);
   *out = ctx;
   return 0;
 }
@@ -91,8 +92,10 @@ void tsmr_ctx_close(tsmr_ctx *ctx) {
   pthread_mutex_unlock(&ctx->lock);
   pthread_mutex_destroy(&ctx->lock);
   tsmr__dlx_close_end(anchor);
+  const struct tsmr__backend *be = ctx->be;
   tsmr__free(ctx);
   if (pending) tsmr__dlx_run_pending(pending);
+  tsmr__device_ctx_count(be, -1);
 }
 
 const char *tsmr_ctx_device(const tsmr_ctx *ctx) { return ctx ? ctx->device_name : ""; }

@@ -24,6 +24,7 @@ struct tsmr_device_entry {
   const char *name;
   int available;
   const struct tsmr__backend *be;
+  unsigned long open_ctxs; /* contexts open on it, under cache_lock */
   char reason[1024];
 };
 
@@ -142,6 +143,21 @@ int tsmr_device_get(int i, const char **name, int *available, const char **reaso
   if (available) *available = devices[i].available;
   if (reason) *reason = devices[i].reason;
   return 0;
+}
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The last context to close on a device lets its backend free what it keeps between
+ * calls (release_cache), so that nothing is held once every session is over. */
+void tsmr__device_ctx_count(const struct tsmr__backend *be, int delta) {
+  pthread_mutex_lock(&cache_lock);
+  for (int i = 0; i < TSMR_NDEV; i++) {
+    if (devices[i].be != be) continue;
+    devices[i].open_ctxs += (unsigned long)(long)delta;
+    if (delta < 0 && devices[i].open_ctxs == 0 && be->release_cache) be->release_cache();
+    break;
+  }
+  pthread_mutex_unlock(&cache_lock);
 }
 
 int tsmr__device_backend(const char *name, const struct tsmr__backend **be,

@@ -550,6 +550,8 @@ struct tsmr__graph *tsmr__graph_of_mnode(tsmr__list *n);
  * name, EDEVICE for a listed but unavailable one. device_name: OUT, static copy. */
 int tsmr__device_backend(const char *name, const struct tsmr__backend **be,
                          const char **device_name);
+/* delta +1 when a context opens on backend be, -1 when it closes (device.c). */
+void tsmr__device_ctx_count(const struct tsmr__backend *be, int delta);
 extern const struct tsmr__backend tsmr__cpu_backend;
 
 #endif /* TSMR_INTERNAL_H */
