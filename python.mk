@@ -6,7 +6,8 @@
 #                    the capsule protocol, tsmref_py.c, and the DLPack 1.3 exchange
 #                    table, exchange_api.c)
 #   python           builds it (phony; `all` builds it too)
-#   interop          runs every capsule-level case (cases/dlpack/python/*.pytsm) for
+#   interop          runs every capsule-level case ($(PY_CASES): cases/dlpack/python and the
+#                    peers' own tests translated, cases/peers/numpy) for
 #                    every producer x consumer pair of the peers, one module each in
 #                    harness/python/peers/ (tsmref, jax, mlx, numpy, onnxruntime,
 #                    tvm-ffi; TSM_CTS_PEERS adds a user's), writes $(INTEROP_REPORT)
@@ -38,6 +39,7 @@ PYTHON_EXT_CFLAGS := $(CSTD) $(WARN) $(OPT) -fPIC -fvisibility=hidden
 PYTHON_BRIDGE_ENV := PYTHONPATH=$(B)/python:harness/python JAX_PLATFORMS=cpu \
   TSM_CTS_BUILD=$(B)
 INTEROP_FLAGS ?=
+PY_CASES := cases/dlpack/python cases/peers/numpy
 
 ALL_TARGETS += $(PYTHON_EXT)
 
@@ -63,7 +65,7 @@ INTEROP_REPORT := $(B)/report/interop.json
 interop: $(PYTHON_EXT) $(TSM_CTS)
 	@mkdir -p $(dir $(INTEROP_REPORT))
 	$(PYTHON_BRIDGE_ENV) $(VENV_PY) harness/python/bridge.py run $(INTEROP_FLAGS) \
-	  --json $(INTEROP_REPORT) cases/dlpack/python
+	  --json $(INTEROP_REPORT) $(PY_CASES)
 
 interop-selftest: $(PYTHON_EXT) $(TSM_CTS)
 	$(PYTHON_BRIDGE_ENV) $(VENV_PY) harness/python/test_bridge.py
@@ -104,7 +106,7 @@ interop-system: $(SYSTEM_PYTHON_EXT) $(TSM_CTS) $(SYSTEM_PY_MODULES)
 	@mkdir -p $(B)/report
 	$(SYSTEM_BRIDGE_ENV) $(SYSTEM_PY) harness/python/bridge.py run --peers $(SYSTEM_PEERS) \
 	  --expectations harness/expectations/python-system $(INTEROP_FLAGS) \
-	  --json $(B)/report/interop-system.json cases/dlpack/python
+	  --json $(B)/report/interop-system.json $(PY_CASES)
 
 ALL_TARGETS += $(SYSTEM_PYTHON_EXT)
 

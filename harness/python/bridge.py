@@ -5,7 +5,8 @@
   bridge.py peers
   bridge.py lint PATH...
 
-Every case (cases/dlpack/python/*.pytsm, grammar in that folder's README.md) runs for
+Every case (cases/dlpack/python/*.pytsm and cases/peers/numpy/*.pytsm, grammar in
+cases/dlpack/python/README.md) runs for
 every producer x consumer pair of the peers, one plug-in module each (harness/python/peers/
 and its README.md, and the modules a user names on TSM_CTS_PEERS or --peer-path;
 `bridge.py peers` lists them and whether their arrays offer the C exchange API);
@@ -139,7 +140,8 @@ def _flat(v):
 
 def _f32(v, dtype):
     import numpy as np
-    return np.asarray(v, dtype=dtype).tolist()
+    import dl
+    return np.asarray(v, dtype=dl.np_dtype(dtype)).tolist()
 
 
 class Run:
@@ -198,15 +200,21 @@ class Run:
     def op_make(self, st):
         import numpy as np
         shape, dtype = st["shape"], st["dtype"]
+        try:
+            npdt = self.dl.np_dtype(dtype)
+        except LookupError as e:
+            raise NotSupported(str(e)) from None
         n = int(np.prod(shape)) if shape else 1
         if "values" in st:
-            vals = np.asarray(st["values"], dtype=dtype).reshape(-1)
+            vals = np.asarray(st["values"], dtype=npdt).reshape(-1)
             if vals.size != n:
                 self.fail(f"{vals.size} values for shape {shape}")
         elif st["fill"] == "arange":
-            vals = np.arange(n, dtype=dtype)
+            vals = np.arange(n).astype(npdt)
         else:
-            vals = np.zeros(n, dtype=dtype)
+            vals = np.zeros(n, dtype=npdt)
+        if dtype not in self.P.dtypes:
+            raise NotSupported(f"{self.P.name} makes no {dtype} arrays", self.P.name)
         arr = self.P.make(vals, shape, dtype)
         self.env[st["name"]] = ("array", arr, None)
 
@@ -256,12 +264,19 @@ class Run:
         if name:
             self.env[name] = ("tensor", out, probe)
 
+    def takes(self, dtype):
+        """NotSupported when the consumer has no such dtype (DLP.IMPORT.6 lets it refuse)."""
+        if dtype not in self.C.imports:
+            raise NotSupported(f"{self.C.name} has no {dtype} arrays", self.C.name)
+
     def op_consume(self, st):
         _, cap, probe = self.get(st["src"], ["capsule"])
+        self.takes(probe.dtype)
         self._consume(Holder(self, cap=cap, probe=probe), probe, st["name"])
 
     def op_from(self, st):
         arr = self.get(st["src"], ["array"])[1]
+        self.takes(self.P.dtype(arr))
         h = Holder(self, array=arr)
         self._consume(h, None, st["name"])
         if "as" in st:

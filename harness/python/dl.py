@@ -182,6 +182,24 @@ _NP_DTYPES = {(0, 8): np.int8, (0, 16): np.int16, (0, 32): np.int32, (0, 64): np
               (2, 16): np.float16, (2, 32): np.float32, (2, 64): np.float64, (6, 8): np.bool_}
 
 
+try:  # bfloat16 is ml_dtypes' (a dependency of jax); numpy has none
+    import ml_dtypes
+    _BF16 = np.dtype(ml_dtypes.bfloat16)
+    _NP_DTYPES[(4, 16)] = _BF16
+except ImportError:
+    _BF16 = None
+
+
+def np_dtype(name):
+    """numpy's dtype of a name numpy gives ("float32", "bfloat16"); LookupError for
+    bfloat16 without ml_dtypes (the case is then NotSupported)."""
+    if name != "bfloat16":
+        return np.dtype(name)
+    if _BF16 is None:
+        raise LookupError("bfloat16 needs the ml_dtypes package in this interpreter")
+    return _BF16
+
+
 def dtype_name(dt):
     t = _NP_DTYPES.get((dt.code, dt.bits))
     return np.dtype(t).name if t is not None and dt.lanes == 1 else f"code{dt.code}/{dt.bits}x{dt.lanes}"
@@ -214,7 +232,7 @@ def copy_dltensor(t):
 
 def read_memory(ptr, shape, dtype, strides=None):
     """Elements at a raw data pointer (a consumer's storage) as a nested list."""
-    npdt = np.dtype(dtype)
+    npdt = np_dtype(dtype)
     n = int(np.prod(shape)) if shape else 1
     if n == 0:
         return np.empty(shape, npdt).tolist()

@@ -609,11 +609,11 @@ static int parse_pair(struct parser *p, struct line_toks *lt, int64_t *pair) {
 
 /* A dtype of the capsule-level statements and of graph leaves, which hold f32 and i32
  * alone (cases/README.md, "Dtypes"). */
-static int parse_dialect_dtype(struct parser *p, struct line_toks *lt, int *dtype) {
+static int parse_leaf_dtype(struct parser *p, struct line_toks *lt, int *dtype) {
   struct tok *t = peek(lt);
   if (parse_dtype(p, lt, dtype)) return -1;
   if ((CTS_DTYPES_DEFAULT >> *dtype) & 1) return 0;
-  fail_at(p, lt->line, t->col, "%s: capsule-level statements and graph leaves take f32 or i32",
+  fail_at(p, lt->line, t->col, "%s: graph leaves take f32 or i32 (GRAPH.DTYPE.1)",
           cts_opsem_dtype_name(*dtype));
   return -1;
 }
@@ -628,7 +628,7 @@ static int parse_py_make(struct parser *p, struct line_toks *lt, struct cts_stmt
   static const int fill_kinds[] = {CTS_ZEROS, CTS_ARANGE, CTS_VALUES};
   struct cts_literal *lit = &st->u.literal;
   int shape_col = peek(lt)->col;
-  if (parse_shape(p, lt, &lit->ndim, lit->shape) || parse_dialect_dtype(p, lt, &lit->dtype))
+  if (parse_shape(p, lt, &lit->ndim, lit->shape) || parse_dtype(p, lt, &lit->dtype))
     return -1;
   int i = pick_word(p, lt, fills, "expected zeros, arange or values");
   if (i < 0) return -1;
@@ -791,7 +791,7 @@ static int parse_py_expected(struct parser *p, struct line_toks *lt, struct cts_
       return 0;
     case CTS_PY_SHAPE:
     case CTS_PY_STRIDES: return parse_shape(p, lt, &e->ndim, e->dims);
-    case CTS_PY_DTYPE: return parse_dialect_dtype(p, lt, &e->word);
+    case CTS_PY_DTYPE: return parse_dtype(p, lt, &e->word);
     case CTS_PY_DEVICE: return parse_pair(p, lt, e->pair);
     case CTS_PY_VIEW: return parse_values(p, lt, &e->v, &e->n);
     default: return parse_int(p, lt, 0, &e->want, "a non-negative integer");
@@ -826,7 +826,7 @@ static int parse_leaf(struct parser *p, struct line_toks *lt, struct cts_stmt *s
   int shape_col = peek(lt)->col;
   if (parse_shape(p, lt, &lit->ndim, lit->shape)) return -1;
   lit->dtype = TSM_F32;
-  if (dtype_word(peek(lt)) && parse_dialect_dtype(p, lt, &lit->dtype)) return -1;
+  if (dtype_word(peek(lt)) && parse_leaf_dtype(p, lt, &lit->dtype)) return -1;
   lit->fill = CTS_ZEROS;
   if (tok_is(peek(lt), "arange")) {
     next(lt);

@@ -6,8 +6,9 @@
  * tsmr_dlpack_import.
  *
  *   tsmref.tensor(data, shape=None, dtype="float32") -> Tensor
- *       data: a (nested) list or tuple of numbers, or a C-contiguous buffer of 4-byte
- *       items of the dtype ('f' or 'i', e.g. a numpy array) with `shape` given
+ *       data: a (nested) list or tuple of numbers (float32 and int32), or a
+ *       C-contiguous buffer of the elements (items of the dtype's size, or bytes) with
+ *       `shape` given; dtype: numpy's name of any dtype of MGR.DTYPE.1
  *   Tensor.tolist(), .shape, .dtype, .nbytes, .release()
  *   Tensor.__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)
  *   Tensor.__dlpack_device__() -> (1, 0)
@@ -432,15 +433,14 @@ static int flatten(PyObject *o, int depth, int64_t *dims, int *ndim, PyObject *a
   return PyList_Append(acc, o);
 }
 
-/* A dtype name -> *dtype; -1 with ValueError for an unknown one. */
+/* A dtype name (numpy's, or f32 and i32) -> *dtype; -1 with ValueError for another. */
 static int parse_dtype(const char *name, int *dtype) {
-  if (!strcmp(name, "float32") || !strcmp(name, "f32")) *dtype = TSMR_F32;
-  else if (!strcmp(name, "int32") || !strcmp(name, "i32")) *dtype = TSMR_I32;
-  else {
-    PyErr_Format(PyExc_ValueError, "unsupported dtype '%s' (float32 or int32)", name);
-    return -1;
-  }
-  return 0;
+  if (!strcmp(name, "f32") || !strcmp(name, "i32")) name = name[0] == 'f' ? "float32" : "int32";
+  for (size_t i = 0; i < sizeof dtype_table / sizeof dtype_table[0]; i++)
+    if (!strcmp(name, dtype_table[i].name)) return *dtype = dtype_table[i].dtype, 0;
+  PyErr_Format(PyExc_ValueError, "unsupported dtype '%s' (numpy's name of bool, an integer "
+               "of 8 to 64 bits, float16, bfloat16, float32 or float64)", name);
+  return -1;
 }
 
 /* An explicit shape (a sequence of ints) -> d's ndim and shape; -1 with the error. */
@@ -468,6 +468,11 @@ static int parse_shape(PyObject *shape, struct tsmr_tensor_desc *d) {
 
 /* The count values of flat as dtype into buf (4 bytes each); -1 with the error. */
 static int pack_values(PyObject *flat, int64_t count, int dtype, void *buf) {
+  if (dtype != TSMR_F32 && dtype != TSMR_I32) {
+    PyErr_SetString(PyExc_ValueError, "a list makes a float32 or int32 tensor: pass a buffer "
+                    "of the elements for another dtype");
+    return -1;
+  }
   for (int64_t i = 0; i < count; i++) {
     PyObject *v = PyList_GET_ITEM(flat, (Py_ssize_t)i);
     if (dtype == TSMR_F32) {
@@ -508,20 +513,20 @@ static PyObject *tensor_from_values(struct tsmr_tensor_desc *d, PyObject *flat) 
   return tensor_wrap(h);
 }
 
-/* A new tensor of d from a C-contiguous buffer of its dtype's 4-byte items: the bridge
- * makes megabyte tensors a thousand times per case (cases/dlpack/python), where a list
- * of Python floats costs far more than the exchange under test. NULL with the error. */
+/* A new tensor of d from a C-contiguous buffer of its elements, items of the dtype's size
+ * or bytes (a bfloat16 array viewed as uint8, say): the bridge makes megabyte tensors a
+ * thousand times per case (cases/dlpack/python), where a list of Python floats costs far
+ * more than the exchange under test. NULL with the error. */
 static PyObject *tensor_from_buffer(struct tsmr_tensor_desc *d, PyObject *data) {
   Py_buffer view;
   if (PyObject_GetBuffer(data, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) return NULL;
-  const char *fmt = view.format ? view.format : "B";
-  if (*fmt == '=' || *fmt == '<' || *fmt == '@') fmt++;
-  int64_t count = desc_count(d);
+  int64_t count = desc_count(d), size = (int64_t)dtype_table[dtype_index(d->dtype)].size;
   PyObject *result = NULL;
-  if (view.itemsize != 4 || strcmp(fmt, d->dtype == TSMR_F32 ? "f" : "i") != 0)
-    PyErr_Format(PyExc_ValueError, "buffer of format '%s' is not of the dtype (4-byte %s)",
-                 view.format ? view.format : "B", d->dtype == TSMR_F32 ? "'f'" : "'i'");
-  else if (count < 0 || view.len != count * 4)
+  if (view.itemsize != size && view.itemsize != 1)
+    PyErr_Format(PyExc_ValueError, "a buffer of %zd-byte items (format '%s') is not of the "
+                 "dtype (%lld-byte items or bytes)", view.itemsize,
+                 view.format ? view.format : "B", (long long)size);
+  else if (count < 0 || view.len != count * size)
     PyErr_Format(PyExc_ValueError, "a buffer of %zd bytes does not fill the shape "
                  "(%lld elements)", view.len, (long long)count);
   else {
@@ -668,7 +673,7 @@ static PyMethodDef Tensor_methods[] = {
 
 static PyGetSetDef Tensor_getset[] = {
     {"shape", (getter)Tensor_get_shape, NULL, "shape tuple", NULL},
-    {"dtype", (getter)Tensor_get_dtype, NULL, "'float32' or 'int32'", NULL},
+    {"dtype", (getter)Tensor_get_dtype, NULL, "numpy's name of the dtype", NULL},
     {"nbytes", (getter)Tensor_get_nbytes, NULL, "bytes of the elements", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 

@@ -22,6 +22,10 @@ ENV_PATH = "TSM_CTS_PEERS"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 
+ALL_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                        "uint64", "float16", "bfloat16", "float32", "float64"})
+
+
 class Peer:
     """One framework. Subclasses set the class attributes and implement make,
     from_dlpack and tolist (and dtype; shape and data_ptr when the defaults do not fit).
@@ -35,10 +39,15 @@ class Peer:
     # NotSupported with the reason, instead of run.
     lacks = {}
 
+    # The dtypes make takes, by numpy's names (bfloat16: ml_dtypes'), and those
+    # from_dlpack takes (DLP.IMPORT.6: a consumer refuses a dtype it cannot represent): a
+    # case that makes or imports another is NotSupported for this peer.
+    dtypes = imports = ALL_DTYPES
+
     def make(self, values, shape, dtype):
         """A fresh array of the framework holding values, shaped shape. values is a
-        flat C-contiguous numpy array of dtype ("float32", "int32") made for this call
-        alone: the peer may keep it as its array's storage."""
+        flat C-contiguous numpy array of dtype (numpy's name: "float32", "bfloat16")
+        made for this call alone: the peer may keep it as its array's storage."""
         raise NotImplementedError
 
     def from_dlpack(self, obj):

@@ -2,12 +2,14 @@
 mlx.core.from_dlpack."""
 import numpy as np
 
-from peers import Peer
+from peers import ALL_DTYPES, Peer
 
 
 class MlxPeer(Peer):
     name = "mlx"
     module = "mlx"
+    # mx.array of a float64 numpy array is float32 (mlx's default float type)
+    dtypes = ALL_DTYPES - {"float64"}
     dist = "mlx"
 
     def __init__(self):

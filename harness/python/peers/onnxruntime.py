@@ -3,12 +3,14 @@
 OrtValue.from_dlpack."""
 import numpy as np
 
-from peers import Peer
+from peers import ALL_DTYPES, Peer
 
 
 class OnnxruntimePeer(Peer):
     name = "onnxruntime"
     module = "onnxruntime"
+    # made and read through numpy, which has no bfloat16
+    dtypes = imports = ALL_DTYPES - {"bfloat16"}
     dist = "onnxruntime"
 
     def __init__(self):

@@ -5,12 +5,16 @@ and returns legacy capsules only. Consumer: torch.utils.dlpack.from_dlpack, whic
 __dlpack__() with no arguments."""
 import numpy as np
 
-from peers import Peer
+from peers import ALL_DTYPES, Peer
 
 
 class TorchPeer(Peer):
     name = "torch"
     module = "torch"
+    # torch 1.13 has no uint16, uint32 or uint64; bfloat16 it has, but makes it here
+    # through numpy, which has none
+    dtypes = ALL_DTYPES - {"uint16", "uint32", "uint64", "bfloat16"}
+    imports = ALL_DTYPES - {"uint16", "uint32", "uint64"}
     dist = "torch"
     optional = True
 

@@ -12,8 +12,9 @@ class TsmrefPeer(Peer):
         self.m = tsmref
 
     def make(self, values, shape, dtype):
-        # values is a flat numpy array of dtype: handed over as a buffer, not a list
-        return self.m.tensor(values, shape=tuple(shape), dtype=dtype)
+        # values is a flat numpy array of dtype: handed over as a buffer of its bytes (a
+        # bfloat16 array has no buffer format of its own), not a list
+        return self.m.tensor(values.view("uint8"), shape=tuple(shape), dtype=dtype)
 
     def from_dlpack(self, obj):
         return self.m.from_dlpack(obj)

@@ -3,12 +3,14 @@ numpy array), tvm_ffi.from_dlpack."""
 import numpy as np
 
 import dl
-from peers import Peer
+from peers import ALL_DTYPES, Peer
 
 
 class TvmFfiPeer(Peer):
     name = "tvm-ffi"
     module = "tvm_ffi"
+    # made from a numpy array (its DLPack), which has no bfloat16
+    dtypes = ALL_DTYPES - {"bfloat16"}
     dist = "apache-tvm-ffi"
 
     def __init__(self):
