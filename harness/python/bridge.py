@@ -151,6 +151,7 @@ class Run:
         self.P = peers.get(producer)
         self.C = peers.get(consumer)
         self.env = {}
+        self.views = set()  # names of producer-side views (slice, transpose)
         self.probes = []
         self.line = 0
 
@@ -235,12 +236,12 @@ class Run:
         cap = arr.__dlpack__(**kw)
         self.env[st["name"]] = ("capsule", cap, self.new_probe(cap, kw))
 
-    def _consume(self, holder, probe_before, name):
+    def _consume(self, holder, probe_before, name, **kw):
         cap = holder.cap
         used_before = cap is not None and self.dl.capsule_name(cap).startswith("used_")
         calls_before = probe_before.calls if probe_before else 0
         try:
-            out = self.C.from_dlpack(holder)
+            out = self.C.from_dlpack(holder, **kw)
         except Exception:
             unsupported = holder.unsupported(self.C.name)
             if unsupported:
@@ -277,10 +278,52 @@ class Run:
     def op_from(self, st):
         arr = self.get(st["src"], ["array"])[1]
         self.takes(self.P.dtype(arr))
+        kw = {"copy": st["copy"]} if "copy" in st else {}
+        for key in kw.keys() - self.C.from_keywords:
+            raise NotSupported(f"{self.C.name}'s from_dlpack takes no {key}=", self.C.name)
         h = Holder(self, array=arr)
-        self._consume(h, None, st["name"])
+        try:
+            self._consume(h, None, st["name"], **kw)
+        except (BufferError, ValueError) as e:
+            if kw.get("copy") is not False:
+                raise
+            # DLP.PY.FROM.1: a consumer that cannot share this buffer may refuse copy=False
+            raise NotSupported(f"{self.C.name} refused copy=False, as DLP.PY.FROM.1 permits: "
+                               f"{e}", self.C.name) from None
         if "as" in st:
             self.env[st["as"]] = ("capsule", h.cap, h.probe)
+
+    def op_view(self, st):
+        """A producer-side view (slice, transpose): a strided export to come."""
+        arr = self.get(st["src"], ["array"])[1]
+        try:
+            view = self.P.view(arr, st["how"])
+        except Exception as e:  # noqa: BLE001
+            raise NotSupported(f"{self.P.name} makes no view {st['how']}: {e}", self.P.name) from None
+        if view is None:
+            raise NotSupported(f"{self.P.name} has no views of its arrays", self.P.name)
+        self.env[st["name"]] = ("array", view, None)
+        self.views.add(st["name"])
+
+    def span(self, name):
+        """[lo, hi) of the bytes a made array or a consumer's tensor holds (compact)."""
+        import numpy as np
+        if name in self.views:
+            self.fail(f"expect shares: {name} is a view; it takes arrays of make and tensors")
+        kind, obj, _ = self.get(name, ["array", "tensor"])
+        peer = self.P if kind == "array" else self.C
+        ptr = peer.data_ptr(obj)
+        if ptr is None:
+            raise NotSupported(f"{peer.name} gives no data pointer of its arrays", peer.name)
+        n = int(np.prod(peer.shape(obj))) * self.dl.np_dtype(peer.dtype(obj)).itemsize
+        return ptr, ptr + n
+
+    def expect_shares(self, st):
+        (a0, a1), (b0, b1) = self.span(st["x"]), self.span(st["y"])
+        shares = a0 < b1 and b0 < a1
+        if shares != (st["kind"] == "shares"):
+            self.fail(f"expect {'shares' if st['kind'] == 'shares' else 'not shares'}: "
+                      f"{st['x']} holds [{a0:#x}, {a1:#x}), {st['y']} [{b0:#x}, {b1:#x})")
 
     # the DLPack 1.3 exchange table (xapi.py)
     def exchange_object(self, arr):
@@ -457,6 +500,8 @@ class Run:
         k, x, v = st["kind"], st["x"], st.get("v")
         if k in ("xapi", "workstream", "view"):
             return self.expect_exchange(k, x, st)
+        if k in ("shares", "noshares"):
+            return self.expect_shares(st)
         if k in ("name", "version", "flag", "noflag", "deleted", "strides", "offset"):
             _, cap, probe = self.get(x, ["capsule"])
         if k == "name":
@@ -743,6 +788,7 @@ def run_main(args):
                 started = rec["start"]
             else:
                 done[(rec["done"]["path"], rec["done"]["consumer"])] = rec
+        rest = []  # after a crash: the jobs the dead worker did not reach, for a new one
         for j in rjobs:
             rec = done.get((j["path"], j["consumer"]))
             if rec:
@@ -751,8 +797,13 @@ def run_main(args):
             elif started and (started["path"], started["consumer"]) == (j["path"], j["consumer"]):
                 results.append(dict(j, status="Crash", message=f"worker died (rc {pr.returncode}): "
                                     + err.strip()[-400:]))
-            else:
-                results.append(dict(j, status="Error", message="not run: the worker died earlier"))
+            elif started:
+                rest.append(j)
+            else:  # died before its first job: a new worker would too
+                results.append(dict(j, status="Error", message="not run: the worker died "
+                                    "before its first job: " + err.strip()[-400:]))
+        if rest:
+            pending.insert(0, (row, rest))
     # expectations
     for r in results:
         cid = case_id(r["path"])

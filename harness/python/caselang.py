@@ -64,6 +64,8 @@ def _from(j):
     st = {"op": "from", "name": j["dst"], "src": j["a"]}
     if j["out"]:
         st["as"] = j["out"]
+    if "copy" in j:
+        st["copy"] = j["copy"]
     return st
 
 
@@ -85,6 +87,8 @@ def _xapi(op):
 
 def _expect(j):
     st = {"op": "expect", "kind": j["what"], "x": j["a"]}
+    if j["b"]:
+        st["y"] = j["b"]
     if "flag" in j:
         st["flag"] = j["flag"]
     if "device" in j:
@@ -101,6 +105,10 @@ CONVERT = {
     "PY_EXPORT": _export,
     "PY_CONSUME": lambda j: {"op": "consume", "name": j["dst"], "src": j["a"]},
     "PY_FROM": _from,
+    "PY_SLICE": lambda j: {"op": "view", "name": j["dst"], "src": j["a"],
+                           "how": ("slice", j["dim"], j["start"], j["stop"], j["step"])},
+    "PY_TRANSPOSE": lambda j: {"op": "view", "name": j["dst"], "src": j["a"],
+                               "how": ("transpose",)},
     "PY_RECONSUME": lambda j: {"op": "consume", "name": None, "src": j["a"]},
     "PY_DROP": lambda j: {"op": "drop", "names": j["list"]},
     "PY_COLLECT": lambda j: {"op": "collect"},

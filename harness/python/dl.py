@@ -240,9 +240,11 @@ def read_memory(ptr, shape, dtype, strides=None):
         strides = np.empty(shape, npdt).strides
     else:
         strides = [s * npdt.itemsize for s in strides]
-    hi = sum((s - 1) * st for s, st in zip(shape, strides)) + npdt.itemsize
-    buf = (ctypes.c_char * hi).from_address(ptr)
-    return np.ndarray(shape, npdt, buffer=buf, strides=strides).tolist()
+    # a negative stride puts elements before element 0, at ptr
+    lo = sum(min(0, (s - 1) * st) for s, st in zip(shape, strides))
+    hi = sum(max(0, (s - 1) * st) for s, st in zip(shape, strides)) + npdt.itemsize
+    buf = (ctypes.c_char * (hi - lo)).from_address(ptr + lo)
+    return np.ndarray(shape, npdt, buffer=buf, offset=-lo, strides=strides).tolist()
 
 
 class Probe:

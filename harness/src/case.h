@@ -111,7 +111,7 @@ struct cts_py_xapi {
 enum cts_py_expect { CTS_PY_NAME, CTS_PY_VERSION, CTS_PY_FLAG, CTS_PY_NOFLAG, CTS_PY_DELETED,
                      CTS_PY_VALUES, CTS_PY_SHAPE, CTS_PY_DTYPE, CTS_PY_DEVICE, CTS_PY_STRIDES,
                      CTS_PY_OFFSET, CTS_PY_ALIVE, CTS_PY_XAPI, CTS_PY_WORKSTREAM, CTS_PY_VIEW,
-                     CTS_N_PY_EXPECTS };
+                     CTS_PY_SHARES, CTS_PY_NOSHARES, CTS_N_PY_EXPECTS };
 enum cts_py_form { CTS_PY_FORM_NONE, CTS_PY_FORM_VERSIONED, CTS_PY_FORM_LEGACY };
 /* The exceptions `expect error` of a .pytsm names, as bits. */
 enum cts_py_exc { CTS_PY_BUFFER_ERROR = 1, CTS_PY_VALUE_ERROR = 2, CTS_PY_TYPE_ERROR = 4,
@@ -215,6 +215,9 @@ struct cts_stmt {
     } py_error;                                    /* CTS_SHAPE_PY_ERROR */
     struct cts_py_expectation py_expect;           /* CTS_SHAPE_PY_EXPECT */
     struct cts_py_xapi py_xapi;                    /* CTS_SHAPE_PY_XAPI */
+    struct {
+      int64_t dim, start, stop, step;              /* slice: numpy's a[..., start:stop:step] */
+    } py_view;                                     /* CTS_SHAPE_PY_VIEW (transpose: none) */
     struct { int64_t mib; } flat;                  /* CTS_SHAPE_FLAT, and the body */
   } u;
 };

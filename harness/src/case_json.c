@@ -170,7 +170,9 @@ static void put_py_export(FILE *f, const struct cts_py_export *e) {
 
 /* `v`: what the expectation compares with, typed as its kind wants. */
 static void put_py_expect(FILE *f, const struct cts_py_expectation *e) {
-  put_str(f, "what", e->what == CTS_PY_NOFLAG ? "noflag" : cts_py_expect_names[e->what]);
+  put_str(f, "what", e->what == CTS_PY_NOFLAG     ? "noflag"
+                     : e->what == CTS_PY_NOSHARES ? "noshares"
+                                                  : cts_py_expect_names[e->what]);
   switch (e->what) {
     case CTS_PY_FLAG:
     case CTS_PY_NOFLAG: put_str(f, "flag", cts_py_flag_names[e->flag]); break;
@@ -180,7 +182,9 @@ static void put_py_expect(FILE *f, const struct cts_py_expectation *e) {
     case CTS_PY_SHAPE:
     case CTS_PY_STRIDES: put_ints(f, "v", e->dims, (size_t)e->ndim); break;
     case CTS_PY_ALIVE:
-    case CTS_PY_XAPI: break;
+    case CTS_PY_XAPI:
+    case CTS_PY_SHARES:
+    case CTS_PY_NOSHARES: break;
     case CTS_PY_WORKSTREAM:
       put_ints(f, "device", e->pair, 2);
       put_int(f, "v", e->want);
@@ -270,6 +274,14 @@ static void put_shape_fields(FILE *f, const struct cts_case *c, const struct cts
     case CTS_SHAPE_PY_EXPORT: put_py_export(f, &st->u.py_export); break;
     case CTS_SHAPE_PY_EXPECT: put_py_expect(f, &st->u.py_expect); break;
     case CTS_SHAPE_PY_XAPI: put_py_xapi(f, &st->u.py_xapi); break;
+    case CTS_SHAPE_PY_VIEW:
+      if (st->kind == CTS_PY_SLICE) {
+        put_int(f, "dim", st->u.py_view.dim);
+        put_int(f, "start", st->u.py_view.start);
+        put_int(f, "stop", st->u.py_view.stop);
+        put_int(f, "step", st->u.py_view.step);
+      }
+      break;
     default: break;
   }
 }

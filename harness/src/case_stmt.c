@@ -591,7 +591,7 @@ static int parse_inner_action(struct parser *p, struct line_toks *lt, const stru
 const char *const cts_py_expect_names[] = {"name",    "version", "flag",   "not",
                                            "deleted", "values",  "shape",  "dtype",
                                            "device",  "strides", "offset", "alive",
-                                           "xapi",    "workstream", "view", NULL};
+                                           "xapi",    "workstream", "view", "shares", NULL};
 const char *const cts_py_capsule_names[] = {"dltensor", "dltensor_versioned", "used_dltensor",
                                             "used_dltensor_versioned", NULL};
 const char *const cts_py_exc_names[] = {"BufferError", "ValueError", "TypeError",
@@ -738,10 +738,35 @@ static int parse_py_exchange(struct parser *p, struct line_toks *lt, struct cts_
 
 /* `tensor T = from A [as C]`: C names the capsule the consumer was handed. */
 static int parse_py_from(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  static const char *const truth[] = {"false", "true", NULL};
   if (use_a(p, lt, st, CTS_SYM_ARRAY)) return -1;
+  struct cts_py_export *e = &st->u.py_export;
+  if (tok_is(peek(lt), "copy")) { /* from_dlpack(A, copy=...) */
+    next(lt);
+    if ((e->copy = pick_word(p, lt, truth, "expected true or false")) < 0) return -1;
+    e->has_copy = 1;
+  }
   if (!tok_is(peek(lt), "as")) return 0;
   next(lt);
   return (st->out = bind_name(p, lt, CTS_SYM_CAPSULE)) < 0 ? -1 : 0;
+}
+
+/* `array B = slice A DIM START STOP STEP`: the producer's view A[..., START:STOP:STEP]
+ * along DIM, with Python's slice semantics (a negative index counts from the end). */
+static int parse_py_slice(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_a(p, lt, st, CTS_SYM_ARRAY)) return -1;
+  struct tok *step_at;
+  if (parse_int(p, lt, 0, &st->u.py_view.dim, "a dimension") ||
+      parse_int(p, lt, ANY_INT_MIN, &st->u.py_view.start, "a start") ||
+      parse_int(p, lt, ANY_INT_MIN, &st->u.py_view.stop, "a stop") ||
+      (step_at = peek(lt), parse_int(p, lt, ANY_INT_MIN, &st->u.py_view.step, "a step")))
+    return -1;
+  if (st->u.py_view.dim >= TSM_MAX_DIMS || st->u.py_view.step == 0) {
+    fail_at(p, lt->line, step_at->col, "a slice takes a dimension below %d and a step other "
+            "than 0", TSM_MAX_DIMS);
+    return -1;
+  }
+  return 0;
 }
 
 /* `drop X [Y ...]` */
@@ -804,12 +829,19 @@ static int parse_py_expect(struct parser *p, struct line_toks *lt, struct cts_st
       CTS_SYM_CAPSULE, CTS_SYM_CAPSULE, CTS_SYM_CAPSULE, CTS_SYM_CAPSULE,
       CTS_SYM_CAPSULE, CTS_SYM_PY_ANY,  CTS_SYM_PY_ANY,  CTS_SYM_PY_ANY,
       CTS_SYM_ARRAY | CTS_SYM_TENSOR,   CTS_SYM_CAPSULE, CTS_SYM_CAPSULE, CTS_SYM_PY_ANY,
-      CTS_SYM_ARRAY,   CTS_SYM_ARRAY,   CTS_SYM_ARRAY};
+      CTS_SYM_ARRAY,   CTS_SYM_ARRAY,   CTS_SYM_ARRAY,    CTS_SYM_ARRAY,  CTS_SYM_ARRAY};
   struct cts_py_expectation *e = &st->u.py_expect;
   for (int i = 0; cts_py_expect_names[i]; i++)
     if (tok_is(p->verb, cts_py_expect_names[i])) e->what = i;
-  if (e->what == CTS_PY_NOFLAG && expect_punct(p, lt, "flag")) return -1;
+  if (e->what == CTS_PY_NOFLAG && tok_is(peek(lt), "shares")) {
+    next(lt);
+    e->what = CTS_PY_NOSHARES;
+  } else if (e->what == CTS_PY_NOFLAG && expect_punct(p, lt, "flag")) {
+    return -1;
+  }
   if (use_a(p, lt, st, kinds[e->what])) return -1;
+  if (e->what == CTS_PY_SHARES || e->what == CTS_PY_NOSHARES) /* `shares A T` */
+    return (st->b = use_name(p, lt, CTS_SYM_TENSOR | CTS_SYM_ARRAY)) < 0 ? -1 : 0;
   if (e->what == CTS_PY_FLAG || e->what == CTS_PY_NOFLAG) {
     e->flag = pick_word(p, lt, cts_py_flag_names, "expected copied or readonly");
     return e->flag < 0 ? -1 : 0;

@@ -13,8 +13,9 @@
  *   Tensor.__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)
  *   Tensor.__dlpack_device__() -> (1, 0)
  *   Tensor.__dlpack_c_exchange_api__         (the DLPack 1.3 exchange table, a capsule)
- *   tsmref.from_dlpack(obj) -> Tensor        (obj: has __dlpack__ or an exchange
- *                                             table on its type, or is a capsule)
+ *   tsmref.from_dlpack(obj, /, *, copy=None) -> Tensor  (obj: has __dlpack__ or an
+ *       exchange table on its type, or is a capsule; copy True or False is passed on
+ *       to obj.__dlpack__, as the array API's from_dlpack does)
  *   tsmref.live_bytes() / tsmref.live_count() (leak probes: MGR.COUNT.4, DLP.EXPORT.3)
  *
  * The exchange table (DLP.XAPI.*) and from_dlpack's use of another type's table are
@@ -61,7 +62,8 @@ tsmr_handle g_root;
  * (a capsule round trip spent most of its time building and hashing them anew):
  * interned names, and the (1, DLPACK_MINOR) version a consumer asks for. Owned by
  * the module for the life of the process. */
-static PyObject *g_str_dlpack, *g_kwnames_max_version, *g_max_version;
+static PyObject *g_str_dlpack, *g_kwnames_max_version, *g_kwnames_max_version_copy,
+    *g_max_version;
 static PyObject *g_str_stream, *g_str_max_version, *g_str_dl_device, *g_str_copy;
 
 /* ---- Tensor ---------------------------------------------------------------------- */
@@ -573,12 +575,19 @@ static PyObject *mod_tensor(PyObject *mod, PyObject *args, PyObject *kwds) {
 
 /* ---- Consumer: from_dlpack ------------------------------------------------------ */
 
-static PyObject *get_capsule(PyObject *obj) {
+/* obj's capsule: obj itself, or obj.__dlpack__(max_version=(1, DLPACK_MINOR)) without a
+ * bound method or a dict; with copy (True or False: from_dlpack's, passed on as the array
+ * API says) __dlpack__(max_version=..., copy=copy), and no fallback for a producer
+ * without max_version, which cannot take copy either. */
+static PyObject *get_capsule(PyObject *obj, PyObject *copy) {
   if (PyCapsule_CheckExact(obj)) {
     Py_INCREF(obj);
     return obj;
   }
-  /* obj.__dlpack__(max_version=(1, DLPACK_MINOR)) without a bound method or a dict */
+  if (copy) {
+    PyObject *with_copy[3] = {obj, g_max_version, copy};
+    return PyObject_VectorcallMethod(g_str_dlpack, with_copy, 1, g_kwnames_max_version_copy);
+  }
   PyObject *argv[2] = {obj, g_max_version};
   PyObject *cap = PyObject_VectorcallMethod(g_str_dlpack, argv, 1, g_kwnames_max_version);
   if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) {
@@ -589,11 +598,24 @@ static PyObject *get_capsule(PyObject *obj) {
   return cap;
 }
 
-static PyObject *mod_from_dlpack(PyObject *mod, PyObject *obj) {
+static PyObject *mod_from_dlpack(PyObject *mod, PyObject *args, PyObject *kwds) {
   (void)mod;
-  PyObject *through_table;
-  if (!PyCapsule_CheckExact(obj) && xapi_import(obj, &through_table) == 0) return through_table;
-  PyObject *cap = get_capsule(obj);
+  static char *kwlist[] = {"", "copy", NULL};
+  PyObject *obj, *copy = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$O:from_dlpack", kwlist, &obj, &copy))
+    return NULL;
+  if (copy == Py_None) copy = NULL;
+  else if (copy != Py_True && copy != Py_False) {
+    PyErr_SetString(PyExc_ValueError, "copy must be True, False or None");
+    return NULL;
+  } else if (PyCapsule_CheckExact(obj)) {
+    PyErr_SetString(PyExc_TypeError, "copy= needs an object with __dlpack__, not a capsule");
+    return NULL;
+  }
+  PyObject *through_table; /* the exchange table has no copy: __dlpack__ takes it */
+  if (!copy && !PyCapsule_CheckExact(obj) && xapi_import(obj, &through_table) == 0)
+    return through_table;
+  PyObject *cap = get_capsule(obj, copy);
   if (!cap) return NULL;
   if (!PyCapsule_CheckExact(cap)) {
     Py_DECREF(cap);
@@ -691,7 +713,8 @@ PyTypeObject Tensor_Type = {
 static PyMethodDef mod_methods[] = {
     {"tensor", (PyCFunction)(void (*)(void))mod_tensor, METH_VARARGS | METH_KEYWORDS,
      "tensor(data, shape=None, dtype='float32')"},
-    {"from_dlpack", (PyCFunction)mod_from_dlpack, METH_O, "import through DLPack"},
+    {"from_dlpack", (PyCFunction)(void (*)(void))mod_from_dlpack, METH_VARARGS | METH_KEYWORDS,
+     "from_dlpack(obj, /, *, copy=None): import through DLPack"},
     {"live_bytes", (PyCFunction)mod_live_bytes, METH_NOARGS,
      "live bytes of the session (tensors and unreleased exports)"},
     {"live_count", (PyCFunction)mod_live_count, METH_NOARGS,
@@ -715,8 +738,9 @@ static int make_call_constants(void) {
   if (!g_str_dlpack || !g_str_stream || !g_str_max_version || !g_str_dl_device || !g_str_copy)
     return -1;
   g_kwnames_max_version = PyTuple_Pack(1, g_str_max_version);
+  g_kwnames_max_version_copy = PyTuple_Pack(2, g_str_max_version, g_str_copy);
   g_max_version = Py_BuildValue("(ii)", 1, DLPACK_MINOR_VERSION);
-  return g_kwnames_max_version && g_max_version ? 0 : -1;
+  return g_kwnames_max_version && g_kwnames_max_version_copy && g_max_version ? 0 : -1;
 }
 
 PyMODINIT_FUNC PyInit_tsmref(void) {

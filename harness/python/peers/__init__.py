@@ -64,6 +64,16 @@ class Peer:
     def shape(self, arr):
         return tuple(int(s) for s in arr.shape)
 
+    # The keywords of from_dlpack it takes beyond the object (`tensor T = from A copy
+    # true`); a case that passes another is NotSupported for this consumer.
+    from_keywords = frozenset()
+
+    def view(self, arr, how):
+        """A view of arr sharing its memory: ("slice", dim, start, stop, step), Python's
+        slice along dim, or ("transpose",), the dimensions reversed (numpy's .T). None
+        when the framework has no views of its arrays (the case is NotSupported)."""
+        return None
+
     def data_ptr(self, arr):
         """Address of element 0 of a consumer's result, None when unknown."""
         return None

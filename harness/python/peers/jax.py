@@ -25,8 +25,10 @@ class JaxPeer(Peer):
     def make(self, values, shape, dtype):
         return self.jnp.asarray(values.reshape(shape))
 
-    def from_dlpack(self, obj):
-        arr = self.jax.dlpack.from_dlpack(obj)
+    from_keywords = frozenset({"copy"})
+
+    def from_dlpack(self, obj, **kw):
+        arr = self.jax.dlpack.from_dlpack(obj, **kw)
         # jaxlib copies an import whose data is not aligned as XLA wants (mlx's, the
         # reference's) on its own threads and keeps the capsule, deleter unrun, until
         # the copy is done (jax/_src/dlpack.py from_dlpack, dlpack_managed_tensor_to_buffer).

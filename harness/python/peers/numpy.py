@@ -15,8 +15,22 @@ class NumpyPeer(Peer):
     def make(self, values, shape, dtype):
         return values.reshape(shape)
 
-    def from_dlpack(self, obj):
-        return np.from_dlpack(obj)
+    def __init__(self):
+        # np.from_dlpack takes copy= since numpy 2.1 (Debian's 1.24 takes no keyword)
+        try:
+            np.from_dlpack(np.zeros(1), copy=None)
+            self.from_keywords = frozenset({"copy"})
+        except TypeError:
+            self.from_keywords = frozenset()
+
+    def from_dlpack(self, obj, **kw):
+        return np.from_dlpack(obj, **kw)
+
+    def view(self, arr, how):
+        if how[0] == "transpose":
+            return arr.T
+        dim, start, stop, step = how[1:]
+        return arr[(slice(None),) * dim + (slice(start, stop, step),)]
 
     def tolist(self, arr):
         return arr.tolist()

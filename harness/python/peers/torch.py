@@ -29,6 +29,12 @@ class TorchPeer(Peer):
     def from_dlpack(self, obj):
         return self.torch.utils.dlpack.from_dlpack(obj)
 
+    def view(self, arr, how):  # a negative step raises ValueError: torch has none
+        if how[0] == "transpose":
+            return arr.permute(*reversed(range(arr.dim())))
+        dim, start, stop, step = how[1:]
+        return arr[(slice(None),) * dim + (slice(start, stop, step),)]
+
     def tolist(self, arr):
         return arr.tolist()
 

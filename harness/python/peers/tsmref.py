@@ -16,8 +16,20 @@ class TsmrefPeer(Peer):
         # bfloat16 array has no buffer format of its own), not a list
         return self.m.tensor(values.view("uint8"), shape=tuple(shape), dtype=dtype)
 
-    def from_dlpack(self, obj):
-        return self.m.from_dlpack(obj)
+    from_keywords = frozenset({"copy"})
+
+    def from_dlpack(self, obj, **kw):
+        return self.m.from_dlpack(obj, **kw)
+
+    def data_ptr(self, arr):
+        # tsmref's Tensor shows no address: a CPU export aliases the storage (DLP.MGR.3),
+        # so its DLTensor's data + byte_offset is the address; the capsule dies
+        # unconsumed here, its deleter run by its destructor
+        import dl
+        cap = arr.__dlpack__(max_version=(1, 0))
+        versioned = dl.capsule_name(cap).endswith("versioned")
+        t = dl.managed(dl.capsule_pointer(cap), versioned).dl_tensor
+        return (t.data or 0) + t.byte_offset
 
     def tolist(self, arr):
         return arr.tolist()
