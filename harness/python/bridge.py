@@ -75,8 +75,9 @@ class Holder:
     """What a consumer is handed: __dlpack__ returns the capsule under test (consume C)
     or forwards to the producer's array, probing each capsule (from A)."""
 
-    def __init__(self, run, cap=None, probe=None, array=None):
+    def __init__(self, run, cap=None, probe=None, array=None, readonly=False):
         self.run, self.cap, self.probe, self.array = run, cap, probe, array
+        self.readonly = readonly  # a read-only array has no legacy form (DLP.PY.RO.1)
         self.calls = []
         self.refused_legacy = None  # the request of a refused legacy-only call
         self.handed = False
@@ -93,7 +94,13 @@ class Holder:
                                   "max_version >= (1, 0)")
             self.handed = True
             return self.cap
-        cap = self.array.__dlpack__(**kw)
+        try:
+            cap = self.array.__dlpack__(**kw)
+        except BufferError:
+            mv = kw.get("max_version")
+            if self.readonly and (mv is None or tuple(mv) < (1, 0)):
+                self.refused_legacy = kw
+            raise
         self.cap, self.probe = cap, self.run.new_probe(cap, kw)
         return cap
 
@@ -151,7 +158,7 @@ class Run:
         self.P = peers.get(producer)
         self.C = peers.get(consumer)
         self.env = {}
-        self.views = set()  # names of producer-side views (slice, transpose)
+        self.views = {}  # producer-side views (slice, transpose, readonly): name -> how
         self.probes = []
         self.line = 0
 
@@ -281,7 +288,7 @@ class Run:
         kw = {"copy": st["copy"]} if "copy" in st else {}
         for key in kw.keys() - self.C.from_keywords:
             raise NotSupported(f"{self.C.name}'s from_dlpack takes no {key}=", self.C.name)
-        h = Holder(self, array=arr)
+        h = Holder(self, array=arr, readonly=self.views.get(st["src"]) == ("readonly",))
         try:
             self._consume(h, None, st["name"], **kw)
         except (BufferError, ValueError) as e:
@@ -301,9 +308,10 @@ class Run:
         except Exception as e:  # noqa: BLE001
             raise NotSupported(f"{self.P.name} makes no view {st['how']}: {e}", self.P.name) from None
         if view is None:
-            raise NotSupported(f"{self.P.name} has no views of its arrays", self.P.name)
+            raise NotSupported(f"{self.P.name} has no {st['how'][0]} view of its arrays",
+                               self.P.name)
         self.env[st["name"]] = ("array", view, None)
-        self.views.add(st["name"])
+        self.views[st["name"]] = st["how"]
 
     def span(self, name):
         """[lo, hi) of the bytes a made array or a consumer's tensor holds (compact)."""

@@ -109,6 +109,8 @@ CONVERT = {
                            "how": ("slice", j["dim"], j["start"], j["stop"], j["step"])},
     "PY_TRANSPOSE": lambda j: {"op": "view", "name": j["dst"], "src": j["a"],
                                "how": ("transpose",)},
+    "PY_READONLY": lambda j: {"op": "view", "name": j["dst"], "src": j["a"],
+                              "how": ("readonly",)},
     "PY_RECONSUME": lambda j: {"op": "consume", "name": None, "src": j["a"]},
     "PY_DROP": lambda j: {"op": "drop", "names": j["list"]},
     "PY_COLLECT": lambda j: {"op": "collect"},

@@ -217,7 +217,7 @@ struct cts_stmt {
     struct cts_py_xapi py_xapi;                    /* CTS_SHAPE_PY_XAPI */
     struct {
       int64_t dim, start, stop, step;              /* slice: numpy's a[..., start:stop:step] */
-    } py_view;                                     /* CTS_SHAPE_PY_VIEW (transpose: none) */
+    } py_view;                                     /* CTS_SHAPE_PY_VIEW (slice; others: none) */
     struct { int64_t mib; } flat;                  /* CTS_SHAPE_FLAT, and the body */
   } u;
 };

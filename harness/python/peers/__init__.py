@@ -70,8 +70,9 @@ class Peer:
 
     def view(self, arr, how):
         """A view of arr sharing its memory: ("slice", dim, start, stop, step), Python's
-        slice along dim, or ("transpose",), the dimensions reversed (numpy's .T). None
-        when the framework has no views of its arrays (the case is NotSupported)."""
+        slice along dim; ("transpose",), the dimensions reversed (numpy's .T); or
+        ("readonly",), the same elements not writeable. None when the framework has no
+        such view of its arrays (the case is NotSupported)."""
         return None
 
     def data_ptr(self, arr):

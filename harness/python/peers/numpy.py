@@ -29,6 +29,10 @@ class NumpyPeer(Peer):
     def view(self, arr, how):
         if how[0] == "transpose":
             return arr.T
+        if how[0] == "readonly":
+            view = arr.view()
+            view.flags.writeable = False
+            return view
         dim, start, stop, step = how[1:]
         return arr[(slice(None),) * dim + (slice(start, stop, step),)]
 

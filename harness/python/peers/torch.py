@@ -30,6 +30,8 @@ class TorchPeer(Peer):
         return self.torch.utils.dlpack.from_dlpack(obj)
 
     def view(self, arr, how):  # a negative step raises ValueError: torch has none
+        if how[0] == "readonly":
+            return None  # torch tensors have no read-only flag
         if how[0] == "transpose":
             return arr.permute(*reversed(range(arr.dim())))
         dim, start, stop, step = how[1:]
