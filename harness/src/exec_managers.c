@@ -108,12 +108,77 @@ int cts__model_dump(struct cts_model *m, const struct cts_stmt *st, const struct
   return 0;
 }
 
+/* The number after `key` in line (up to its end), or -1 when it has none. */
+static long long dump_count(const char *line, const char *end, const char *key) {
+  const char *at = line;
+  size_t k = strlen(key);
+  while ((at = strstr(at, key)) && at < end && at > line && at[-1] != ' ') at += k;
+  if (!at || at >= end || at[k] < '0' || at[k] > '9') return -1;
+  return strtoll(at + k, NULL, 10);
+}
+
+/* The model's manager of handle mh, or CTS_NONE. */
+static int mgr_of_handle(struct cts_run *r, tsm_handle mh) {
+  for (size_t g = 0; g < r->m.n_mgrs; g++)
+    if (g < r->mgr_cap && r->mgr[g].h == mh) return (int)g;
+  return CTS_NONE;
+}
+
+/* MGR.DUMP.1: the dump of open manager g lists g and its open descendants, each once,
+ * with the model's live and child counts. 0, or -1 after reporting. */
+static int check_dump(struct cts_run *r, int g, const char *dump) {
+  size_t n = r->m.n_mgrs;
+  char *want = cts_xcalloc(n ? n : 1, 1), *seen = cts_xcalloc(n ? n : 1, 1);
+  want[g] = 1;
+  for (int grew = 1; grew;) { /* g's open descendants */
+    grew = 0;
+    for (size_t i = 0; i < n; i++) {
+      int p = r->m.mgrs[i].parent;
+      if (!want[i] && r->m.mgrs[i].state == CTS_M_OPEN && p != CTS_NONE && want[p])
+        want[i] = grew = 1;
+    }
+  }
+  char name[160];
+  int rc = 0;
+  for (const char *line = dump; *line && !rc;) {
+    const char *end = strchr(line, '\n');
+    if (!end) end = line + strlen(line);
+    const char *at = strstr(line, "mgr 0x");
+    if (at && at < end) {
+      int x = mgr_of_handle(r, (tsm_handle)strtoull(at + 6, NULL, 16));
+      long long live = dump_count(line, end, "live="), kids = dump_count(line, end, "children=");
+      if (x == CTS_NONE || !want[x])
+        rc = cts__report(r, CTS_FAIL, "the dump lists %.*s, which is not an open manager of "
+                         "the dumped subtree (MGR.DUMP.1)", (int)(end - line), line);
+      else if (seen[x]++)
+        rc = cts__report(r, CTS_FAIL, "the dump lists manager %s twice (MGR.DUMP.1)",
+                         cts__describe_mgr(r, x, name, sizeof name));
+      else if (live != (long long)r->m.mgrs[x].held.n || kids != (long long)r->m.mgrs[x].children.n)
+        rc = cts__report(r, CTS_FAIL, "the dump gives manager %s live=%lld children=%lld, the "
+                         "model live=%zu children=%zu (MGR.DUMP.1; -1: no such word)",
+                         cts__describe_mgr(r, x, name, sizeof name), live, kids,
+                         r->m.mgrs[x].held.n, r->m.mgrs[x].children.n);
+    }
+    line = *end ? end + 1 : end;
+  }
+  for (size_t i = 0; i < n && !rc; i++)
+    if (want[i] && !seen[i])
+      rc = cts__report(r, CTS_FAIL, "the dump leaves out manager %s (MGR.DUMP.1)",
+                       cts__describe_mgr(r, (int)i, name, sizeof name));
+  free(want);
+  free(seen);
+  return rc;
+}
+
 int cts__adapter_dump(struct cts_run *r, const struct cts_stmt *st, const struct cts_handles *h,
                       tsm_handle *made) {
   (void)made;
   char *buf = cts_xcalloc(1, 65536);
   int rc = r->a->mgr_dump(r->s, h->a, buf, 65536);
   printf("--- dump at %s:%d ---\n%s\n", r->c->path, st->line, buf);
+  int g = rc ? CTS_NONE : mgr_of_handle(r, h->a);
+  if (g != CTS_NONE && r->m.mgrs[g].state == CTS_M_OPEN && check_dump(r, g, buf))
+    rc = -1;
   free(buf);
   return rc;
 }

