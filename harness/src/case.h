@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdint.h>
 
+#include "dlpack_judge.h"
 #include "stmt_table.h"
 #include "tsm/adapter.h"
 
@@ -65,7 +66,7 @@ struct cts_dl_opts {
   int form;              /* enum tsm_dlpack_form */
   int no_strides;        /* NULL strides */
   int n_strides;         /* given strides, or 0 for compact ones */
-  int64_t strides[TSM_MAX_DIMS];
+  int64_t strides[CTS_DL_MAX_DIMS];
   int64_t offset;        /* byte_offset */
   int64_t major, minor;
   int readonly, copied, no_deleter, null_data;
@@ -78,8 +79,8 @@ struct cts_dl_opts {
 struct cts_literal {
   int fill;       /* enum cts_create_kind */
   int dtype;      /* enum tsm_dtype */
-  int ndim;
-  int64_t shape[TSM_MAX_DIMS];
+  int ndim;       /* at most TSM_MAX_DIMS, a `make`'s CTS_DL_MAX_DIMS */
+  int64_t shape[CTS_DL_MAX_DIMS];
   double scalar;  /* CTS_FULL */
   double *vals;   /* CTS_VALUES */
   size_t nvals;

@@ -327,6 +327,10 @@ int parse_int(struct parser *p, struct line_toks *lt, int64_t min, int64_t *out,
 }
 
 int parse_shape(struct parser *p, struct line_toks *lt, int *ndim, int64_t *shape) {
+  return parse_shape_max(p, lt, TSM_MAX_DIMS, ndim, shape);
+}
+
+int parse_shape_max(struct parser *p, struct line_toks *lt, int max, int *ndim, int64_t *shape) {
   if (expect_punct(p, lt, "[")) return -1;
   *ndim = 0;
   if (tok_is(peek(lt), "]")) {
@@ -335,8 +339,8 @@ int parse_shape(struct parser *p, struct line_toks *lt, int *ndim, int64_t *shap
   }
   for (;;) {
     struct tok *t = peek(lt);
-    if (*ndim == TSM_MAX_DIMS) {
-      fail_at(p, lt->line, t->col, "a shape has at most %d dimensions", TSM_MAX_DIMS);
+    if (*ndim == max) {
+      fail_at(p, lt->line, t->col, "a shape has at most %d dimensions", max);
       return -1;
     }
     /* Negative extents parse, so that cases can check their refusal (MGR.CREATE.4). */

@@ -84,6 +84,8 @@ int use_name_or_none(struct parser *p, struct line_toks *lt, int kind);
 int parse_int(struct parser *p, struct line_toks *lt, int64_t min, int64_t *out,
               const char *what);
 int parse_shape(struct parser *p, struct line_toks *lt, int *ndim, int64_t *shape);
+/* The same with at most max extents (a DLPack `make`: CTS_DL_MAX_DIMS). */
+int parse_shape_max(struct parser *p, struct line_toks *lt, int max, int *ndim, int64_t *shape);
 int parse_values(struct parser *p, struct line_toks *lt, double **vals, size_t *n);
 /* Dtypes: dtype_of RETURNs t's enum tsm_dtype or 0; take_dtype takes the next token
  * when it is a dtype (RETURN 1); parse_dtype requires one; parse_dtype_opt defaults to

@@ -472,7 +472,7 @@ static int parse_make_strides(struct parser *p, struct line_toks *lt, struct cts
                               const struct tok *t) {
   struct cts_dl_opts *dl = &st->u.make.dl;
   int ndim = 0;
-  if (parse_shape(p, lt, &ndim, dl->strides)) return -1;
+  if (parse_shape_max(p, lt, CTS_DL_MAX_DIMS, &ndim, dl->strides)) return -1;
   if (ndim != st->u.make.literal.ndim) {
     fail_at(p, lt->line, t->col, "%d strides for %d dimensions", ndim, st->u.make.literal.ndim);
     return -1;
@@ -562,7 +562,7 @@ static int parse_make(struct parser *p, struct line_toks *lt, struct cts_stmt *s
   dl->lanes = 1;
   if (parse_form(p, lt, &dl->form)) return -1;
   int shape_col = peek(lt)->col;
-  if (parse_shape(p, lt, &lit->ndim, lit->shape)) return -1;
+  if (parse_shape_max(p, lt, CTS_DL_MAX_DIMS, &lit->ndim, lit->shape)) return -1;
   lit->dtype = TSM_F32;
   take_dtype(p, lt, &lit->dtype);
   const struct tok *seen[MAX_TOKS];
@@ -711,7 +711,7 @@ static int parse_py_proto(struct parser *p, struct line_toks *lt, struct cts_py_
   if (parse_shape(p, lt, &x->ndim, x->shape) || parse_dtype(p, lt, &x->dtype)) return -1;
   x->has_proto = 1;
   lit.ndim = x->ndim;
-  memcpy(lit.shape, x->shape, sizeof lit.shape);
+  memcpy(lit.shape, x->shape, sizeof x->shape);
   return literal_within_limit(p, lt, shape_col, &lit, 1);
 }
 

@@ -36,8 +36,8 @@ _Static_assert(offsetof(form_managed, deleter) == 56, "DLManagedTensor layout");
 /* The shape and strides live in the same allocation as the struct. */
 struct judge_managed {
   form_managed m;
-  int64_t shape[TSM_MAX_DIMS];
-  int64_t strides[TSM_MAX_DIMS];
+  int64_t shape[CTS_DL_MAX_DIMS];
+  int64_t strides[CTS_DL_MAX_DIMS];
 };
 
 static void judge_deleter(form_managed *self) { cts_dl_record_deleted(self->manager_ctx); }
@@ -76,7 +76,7 @@ static void view_tensor(const DLTensor *t, struct cts_dl_view *out) {
   out->device_type = (int)t->device.device_type;
   out->device_id = t->device.device_id;
   out->ndim = t->ndim;
-  for (int i = 0; i < t->ndim && i < TSM_MAX_DIMS; i++) {
+  for (int i = 0; i < t->ndim && i < CTS_DL_MAX_DIMS; i++) {
     out->shape[i] = t->shape ? t->shape[i] : -1;
     if (t->strides) out->strides[i] = t->strides[i];
   }

@@ -15,6 +15,11 @@
 
 #include "tsm/adapter.h"
 
+/* The most dimensions of a DLTensor the judge makes (`make`) or reads: more than a tensor
+ * of the ABI can have (TSM_MAX_DIMS), so that a case can check the refusal of the rest
+ * (DLP.IMPORT.9). */
+#define CTS_DL_MAX_DIMS 16
+
 /* DLDeviceType and DLDataTypeCode values, the same in every DLPack version. */
 enum { CTS_DL_CPU = 1, CTS_DL_CUDA = 2, CTS_DL_CUDA_HOST = 3, CTS_DL_OPENCL = 4,
        CTS_DL_VULKAN = 7, CTS_DL_CUDA_MANAGED = 13 };
@@ -29,9 +34,9 @@ struct cts_dl_view {
   uint64_t flags;             /* versioned only */
   int device_type, device_id;
   int ndim;
-  int64_t shape[TSM_MAX_DIMS];
+  int64_t shape[CTS_DL_MAX_DIMS];
   int has_strides;
-  int64_t strides[TSM_MAX_DIMS];
+  int64_t strides[CTS_DL_MAX_DIMS];
   int code, bits, lanes;
   uint64_t byte_offset;
   void *data;

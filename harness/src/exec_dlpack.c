@@ -181,7 +181,7 @@ int cts__exec_dl_make(struct cts_run *r, const struct cts_stmt *st, int expected
   make_desc(r, st, &desc);
   int64_t n;
   double *vals = cts__literal_values(lit, &n);
-  int64_t strides[TSM_MAX_DIMS];
+  int64_t strides[CTS_DL_MAX_DIMS];
   if (o->n_strides)
     memcpy(strides, o->strides, sizeof strides);
   else
@@ -224,7 +224,7 @@ static int check_export_elems(struct cts_run *r, const struct cts_dl_view *v, in
   int64_t n = cts_model_elems(mr);
   if (n == 0 || r->cuda_session) return 0; /* device memory is checked through a re-import */
   if (!v->data) return cts__report(r, CTS_FAIL, "%s: NULL data with %lld elements", name, (long long)n);
-  int64_t strides[TSM_MAX_DIMS];
+  int64_t strides[CTS_DL_MAX_DIMS];
   if (v->has_strides)
     memcpy(strides, v->strides, sizeof strides);
   else

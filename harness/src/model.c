@@ -836,7 +836,7 @@ int cts_model_dl_export(struct cts_model *m, int r, int form, uint32_t request, 
   m->dls[*out].storage = s;
   m->dls[*out].desc.dtype = m->res[r].dtype; /* what a re-import gives (DLP.EXPORT.1) */
   m->dls[*out].desc.ndim = m->res[r].ndim;
-  memcpy(m->dls[*out].desc.shape, m->res[r].shape, sizeof m->dls[*out].desc.shape);
+  memcpy(m->dls[*out].desc.shape, m->res[r].shape, sizeof m->res[r].shape);
   return 0;
 }
 
@@ -868,6 +868,7 @@ static int dl_import_check(const struct cts_model *m, const struct cts_mdl *d) {
   if (!d->judge_made) return 0; /* an export of this session is well formed */
   const struct cts_mdl_desc *k = &d->desc;
   if (k->form == TSM_DLPACK_VERSIONED && k->major != 1) return TSM_EVERSION; /* DLP.IMPORT.1 */
+  if (k->ndim > TSM_MAX_DIMS) return TSM_EDLPACK;                       /* DLP.IMPORT.9 */
   for (int i = 0; i < k->ndim; i++)
     if (k->shape[i] < 0) return TSM_EDLPACK;
   if (k->null_data && cts_opsem_elems(k->ndim, k->shape) > 0) return TSM_EDLPACK;

@@ -92,9 +92,9 @@ struct cts_mdl_desc {
   int64_t major, minor;
   int device_type;          /* DLDeviceType */
   int ndim;
-  int64_t shape[TSM_MAX_DIMS];
+  int64_t shape[CTS_DL_MAX_DIMS];
   int no_strides, n_strides;
-  int64_t strides[TSM_MAX_DIMS];
+  int64_t strides[CTS_DL_MAX_DIMS];
   int code, bits, lanes;
   int null_data;
   int dtype;                /* enum tsm_dtype the values are read as, when supported */
