@@ -191,6 +191,16 @@ static int parse_use_graph(struct parser *p, struct line_toks *lt, struct cts_st
   return use_a(p, lt, st, CTS_SYM_GRAPH);
 }
 
+/* `recompute G [unwritten]`: unwritten (truth.holds) computes without writing the
+ * leaves first, so that they hold what was written before (GRAPH.PLAN.4). */
+static int parse_recompute(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_a(p, lt, st, CTS_SYM_GRAPH)) return -1;
+  if (!tok_is(peek(lt), "unwritten")) return 0;
+  next(lt);
+  st->u.truth.holds = 1;
+  return 0;
+}
+
 /* ---- managers ---------------------------------------------------------------------- */
 
 static int parse_values_for(struct parser *p, struct line_toks *lt, struct cts_literal *lit) {

@@ -19,6 +19,8 @@ struct graph_state {
   size_t graph_cap, node_cap;
   unsigned char **unplanned;
   size_t n_unplanned;
+  unsigned char *written; /* per model node: a leaf the judge wrote (write_leaves) */
+  size_t written_cap;
 };
 
 static struct graph_state *gs_of(struct cts_run *r) { return r->family[CTS_FAMILY_GRAPHS]; }
@@ -161,6 +163,37 @@ static int write_leaves(struct cts_run *r, int g, int *adapter_rc) {
     *adapter_rc = r->a->graph_write(r->s, node_h(r, order->v[i]), buf, bytes);
     free(buf);
     if (*adapter_rc) return -1;
+    struct graph_state *gs = gs_of(r);
+    if ((size_t)order->v[i] >= gs->written_cap) {
+      size_t cap = 2 * (size_t)order->v[i] + 16;
+      gs->written = cts_xrealloc(gs->written, cap);
+      memset(gs->written + gs->written_cap, 0, cap - gs->written_cap);
+      gs->written_cap = cap;
+    }
+    gs->written[order->v[i]] = 1;
+  }
+  return 0;
+}
+
+/* `recompute G unwritten` reads the leaves as the judge last wrote them: every leaf of
+ * g must have been written (what a leaf holds before its first write is not specified)
+ * and be PARAM or OUTPUT (another one's memory the last compute may have reused,
+ * GRAPH.FLAG.2). 0, or -1 after saying why the statement cannot run. */
+static int leaves_written(struct cts_run *r, int g) {
+  const struct cts_ids *order = &r->m.graphs[g].order;
+  const struct graph_state *gs = gs_of(r);
+  char name[200];
+  for (size_t i = 0; i < order->n; i++) {
+    int x = order->v[i];
+    const struct cts_mgnode *n = &r->m.gnodes[x];
+    if (n->kind != CTS_GN_LEAF) continue;
+    if ((size_t)x >= gs->written_cap || !gs->written[x])
+      return cts__cannot_run(r, "recompute unwritten: leaf %s was never written (a compute or "
+                             "recompute writes every leaf)", node_name(r, x, name, sizeof name));
+    if (!(n->flags & (TSM_GRAPH_PARAM | TSM_GRAPH_OUTPUT)))
+      return cts__cannot_run(r, "recompute unwritten: leaf %s is neither PARAM nor OUTPUT, so "
+                             "a compute may have reused its memory (GRAPH.FLAG.2)",
+                             node_name(r, x, name, sizeof name));
   }
   return 0;
 }
@@ -434,7 +467,10 @@ int cts__exec_graph_recompute(struct cts_run *r, const struct cts_stmt *st, int 
     adapter_rc = r->a->graph_compute(r->s, graph_h(r, g));
     return cts__judge_codes(r, model_rc, adapter_rc, &expected_err) ? -1 : cts__check_state(r);
   }
-  if (write_leaves(r, g, &adapter_rc) == 0) adapter_rc = r->a->graph_compute(r->s, graph_h(r, g));
+  int unwritten = st->u.truth.holds; /* the leaves keep their values (GRAPH.PLAN.4) */
+  if (unwritten && leaves_written(r, g)) return -1;
+  if (unwritten || write_leaves(r, g, &adapter_rc) == 0)
+    adapter_rc = r->a->graph_compute(r->s, graph_h(r, g));
   if (r->fault && adapter_rc == TSM_ENOMEM) return cts__injected(r);
   if (adapter_rc == TSM_ESTALE) return cts__check_state(r); /* refused: allowed */
   if (adapter_rc)
@@ -579,6 +615,7 @@ static void graphs_free(void *state) {
   free(gs->unplanned);
   free(gs->graph);
   free(gs->node);
+  free(gs->written);
   free(gs);
 }
 

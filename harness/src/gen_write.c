@@ -241,6 +241,13 @@ static int w_use_graph(struct gen *g, const struct gen_row *row) {
   return w_one(g, row, CTS_SYM_GRAPH);
 }
 
+/* `recompute G`, now and then without writing the leaves (GRAPH.PLAN.4) */
+static int w_recompute(struct gen *g, const struct gen_row *row) {
+  if (w_one(g, row, CTS_SYM_GRAPH)) return -1;
+  if (gen_rand(g, 3) == 0) put(g, " unwritten");
+  return 0;
+}
+
 static int w_nothing(struct gen *g, const struct gen_row *row) {
   bind_head(g, row, row->verb, -1, 0);
   return 0;
@@ -425,7 +432,7 @@ static const struct {
     {"parse_export", w_export}, {"parse_make", w_make}, {"parse_import", w_import},
     {"parse_use_dlpack", w_use_dlpack}, {"parse_leaf", w_leaf},
     {"parse_external", w_external}, {"parse_flag", w_flag}, {"parse_expand", w_expand},
-    {"parse_use_graph", w_use_graph},
+    {"parse_use_graph", w_use_graph}, {"parse_recompute", w_recompute},
 };
 
 gen_writer gen_writer_of(const char *parse) {
