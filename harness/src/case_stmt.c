@@ -191,6 +191,11 @@ static int parse_use_graph(struct parser *p, struct line_toks *lt, struct cts_st
   return use_a(p, lt, st, CTS_SYM_GRAPH);
 }
 
+/* `read V`: graph_read of V, judged by its code alone (expect node judges values) */
+static int parse_read(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  return use_a(p, lt, st, CTS_SYM_NODE);
+}
+
 /* `recompute G [unwritten]`: unwritten (truth.holds) computes without writing the
  * leaves first, so that they hold what was written before (GRAPH.PLAN.4). */
 static int parse_recompute(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {

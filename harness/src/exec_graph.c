@@ -569,6 +569,34 @@ int cts__expect_node(struct cts_run *r, const struct cts_stmt *st, int expected_
   return node_reads(r, x, st->u.values.v);
 }
 
+/* Whether node x can be read now, in the model: its graph not released (GRAPH.MGR.1),
+ * x in it (GRAPH.BUILD.2), a released external under it refused (GRAPH.EXT.2), else
+ * placed by a compute. */
+static int read_check(const struct cts_model *m, int x) {
+  if (x == CTS_BOGUS) return TSM_EINVAL;
+  const struct cts_mgnode *n = &m->gnodes[x];
+  int rc = cts_model_graph_check(m, n->graph);
+  if (rc) return rc;
+  if (!n->in_graph) return TSM_EINVAL;
+  const struct cts_mgnode *root = &m->gnodes[cts_model_graph_root(m, x)];
+  if (root->kind == CTS_GN_EXTERNAL) return m->res[root->res].valid ? 0 : TSM_ERELEASED;
+  return n->vals ? 0 : TSM_EINVAL;
+}
+
+int cts__exec_graph_read(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  int x;
+  if (cts__operand(r, st->a, &x)) return -1;
+  int adapter_rc;
+  if (x == CTS_BOGUS) {
+    unsigned char byte;
+    adapter_rc = r->a->graph_read(r->s, CTS_BOGUS_HANDLE, &byte, 0);
+  } else {
+    free(read_node(r, x, &adapter_rc));
+  }
+  return cts__judge_codes(r, read_check(&r->m, x), adapter_rc, &expected_err) ? -1
+                                                                             : cts__check_state(r);
+}
+
 /* Each graph's state, and the bytes its plan holds (counted in live bytes). */
 static int check_graphs(struct cts_run *r, uint64_t *graph_bytes) {
   *graph_bytes = 0;

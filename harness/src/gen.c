@@ -52,7 +52,7 @@ static const char *const row_clauses[][2] = {
     {"DL_DROP", "DLP.DEL.1"}, {"G_NEW", "GRAPH.MGR.1"}, {"G_LEAF", "GRAPH.BUILD.1"},
     {"G_EXTERNAL", "GRAPH.EXT.1"}, {"G_OP", "GRAPH.OP.1"}, {"G_FLAG", "GRAPH.FLAG.1"},
     {"G_EXPAND", "GRAPH.BUILD.1"}, {"G_COMPUTE", "GRAPH.PLAN.1"},
-    {"G_RECOMPUTE", "GRAPH.PLAN.1"}, {"G_RELEASE", "GRAPH.MGR.1"},
+    {"G_RECOMPUTE", "GRAPH.PLAN.1"}, {"G_READ", "GRAPH.EXT.2"}, {"G_RELEASE", "GRAPH.MGR.1"},
     {"EXPECT_ERROR", "ERR.CODE.1"}, {"EXPECT_VALID", "MGR.REL.1"},
     {"EXPECT_STATE", "MGR.CLOSE.1"}, {"EXPECT_SCOPE_STATE", "SCOPE.DISP.1"},
     {"EXPECT_GRAPH_STATE", "GRAPH.MGR.1"}, {"EXPECT_DELETED", "DLP.DEL.1"},

@@ -241,6 +241,10 @@ static int w_use_graph(struct gen *g, const struct gen_row *row) {
   return w_one(g, row, CTS_SYM_GRAPH);
 }
 
+static int w_read(struct gen *g, const struct gen_row *row) {
+  return w_one(g, row, CTS_SYM_NODE);
+}
+
 /* `recompute G`, now and then without writing the leaves (GRAPH.PLAN.4) */
 static int w_recompute(struct gen *g, const struct gen_row *row) {
   if (w_one(g, row, CTS_SYM_GRAPH)) return -1;
@@ -433,6 +437,7 @@ static const struct {
     {"parse_use_dlpack", w_use_dlpack}, {"parse_leaf", w_leaf},
     {"parse_external", w_external}, {"parse_flag", w_flag}, {"parse_expand", w_expand},
     {"parse_use_graph", w_use_graph}, {"parse_recompute", w_recompute},
+    {"parse_read", w_read},
 };
 
 gen_writer gen_writer_of(const char *parse) {

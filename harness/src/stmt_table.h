@@ -84,6 +84,7 @@
   X(G_EXPAND, CTS_CLASS_ACTION, "expand", NULL, 0, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_expand, cts__model_none, cts__adapter_none, cts__exec_graph_build) \
   X(G_COMPUTE, CTS_CLASS_ACTION, "compute", NULL, 0, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_use_graph, cts__model_none, cts__adapter_none, cts__exec_graph_compute) \
   X(G_RECOMPUTE, CTS_CLASS_ACTION, "recompute", NULL, 0, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_TRUTH, CTS_MADE_NOTHING, parse_recompute, cts__model_none, cts__adapter_none, cts__exec_graph_recompute) \
+  X(G_READ, CTS_CLASS_ACTION, "read", NULL, 0, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_read, cts__model_none, cts__adapter_none, cts__exec_graph_read) \
   X(G_RELEASE, CTS_CLASS_ACTION, "release", NULL, 0, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_release, cts__model_none, cts__adapter_none, cts__exec_graph_build) \
   /* capsule-level DLPack (.pytsm only; the Python runner executes them) */ \
   X(PY_MAKE, CTS_CLASS_ACTION, "array", "make", CTS_SYM_ARRAY, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_LITERAL, CTS_MADE_NOTHING, parse_py_make, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
