@@ -19,6 +19,7 @@ struct cts_dlobj {
   struct cts_dl_record *rec;  /* judge-made: its counting deleter's record */
   int sym, line;
   int judge_drops;            /* deleter runs by the judge as owner */
+  int outlive;                /* an export whose deleter runs after session_close */
 };
 
 /* The DLPack family's state: per model DLPack id, what the judge knows of it. */
@@ -217,11 +218,10 @@ static int check_versioned(struct cts_run *r, const struct cts_stmt *st,
   return 0;
 }
 
-/* Every element read through data, byte_offset and strides (DLP.EXPORT.1). */
-static int check_export_elems(struct cts_run *r, const struct cts_dl_view *v, int src,
-                              const char *name) {
-  const struct cts_mres *mr = &r->m.res[src];
-  int64_t n = cts_model_elems(mr);
+/* Every element read through data, byte_offset and strides: the n elements want of
+ * dtype (DLP.EXPORT.1; after the session closed, DLP.EXPORT.6). */
+static int check_elems(struct cts_run *r, const struct cts_dl_view *v, const double *want,
+                       int dtype, int64_t n, const char *name, const char *clause) {
   if (n == 0 || r->cuda_session) return 0; /* device memory is checked through a re-import */
   if (!v->data) return cts__report(r, CTS_FAIL, "%s: NULL data with %lld elements", name, (long long)n);
   int64_t strides[CTS_DL_MAX_DIMS];
@@ -229,15 +229,14 @@ static int check_export_elems(struct cts_run *r, const struct cts_dl_view *v, in
     memcpy(strides, v->strides, sizeof strides);
   else
     compact_strides(v->ndim, v->shape, strides);
-  const double *want = cts_model_values(&r->m, src);
   const unsigned char *base = (const unsigned char *)v->data + v->byte_offset;
-  size_t size = cts_opsem_dtype_size(mr->dtype);
+  size_t size = cts_opsem_dtype_size(dtype);
   for (int64_t i = 0; i < n; i++) {
     const unsigned char *at = base + linear(v->ndim, v->shape, strides, i) * (int64_t)size;
-    double got = cts_opsem_read(mr->dtype, at);
+    double got = cts_opsem_read(dtype, at);
     if (got != want[i])
       return cts__report(r, CTS_FAIL, "%s: element %lld reads %.9g through data, byte_offset and "
-                         "strides, expected %.9g (DLP.EXPORT.1)", name, (long long)i, got, want[i]);
+                         "strides, expected %.9g (%s)", name, (long long)i, got, want[i], clause);
   }
   return 0;
 }
@@ -257,7 +256,8 @@ static int check_export(struct cts_run *r, const struct cts_stmt *st, int x, int
       cts_opsem_dtype_of_dl(v.code, v.bits, v.lanes) != mr->dtype)
     return cts__report(r, CTS_FAIL, "%s: shape or dtype differs from the tensor (DLP.EXPORT.1)",
                        name);
-  return check_export_elems(r, &v, src, name);
+  return check_elems(r, &v, cts_model_values(&r->m, src), mr->dtype, cts_model_elems(mr), name,
+                     "DLP.EXPORT.1");
 }
 
 int cts__exec_dl_export(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
@@ -309,6 +309,19 @@ int cts__exec_dl_import(struct cts_run *r, const struct cts_stmt *st, int expect
   if (!expected_err && cts__bind_made(r, st, made, h)) return -1;
   if (cts__check_state(r)) return -1;
   return expected_err ? 0 : cts__check_made_values(r, st, made);
+}
+
+/* `outlive X`: the judge keeps export X past session_close, then reads it and runs its
+ * deleter (DLP.EXPORT.6, dlpack_after_close). */
+int cts__exec_dl_outlive(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  (void)expected_err;
+  int x;
+  if (judge_owned(r, st->a, &x)) return -1;
+  if (r->m.dls[x].judge_made)
+    return cts__cannot_run(r, "'%s' was made by the judge: outlive takes an export of the "
+                           "implementation", r->c->syms[st->a].name);
+  dl_of(r)->v[x].outlive = 1;
+  return cts__check_state(r);
 }
 
 int cts__exec_dl_drop(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
@@ -373,7 +386,8 @@ static int check_dlpack(struct cts_run *r) {
 /* The judge, as owner, runs the deleters it still owes before the session closes. */
 static void dlpack_before_close(struct cts_run *r) {
   for (size_t x = 0; x < r->m.n_dls && x < dl_of(r)->cap; x++) {
-    if (r->m.dls[x].state != CTS_DL_JUDGE || !dl_of(r)->v[x].managed) continue;
+    if (r->m.dls[x].state != CTS_DL_JUDGE || !dl_of(r)->v[x].managed || dl_of(r)->v[x].outlive)
+      continue;
     dl_delete(r->m.dls[x].form, dl_of(r)->v[x].managed);
     dl_of(r)->v[x].judge_drops++;
     cts_model_dl_drop(&r->m, (int)x);
@@ -385,6 +399,19 @@ static void dlpack_before_close(struct cts_run *r) {
 static void dlpack_after_close(struct cts_run *r) {
   char name[200];
   r->cur = NULL;
+  for (size_t x = 0; x < r->m.n_dls && x < dl_of(r)->cap; x++) { /* DLP.EXPORT.6 */
+    struct cts_dlobj *o = &dl_of(r)->v[x];
+    const struct cts_mdl *d = &r->m.dls[x];
+    if (!o->outlive || d->state != CTS_DL_JUDGE) continue;
+    struct cts_dl_view v;
+    dl_view(d->form, o->managed, &v);
+    const struct cts_mstorage *s = &r->m.st[d->storage];
+    check_elems(r, &v, s->vals, d->desc.dtype, s->n, dl_name(r, (int)x, name, sizeof name),
+                "after session_close, DLP.EXPORT.6");
+    dl_delete(d->form, o->managed);
+    o->judge_drops++;
+    cts_model_dl_drop(&r->m, (int)x);
+  }
   for (size_t x = 0; x < r->m.n_dls && x < dl_of(r)->cap; x++) {
     struct cts_dlobj *o = &dl_of(r)->v[x];
     if (!o->rec) continue;

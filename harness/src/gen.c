@@ -49,7 +49,7 @@ static const char *const row_clauses[][2] = {
     {"WRAPPED", "SCOPE.WRAP.1"},
     {"PACK", "COMP.PACK.1"}, {"LIST", "COMP.LIST.1"}, {"COMPONENT", "COMP.UNIT.1"},
     {"DL_EXPORT", "DLP.EXPORT.1"}, {"DL_MAKE", "DLP.IMPORT.1"}, {"DL_IMPORT", "DLP.MGR.1"},
-    {"DL_DROP", "DLP.DEL.1"}, {"G_NEW", "GRAPH.MGR.1"}, {"G_LEAF", "GRAPH.BUILD.1"},
+    {"DL_DROP", "DLP.DEL.1"}, {"DL_OUTLIVE", "DLP.EXPORT.6"}, {"G_NEW", "GRAPH.MGR.1"}, {"G_LEAF", "GRAPH.BUILD.1"},
     {"G_EXTERNAL", "GRAPH.EXT.1"}, {"G_OP", "GRAPH.OP.1"}, {"G_FLAG", "GRAPH.FLAG.1"},
     {"G_EXPAND", "GRAPH.BUILD.1"}, {"G_COMPUTE", "GRAPH.PLAN.1"},
     {"G_RECOMPUTE", "GRAPH.PLAN.1"}, {"G_READ", "GRAPH.EXT.2"}, {"G_RELEASE", "GRAPH.MGR.1"},

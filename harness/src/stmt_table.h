@@ -74,6 +74,7 @@
   X(DL_EXPORT, CTS_CLASS_ACTION, "dlpack", "export", CTS_SYM_DLPACK, CTS_FAMILY_DLPACK, TSM_CAP_DLPACK_C, CTS_SHAPE_EXPORT, CTS_MADE_NOTHING, parse_export, cts__model_none, cts__adapter_none, cts__exec_dl_export) \
   X(DL_MAKE, CTS_CLASS_ACTION, "dlpack", "make", CTS_SYM_DLPACK, CTS_FAMILY_DLPACK, TSM_CAP_DLPACK_C, CTS_SHAPE_MAKE, CTS_MADE_NOTHING, parse_make, cts__model_none, cts__adapter_none, cts__exec_dl_make) \
   X(DL_IMPORT, CTS_CLASS_ACTION, "tensor", "import", CTS_SYM_TENSOR, CTS_FAMILY_DLPACK, TSM_CAP_DLPACK_C, CTS_SHAPE_OPERANDS, CTS_MADE_TENSOR, parse_import, cts__model_none, cts__adapter_none, cts__exec_dl_import) \
+  X(DL_OUTLIVE, CTS_CLASS_ACTION, "outlive", NULL, 0, CTS_FAMILY_DLPACK, TSM_CAP_DLPACK_C, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_use_dlpack, cts__model_none, cts__adapter_none, cts__exec_dl_outlive) \
   X(DL_DROP, CTS_CLASS_ACTION, "drop", NULL, 0, CTS_FAMILY_DLPACK, TSM_CAP_DLPACK_C, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_use_dlpack, cts__model_none, cts__adapter_none, cts__exec_dl_drop) \
   /* graphs (spec/graphs.md) */ \
   X(G_NEW, CTS_CLASS_ACTION, "graph", "new", CTS_SYM_GRAPH, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_use_manager, cts__model_none, cts__adapter_none, cts__exec_graph_build) \
