@@ -944,6 +944,17 @@ static int thread_number(struct cts_case *c, const struct tok *t) {
   return (int)c->n_threads - 1;
 }
 
+/* A worker thread's name (not main) into st->u.thread.number. */
+static int parse_worker(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  struct tok *name = next(lt);
+  if (!valid_name(name) || tok_is(name, "main")) {
+    fail_at(p, lt->line, name->col, "expected a worker thread name");
+    return -1;
+  }
+  st->u.thread.number = thread_number(p->c, name);
+  return 0;
+}
+
 static int parse_thread(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   struct open_block *ob = p->open, *outer = p->outer;
   if (ob->in_thread) {
@@ -954,14 +965,19 @@ static int parse_thread(struct parser *p, struct line_toks *lt, struct cts_stmt 
     fail_at(p, lt->line, p->verb->col, "a thread block goes directly inside 'parallel'");
     return -1;
   }
-  struct tok *name = next(lt);
-  if (!valid_name(name) || tok_is(name, "main")) {
-    fail_at(p, lt->line, name->col, "expected a worker thread name");
-    return -1;
-  }
-  st->u.thread.number = thread_number(p->c, name);
+  if (parse_worker(p, lt, st)) return -1;
   ob->in_thread = 1;
   return 0;
+}
+
+/* `join W`: worker W's thread ends; a later `thread W` runs on a new one. */
+static int parse_join(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (p->open->in_thread || p->open->in_parallel) {
+    fail_at(p, lt->line, p->verb->col, "'join' goes on the main thread, outside thread and "
+            "parallel blocks");
+    return -1;
+  }
+  return parse_worker(p, lt, st);
 }
 
 static int parse_parallel(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {

@@ -58,6 +58,8 @@ struct cts_run {
   struct cts_buf *msg;
   int status;
   struct cts_workers *workers;
+  int *thread_slot;          /* per case thread number: its model thread and worker now */
+  size_t n_thread_slots;     /* (a `join` moves the name to a fresh one, SCOPE.THREAD.4) */
   void *family[CTS_N_FAMILIES]; /* each family's state (its state_new), owned by it */
   int cuda_session;
   int fault;                 /* allocation-failure mode: ENOMEM ends the run cleanly */
@@ -226,5 +228,7 @@ void cts__on_thread(struct cts_run *r, int t, cts_job_fn fn, void *arg);
 /* Runs fns[i](args[i]) on threads ts[i] at the same time and waits for all. */
 void cts__on_threads(struct cts_run *r, size_t n, const int *ts, cts_job_fn fn, void **args);
 void cts__stop_workers(struct cts_run *r);
+/* The model thread and worker that case thread `number` runs on now. */
+int cts__thread_slot(struct cts_run *r, int number);
 
 #endif

@@ -122,7 +122,7 @@ int cts__exec_parallel(struct cts_run *r, const struct cts_stmt *st, int expecte
     recs[i].thread = &st->body.items[i];
     recs[i].local = cts_xcalloc(r->c->n_syms, sizeof(tsm_handle));
     recs[i].unbound_sym = -1;
-    ts[i] = st->body.items[i].u.thread.number;
+    ts[i] = cts__thread_slot(r, st->body.items[i].u.thread.number);
     args[i] = &recs[i];
   }
   cts__on_threads(r, n, ts, record_job, args);

@@ -1,9 +1,11 @@
 /*
  * harness/src/exec_thread.c: the case's worker threads and the `thread W { }` statement
  * (`parallel` blocks are exec_parallel.c's).
- * A worker lives for the whole case run, so what is thread-local in the implementation
- * (its scope chain, its statistics: SCOPE.STACK.1, SCOPE.STAT.1) persists from one
- * `thread W` block to the next. The judge hands a worker one job at a time.
+ * A worker lives until the case run ends or a `join W` ends it, so what is thread-local
+ * in the implementation (its scope chain, its statistics: SCOPE.STACK.1, SCOPE.STAT.1)
+ * persists from one `thread W` block to the next. After `join W`, W's name runs on a
+ * new worker and a new model thread (SCOPE.THREAD.4): the slot of a case thread number
+ * (cts__thread_slot) is where it runs now. The judge hands a worker one job at a time.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -119,7 +121,45 @@ void cts__on_thread(struct cts_run *r, int t, cts_job_fn fn, void *arg) {
   cts__on_threads(r, 1, &t, fn, &arg);
 }
 
+int cts__thread_slot(struct cts_run *r, int number) {
+  return (size_t)number < r->n_thread_slots ? r->thread_slot[number] : number;
+}
+
+/* Worker t's thread ends (joined); nothing runs on slot t again. */
+static void end_worker(struct cts_run *r, int t) {
+  struct cts_workers *ws = r->workers;
+  if (!ws || (size_t)t >= ws->n || !ws->w[t].started) return;
+  pthread_mutex_lock(&ws->mu);
+  ws->w[t].quit = 1;
+  pthread_cond_broadcast(&ws->cv);
+  pthread_mutex_unlock(&ws->mu);
+  pthread_join(ws->w[t].tid, NULL);
+  ws->w[t].started = 0;
+}
+
+/* `join W`: W's thread ends, and its name moves to a fresh slot past every case thread
+ * number and every earlier slot, so that the next `thread W` starts a new thread with a
+ * new model thread (no scope chain, zero statistics: SCOPE.THREAD.4). */
+int cts__exec_join(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
+  (void)expected_err;
+  int number = st->u.thread.number;
+  end_worker(r, cts__thread_slot(r, number));
+  if (!r->thread_slot) {
+    r->n_thread_slots = r->c->n_threads;
+    r->thread_slot = cts_xmalloc(r->n_thread_slots * sizeof *r->thread_slot);
+    for (size_t i = 0; i < r->n_thread_slots; i++) r->thread_slot[i] = (int)i;
+  }
+  int fresh = (int)r->n_thread_slots;
+  for (size_t i = 0; i < r->n_thread_slots; i++)
+    if (r->thread_slot[i] >= fresh) fresh = r->thread_slot[i] + 1;
+  r->thread_slot[number] = fresh;
+  return cts__check_state(r);
+}
+
 void cts__stop_workers(struct cts_run *r) {
+  free(r->thread_slot);
+  r->thread_slot = NULL;
+  r->n_thread_slots = 0;
   struct cts_workers *ws = r->workers;
   if (!ws) return;
   pthread_mutex_lock(&ws->mu);
@@ -152,8 +192,9 @@ int cts__exec_thread(struct cts_run *r, const struct cts_stmt *st, int expected_
   (void)expected_err;
   int running = r->m.thread;
   struct block_job job = {&st->body, 0};
-  cts_model_set_thread(&r->m, st->u.thread.number);
-  cts__on_thread(r, st->u.thread.number, run_block_job, &job);
+  int slot = cts__thread_slot(r, st->u.thread.number);
+  cts_model_set_thread(&r->m, slot);
+  cts__on_thread(r, slot, run_block_job, &job);
   cts_model_set_thread(&r->m, running);
   return job.rc;
 }

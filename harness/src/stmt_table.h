@@ -54,6 +54,7 @@
   /* control */ \
   X(REPEAT, CTS_CLASS_BLOCK, "repeat", NULL, 0, CTS_FAMILY_CORE, 0, CTS_SHAPE_REPEAT, CTS_MADE_NOTHING, parse_repeat, cts__model_none, cts__adapter_none, cts__exec_repeat) \
   X(THREAD, CTS_CLASS_BLOCK, "thread", NULL, 0, CTS_FAMILY_CORE, TSM_CAP_THREADS, CTS_SHAPE_THREAD, CTS_MADE_NOTHING, parse_thread, cts__model_none, cts__adapter_none, cts__exec_thread) \
+  X(JOIN, CTS_CLASS_ACTION, "join", NULL, 0, CTS_FAMILY_CORE, TSM_CAP_THREADS, CTS_SHAPE_THREAD, CTS_MADE_NOTHING, parse_join, cts__model_none, cts__adapter_none, cts__exec_join) \
   X(PARALLEL, CTS_CLASS_BLOCK, "parallel", NULL, 0, CTS_FAMILY_CORE, TSM_CAP_THREADS, CTS_SHAPE_BLOCK, CTS_MADE_NOTHING, parse_parallel, cts__model_none, cts__adapter_none, cts__exec_parallel) \
   /* scopes (spec/scopes.md) */ \
   X(SCOPE_OPEN, CTS_CLASS_ACTION, "scope", "open", CTS_SYM_SCOPE, CTS_FAMILY_SCOPES, TSM_CAP_SCOPES, CTS_SHAPE_OPERANDS, CTS_MADE_HANDLE, parse_nothing, cts__model_scope_open, cts__adapter_scope_open, cts__exec_action) \
