@@ -7,7 +7,7 @@
 #                    table, exchange_api.c)
 #   python           builds it (phony; `all` builds it too)
 #   interop          runs every capsule-level case ($(PY_CASES): cases/dlpack/python and the
-#                    peers' own tests translated, cases/peers/numpy) for
+#                    peers' own tests translated, cases/peers/numpy and pytorch) for
 #                    every producer x consumer pair of the peers, one module each in
 #                    harness/python/peers/ (tsmref, jax, mlx, numpy, onnxruntime,
 #                    tvm-ffi; TSM_CTS_PEERS adds a user's), writes $(INTEROP_REPORT)
@@ -39,7 +39,7 @@ PYTHON_EXT_CFLAGS := $(CSTD) $(WARN) $(OPT) -fPIC -fvisibility=hidden
 PYTHON_BRIDGE_ENV := PYTHONPATH=$(B)/python:harness/python JAX_PLATFORMS=cpu \
   TSM_CTS_BUILD=$(B)
 INTEROP_FLAGS ?=
-PY_CASES := cases/dlpack/python cases/peers/numpy
+PY_CASES := cases/dlpack/python cases/peers/numpy cases/peers/pytorch
 
 ALL_TARGETS += $(PYTHON_EXT)
 

@@ -5,8 +5,8 @@
   bridge.py peers
   bridge.py lint PATH...
 
-Every case (cases/dlpack/python/*.pytsm and cases/peers/numpy/*.pytsm, grammar in
-cases/dlpack/python/README.md) runs for
+Every case (cases/dlpack/python/*.pytsm, cases/peers/numpy/*.pytsm and
+cases/peers/pytorch/*.pytsm, grammar in cases/dlpack/python/README.md) runs for
 every producer x consumer pair of the peers, one plug-in module each (harness/python/peers/
 and its README.md, and the modules a user names on TSM_CTS_PEERS or --peer-path;
 `bridge.py peers` lists them and whether their arrays offer the C exchange API);

@@ -68,7 +68,7 @@ if TSM_CTS_BUILD="$BUILD" $PY -c '
 import sys
 sys.path.insert(0, "harness/python")
 import caselang
-files = caselang.collect(["cases/dlpack/python", "cases/peers/numpy", sys.argv[1]])
+files = caselang.collect(["cases/dlpack/python", "cases/peers/numpy", "cases/peers/pytorch", sys.argv[1]])
 bad = [str(c) for _, c in caselang.parse_files(files) if not isinstance(c, dict)]
 print("\n".join(bad))
 sys.exit(1 if bad or len(files) < 2 else 0)' "$f" >"$TMP/err" 2>&1; then
