@@ -214,37 +214,30 @@ def copy_dltensor(t):
     """Elements of a CPU DLTensor as a compact numpy array of its own (honours byte_offset
     and strides)."""
     shape = [t.shape[i] for i in range(t.ndim)]
+    strides = [t.strides[i] for i in range(t.ndim)] if t.strides else None
     npdt = np.dtype(_NP_DTYPES[(t.dtype.code, t.dtype.bits)])
-    isz = npdt.itemsize
-    if t.strides:
-        strides = [t.strides[i] * isz for i in range(t.ndim)]
-    else:
-        strides = list(np.empty(shape, npdt).strides) if shape else []
-    n = int(np.prod(shape)) if shape else 1
-    if n == 0:
-        return np.empty(shape, npdt)
-    base = (t.data or 0) + t.byte_offset
-    lo = sum(min(0, (s - 1) * st) for s, st in zip(shape, strides))
-    hi = sum(max(0, (s - 1) * st) for s, st in zip(shape, strides)) + isz
-    buf = (ctypes.c_char * (hi - lo)).from_address(base + lo)
-    return np.ndarray(shape, npdt, buffer=buf, offset=-lo, strides=strides).copy()
+    return _at(t.data or 0, t.byte_offset, shape, npdt, strides).copy()
 
 
 def read_memory(ptr, shape, dtype, strides=None):
     """Elements at a raw data pointer (a consumer's storage) as a nested list."""
-    npdt = np_dtype(dtype)
+    return _at(ptr, 0, shape, np_dtype(dtype), strides).tolist()
+
+
+def _at(data, byte_offset, shape, npdt, strides):
+    """A numpy view of the elements at data + byte_offset, strides in elements (None:
+    compact); a negative stride puts elements before element 0."""
     n = int(np.prod(shape)) if shape else 1
     if n == 0:
-        return np.empty(shape, npdt).tolist()
+        return np.empty(shape, npdt)
     if strides is None:
-        strides = np.empty(shape, npdt).strides
+        strides = list(np.empty(shape, npdt).strides)
     else:
         strides = [s * npdt.itemsize for s in strides]
-    # a negative stride puts elements before element 0, at ptr
     lo = sum(min(0, (s - 1) * st) for s, st in zip(shape, strides))
     hi = sum(max(0, (s - 1) * st) for s, st in zip(shape, strides)) + npdt.itemsize
-    buf = (ctypes.c_char * (hi - lo)).from_address(ptr + lo)
-    return np.ndarray(shape, npdt, buffer=buf, offset=-lo, strides=strides).tolist()
+    buf = (ctypes.c_char * (hi - lo)).from_address(data + byte_offset + lo)
+    return np.ndarray(shape, npdt, buffer=buf, offset=-lo, strides=strides)
 
 
 class Probe:

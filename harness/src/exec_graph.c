@@ -164,12 +164,7 @@ static int write_leaves(struct cts_run *r, int g, int *adapter_rc) {
     free(buf);
     if (*adapter_rc) return -1;
     struct graph_state *gs = gs_of(r);
-    if ((size_t)order->v[i] >= gs->written_cap) {
-      size_t cap = 2 * (size_t)order->v[i] + 16;
-      gs->written = cts_xrealloc(gs->written, cap);
-      memset(gs->written + gs->written_cap, 0, cap - gs->written_cap);
-      gs->written_cap = cap;
-    }
+    cts_grow((void **)&gs->written, &gs->written_cap, (size_t)order->v[i] + 1, 1);
     gs->written[order->v[i]] = 1;
   }
   return 0;

@@ -108,13 +108,13 @@ int cts__model_dump(struct cts_model *m, const struct cts_stmt *st, const struct
   return 0;
 }
 
-/* The number after `key` in line (up to its end), or -1 when it has none. */
+/* The number after the word `key` in line (up to end), or -1 when it has none. */
 static long long dump_count(const char *line, const char *end, const char *key) {
-  const char *at = line;
   size_t k = strlen(key);
-  while ((at = strstr(at, key)) && at < end && at > line && at[-1] != ' ') at += k;
-  if (!at || at >= end || at[k] < '0' || at[k] > '9') return -1;
-  return strtoll(at + k, NULL, 10);
+  for (const char *at = line; (at = strstr(at, key)) && at < end; at += k)
+    if (at == line || at[-1] == ' ') /* the word, not the end of another */
+      return at[k] >= '0' && at[k] <= '9' ? strtoll(at + k, NULL, 10) : -1;
+  return -1;
 }
 
 /* The model's manager of handle mh, or CTS_NONE. */
@@ -127,17 +127,17 @@ static int mgr_of_handle(struct cts_run *r, tsm_handle mh) {
 /* MGR.DUMP.1: the dump of open manager g lists g and its open descendants, each once,
  * with the model's live and child counts. 0, or -1 after reporting. */
 static int check_dump(struct cts_run *r, int g, const char *dump) {
-  size_t n = r->m.n_mgrs;
+  size_t n = r->m.n_mgrs, top = 0;
   char *want = cts_xcalloc(n ? n : 1, 1), *seen = cts_xcalloc(n ? n : 1, 1);
-  want[g] = 1;
-  for (int grew = 1; grew;) { /* g's open descendants */
-    grew = 0;
-    for (size_t i = 0; i < n; i++) {
-      int p = r->m.mgrs[i].parent;
-      if (!want[i] && r->m.mgrs[i].state == CTS_M_OPEN && p != CTS_NONE && want[p])
-        want[i] = grew = 1;
-    }
+  int *stack = cts_xmalloc((n ? n : 1) * sizeof *stack);
+  stack[top++] = g;
+  while (top) { /* g and its open descendants, through the model's child lists */
+    int x = stack[--top];
+    want[x] = 1;
+    const struct cts_ids *kids = &r->m.mgrs[x].children;
+    for (size_t k = 0; k < kids->n; k++) stack[top++] = kids->v[k];
   }
+  free(stack);
   char name[160];
   int rc = 0;
   for (const char *line = dump; *line && !rc;) {

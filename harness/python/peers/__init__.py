@@ -26,6 +26,12 @@ ALL_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uin
                         "uint64", "float16", "bfloat16", "float32", "float64"})
 
 
+def slice_index(how):
+    """The index of a ("slice", dim, start, stop, step) view: Python's slice along dim."""
+    dim, start, stop, step = how[1:]
+    return (slice(None),) * dim + (slice(start, stop, step),)
+
+
 class Peer:
     """One framework. Subclasses set the class attributes and implement make,
     from_dlpack and tolist (and dtype; shape and data_ptr when the defaults do not fit).

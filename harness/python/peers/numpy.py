@@ -1,7 +1,7 @@
 """numpy: numpy.ndarray's __dlpack__, numpy.from_dlpack."""
 import numpy as np
 
-from peers import ALL_DTYPES, Peer
+from peers import ALL_DTYPES, Peer, slice_index
 
 
 class NumpyPeer(Peer):
@@ -33,8 +33,7 @@ class NumpyPeer(Peer):
             view = arr.view()
             view.flags.writeable = False
             return view
-        dim, start, stop, step = how[1:]
-        return arr[(slice(None),) * dim + (slice(start, stop, step),)]
+        return arr[slice_index(how)]
 
     def tolist(self, arr):
         return arr.tolist()

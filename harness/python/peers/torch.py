@@ -5,7 +5,7 @@ and returns legacy capsules only. Consumer: torch.utils.dlpack.from_dlpack, whic
 __dlpack__() with no arguments."""
 import numpy as np
 
-from peers import ALL_DTYPES, Peer
+from peers import ALL_DTYPES, Peer, slice_index
 
 
 class TorchPeer(Peer):
@@ -34,8 +34,7 @@ class TorchPeer(Peer):
             return None  # torch tensors have no read-only flag
         if how[0] == "transpose":
             return arr.permute(*reversed(range(arr.dim())))
-        dim, start, stop, step = how[1:]
-        return arr[(slice(None),) * dim + (slice(start, stop, step),)]
+        return arr[slice_index(how)]
 
     def tolist(self, arr):
         return arr.tolist()
