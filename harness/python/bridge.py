@@ -63,6 +63,10 @@ class NotSupported(Exception):
         self.peer = peer
 
 
+class Unwound(RuntimeError):
+    """What `unwind` raises after its body (DLP.PY.UNWIND.1)."""
+
+
 class CaseFail(Exception):
     def __init__(self, line, msg):
         super().__init__(f"line {line}: {msg}")
@@ -159,6 +163,7 @@ class Run:
         self.C = peers.get(consumer)
         self.env = {}
         self.views = {}  # producer-side views (slice, transpose, readonly): name -> how
+        self.unexportable = set()  # names of arrays no DLTensor describes
         self.probes = []
         self.line = 0
 
@@ -201,6 +206,8 @@ class Run:
             return
         if op == "flat":
             return self.flat(st)
+        if op == "unwind":
+            return self.unwind(st)
         getattr(self, "op_" + op)(st)
         self.line = st["line"]
         self.invariants()
@@ -235,6 +242,8 @@ class Run:
         for k in ("copy", "stream", "dl_device"):
             if k in st:
                 kw[k] = st[k]
+        if kw.get("stream") == "object":  # DLP.PY.STREAM.1: a stream that is no integer
+            kw["stream"] = object()
         return kw
 
     def op_export(self, st):
@@ -284,10 +293,15 @@ class Run:
 
     def op_from(self, st):
         arr = self.get(st["src"], ["array"])[1]
-        self.takes(self.P.dtype(arr))
+        if st["src"] not in self.unexportable:  # no dtype of DLPack's to check
+            self.takes(self.P.dtype(arr))
         kw = {"copy": st["copy"]} if "copy" in st else {}
+        if "device" in st:
+            kw["device"] = st["device"]
         for key in kw.keys() - self.C.from_keywords:
             raise NotSupported(f"{self.C.name}'s from_dlpack takes no {key}=", self.C.name)
+        if "device" in kw:
+            kw["device"] = self.C.device_object(kw["device"])
         h = Holder(self, array=arr, readonly=self.views.get(st["src"]) == ("readonly",))
         try:
             self._consume(h, None, st["name"], **kw)
@@ -300,9 +314,37 @@ class Run:
         if "as" in st:
             self.env[st["as"]] = ("capsule", h.cap, h.probe)
 
+    def op_unexportable(self, st):
+        """An array of the producer that no DLTensor describes (DLP.PY.EXPORT.1)."""
+        arr = self.P.unexportable(st["what"])
+        if arr is None:
+            raise NotSupported(f"{self.P.name} has no array that is unexportable by its "
+                               f"{st['what']}", self.P.name)
+        self.env[st["name"]] = ("array", arr, None)
+        self.unexportable.add(st["name"])
+
+    def check_strided(self, st):
+        """A strided view must stay inside the bytes of the array it views (a case that
+        reaches outside would read freed or foreign memory): a made array's span."""
+        import numpy as np
+        _, shape, strides = st["how"]
+        lo, hi = self.span(st["src"])
+        arr = self.env[st["src"]][1]
+        itemsize = self.dl.np_dtype(self.P.dtype(arr)).itemsize
+        if 0 in shape:
+            return
+        first = sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
+        last = sum(max(0, (n - 1) * s) for n, s in zip(shape, strides)) + itemsize
+        if first < 0 or last > hi - lo:
+            self.fail(f"strided {list(shape)} bytes {list(strides)} reaches bytes "
+                      f"[{first}, {last}) of {st['src']}, which holds {hi - lo} "
+                      f"({int(np.prod(self.P.shape(arr)))} elements of {itemsize})")
+
     def op_view(self, st):
-        """A producer-side view (slice, transpose): a strided export to come."""
+        """A producer-side view (slice, transpose, strided): a strided export to come."""
         arr = self.get(st["src"], ["array"])[1]
+        if st["how"][0] == "strided":
+            self.check_strided(st)
         try:
             view = self.P.view(arr, st["how"])
         except Exception as e:  # noqa: BLE001
@@ -510,6 +552,26 @@ class Run:
             return self.expect_exchange(k, x, st)
         if k in ("shares", "noshares"):
             return self.expect_shares(st)
+        if k in ("writeable", "nowriteable"):
+            _, obj, probe = self.get(x, ["tensor"])
+            if probe is not None and not probe.versioned:
+                raise NotSupported(f"{self.C.name} imported a legacy capsule, whose "
+                                   "writeability DLP.PY.WRITE.1 leaves to the consumer",
+                                   self.C.name)
+            w = self.C.writeable(obj)
+            if w is None:
+                raise NotSupported(f"{self.C.name}'s arrays are never writeable", self.C.name)
+            if w and k == "nowriteable":  # a writeable copy honours READ_ONLY too
+                ptr = self.C.data_ptr(obj)
+                if ptr is None:
+                    raise NotSupported(f"{self.C.name} gives no data pointer of its arrays",
+                                       self.C.name)
+                if probe is None or ptr != probe.data:
+                    return
+            if w != (k == "writeable"):
+                self.fail(f"expect {'' if k == 'writeable' else 'not '}writeable {x}: "
+                          f"{self.C.name}'s result is {'' if w else 'not '}writeable")
+            return
         if k in ("name", "version", "flag", "noflag", "deleted", "strides", "offset"):
             _, cap, probe = self.get(x, ["capsule"])
         if k == "name":
@@ -578,6 +640,54 @@ class Run:
         if r1 - r0 > st["mib"] * 2**20:
             self.fail(f"DLP.PY.ROUND.1: RSS grew {(r1 - r0) / 2**20:.1f} MiB over the loop "
                       f"(limit {st['mib']} MiB)")
+
+    def unwind(self, st):
+        """`unwind { ... }` (DLP.PY.UNWIND.1): the body runs in a frame that then raises;
+        what it bound is that frame's, and dies with it when the handler drops the
+        exception (and its traceback). The exception that arrives must be the one raised,
+        no destructor may raise (an unraisable exception), and every deleter of a capsule
+        made inside must have run."""
+        first_probe = len(self.probes)
+        unraisable, hook = [], sys.unraisablehook
+        outer, body_done = self.env, []
+
+        def in_flight():
+            local = dict(outer)  # the frame's own: what the body binds dies with it
+            self.env = local
+            try:
+                self.exec_block(st["body"])
+            finally:
+                self.env = outer
+            body_done.append(True)
+            raise Unwound(id(local))
+
+        sys.unraisablehook = unraisable.append
+        try:
+            in_flight()
+        except Unwound:
+            pass  # leaving the handler frees the traceback, the frame and its names
+        except (CaseFail, NotSupported):
+            raise
+        except Exception as e:  # noqa: BLE001
+            if not body_done:
+                raise  # a statement of the body failed
+            self.line = st["line"]
+            self.fail(f"DLP.PY.UNWIND.1: the exception in flight was replaced by "
+                      f"{type(e).__name__}: {e}")
+        finally:
+            sys.unraisablehook = hook
+        settle(self.probes)
+        self.line = st["line"]
+        if unraisable:
+            u = unraisable[0]
+            self.fail(f"DLP.PY.UNWIND.1: a destructor raised while the exception unwound: "
+                      f"{u.exc_type.__name__}: {u.exc_value}")
+        for p in self.probes[first_probe:]:
+            if p.calls != 1 and not p.capsule_alive:
+                self.fail(f"DLP.PY.UNWIND.1: a capsule made inside ran its deleter "
+                          f"{p.calls} times once the exception unwound "
+                          f"({'leak' if p.calls == 0 else 'double release'}; exported as "
+                          f"{p.name_at_export}, now {p.name_at_destruction or 'alive'})")
 
     def finish(self):
         self.line = 0

@@ -66,6 +66,8 @@ def _from(j):
         st["as"] = j["out"]
     if "copy" in j:
         st["copy"] = j["copy"]
+    if "device" in j:
+        st["device"] = tuple(j["device"])
     return st
 
 
@@ -109,6 +111,10 @@ CONVERT = {
                            "how": ("slice", j["dim"], j["start"], j["stop"], j["step"])},
     "PY_TRANSPOSE": lambda j: {"op": "view", "name": j["dst"], "src": j["a"],
                                "how": ("transpose",)},
+    "PY_STRIDED": lambda j: {"op": "view", "name": j["dst"], "src": j["a"],
+                             "how": ("strided", tuple(j["shape"]), tuple(j["bytes"]))},
+    "PY_UNEXPORTABLE": lambda j: {"op": "unexportable", "name": j["dst"], "what": j["what"]},
+    "PY_UNWIND": lambda j: {"op": "unwind", "body": _body(j)},
     "PY_READONLY": lambda j: {"op": "view", "name": j["dst"], "src": j["a"],
                               "how": ("readonly",)},
     "PY_RECONSUME": lambda j: {"op": "consume", "name": None, "src": j["a"]},

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """test_bridge.py: the bridge must catch deliberately broken consumers.
 clauses: [DLP.DEL.1, DLP.PY.NAME.2, DLP.PY.ROUND.1, DLP.PY.DTOR.1, DLP.XAPI.CONSUME.1,
-DLP.XAPI.HEADER.2]
+DLP.XAPI.HEADER.2, DLP.PY.UNWIND.1, DLP.PY.EXPORT.1, DLP.PY.WRITE.1]
 
   iree-leak    renames the capsule to used_* and never runs the deleter
                (IREE before PR #20988, seeds/001): leak
@@ -11,6 +11,14 @@ DLP.XAPI.HEADER.2]
                the deleter a second time
   no-rename    takes the pointer and runs the deleter, but never renames: double release
   good         a correct ctypes consumer (control: must pass)
+  del-raises   a correct consumer whose tensor's release raises in __del__: harmless in
+               a plain exchange, caught when it runs while an exception unwinds
+               (DLP.PY.UNWIND.1)
+  swallow      answers a producer's refusal (__dlpack__ raising) with an empty tensor
+               instead of raising (DLP.PY.EXPORT.1)
+  read-only    marks every import not writeable, a versioned one without READ_ONLY
+               included (DLP.PY.WRITE.1); writeable: the same consumer marking it
+               writeable (control)
 
 Consumers of the DLPack 1.3 exchange table (xapi.py), run with tsmref producing (the
 only peer whose own tensor type publishes one):
@@ -47,8 +55,9 @@ CASES = os.path.join(bridge.ROOT, "cases", "dlpack", "python")
 class Imported:
     """A ctypes consumer's tensor: aliases the producer's data; runs the deleter at del."""
 
-    def __init__(self, ptr, versioned, run_deleter):
+    def __init__(self, ptr, versioned, run_deleter, del_raises=False):
         self.ptr, self.versioned, self.run_deleter = ptr, versioned, run_deleter
+        self.del_raises = del_raises
         m = dl.managed(ptr, versioned)
         t = m.dl_tensor
         self.shape = tuple(t.shape[i] for i in range(t.ndim))
@@ -61,23 +70,39 @@ class Imported:
             m = dl.managed(self.ptr, self.versioned)
             if m.deleter:
                 dl.DELETER(m.deleter)(self.ptr)
+        if self.del_raises:
+            raise RuntimeError("release failed after running the deleter")
+
+
+class Swallowed:
+    """What the swallow consumer returns for a refused export: no elements."""
+    values, shape, dtype, data = dl.np.zeros(0), (0,), "float32", None
 
 
 class CtypesConsumer(peers.Peer):
     rename, run_deleter, rename_back = True, True, False
+    del_raises, swallow, writeable_flag = False, False, None
 
     def __init__(self, name):
         self.name = name
 
+    def writeable(self, arr):
+        return self.writeable_flag
+
     def from_dlpack(self, obj):
-        cap = obj.__dlpack__(max_version=(1, 3))
+        try:
+            cap = obj.__dlpack__(max_version=(1, 3))
+        except BufferError:
+            if self.swallow:
+                return Swallowed()
+            raise
         name = dl.capsule_name(cap)
         if name not in ("dltensor", "dltensor_versioned"):
             raise ValueError(f"capsule {name!r} cannot be consumed")
         ptr = dl.capsule_pointer(cap)
         if self.rename:
             dl.set_capsule_name(cap, "used_" + name)
-        out = Imported(ptr, name == "dltensor_versioned", self.run_deleter)
+        out = Imported(ptr, name == "dltensor_versioned", self.run_deleter, self.del_raises)
         if self.rename_back:
             dl.set_capsule_name(cap, name)  # the turbine workaround
         return out
@@ -180,8 +205,24 @@ def main():
         ("xapi-exchange-future.pytsm", consumer("xapi-no-header", XapiConsumer, walk=False),
          "Fail", "DLP.XAPI.HEADER.2"),
     ]
+    peer_case = lambda folder, n: os.path.join(bridge.ROOT, "cases", "peers", folder, n)  # noqa: E731
+    numpy_checks = [
+        ("unwind-consumed.pytsm", "good", "Pass", ""),
+        ("unwind-consumed.pytsm", consumer("del-raises", del_raises=True), "Fail",
+         "DLP.PY.UNWIND.1: a destructor raised"),
+        ("roundtrip-f32.pytsm", "del-raises", "Pass", ""),
+        ("unwind-consumed.pytsm", "iree-leak", "Fail", "leak"),
+        (peer_case("numpy", "invalid-dtype.pytsm"), "good", "Pass", ""),
+        (peer_case("numpy", "invalid-dtype.pytsm"), consumer("swallow", swallow=True), "Fail",
+         "the statement succeeded"),
+        (peer_case("numpy", "writeable.pytsm"), consumer("writeable", writeable_flag=True),
+         "Pass", ""),
+        (peer_case("numpy", "writeable.pytsm"), consumer("read-only", writeable_flag=False),
+         "Fail", "is not writeable"),
+    ]
     bad = 0
-    for producer, producer_checks in (("tsmref", checks + xapi_checks), ("numpy", checks)):
+    for producer, producer_checks in (("tsmref", checks + xapi_checks),
+                                      ("numpy", checks + numpy_checks)):
         for case, cons, want, sub in producer_checks:
             status, msg, _ = bridge.run_one(load(case), producer, cons)
             ok = status == want and sub in msg

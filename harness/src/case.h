@@ -94,6 +94,7 @@ struct cts_py_export {
   int64_t max_version[2];
   int copy;
   int64_t stream;
+  int stream_object;            /* `stream object`: a stream that is no integer */
   int64_t device[2];
 };
 
@@ -112,7 +113,8 @@ struct cts_py_xapi {
 enum cts_py_expect { CTS_PY_NAME, CTS_PY_VERSION, CTS_PY_FLAG, CTS_PY_NOFLAG, CTS_PY_DELETED,
                      CTS_PY_VALUES, CTS_PY_SHAPE, CTS_PY_DTYPE, CTS_PY_DEVICE, CTS_PY_STRIDES,
                      CTS_PY_OFFSET, CTS_PY_ALIVE, CTS_PY_XAPI, CTS_PY_WORKSTREAM, CTS_PY_VIEW,
-                     CTS_PY_SHARES, CTS_PY_NOSHARES, CTS_N_PY_EXPECTS };
+                     CTS_PY_SHARES, CTS_PY_WRITEABLE, CTS_PY_NOSHARES, CTS_PY_NOWRITEABLE,
+                     CTS_N_PY_EXPECTS };
 enum cts_py_form { CTS_PY_FORM_NONE, CTS_PY_FORM_VERSIONED, CTS_PY_FORM_LEGACY };
 /* The exceptions `expect error` of a .pytsm names, as bits. */
 enum cts_py_exc { CTS_PY_BUFFER_ERROR = 1, CTS_PY_VALUE_ERROR = 2, CTS_PY_TYPE_ERROR = 4,
@@ -134,7 +136,8 @@ struct cts_py_expectation {
 
 /* The names of the capsule-level words, NULL-terminated, indexed by their enums. */
 extern const char *const cts_py_expect_names[], *const cts_py_capsule_names[],
-    *const cts_py_exc_names[], *const cts_py_form_names[], *const cts_py_flag_names[];
+    *const cts_py_exc_names[], *const cts_py_form_names[], *const cts_py_flag_names[],
+    *const cts_py_unexportable_names[];
 
 /* The names of enum cts_create_kind, enum cts_dl_where, enum tsm_graph_flag bits and enum
  * cts_stat, NULL-terminated (case_stmt.c). */
@@ -219,6 +222,13 @@ struct cts_stmt {
     struct {
       int64_t dim, start, stop, step;              /* slice: numpy's a[..., start:stop:step] */
     } py_view;                                     /* CTS_SHAPE_PY_VIEW (slice; others: none) */
+    struct {
+      int ndim;
+      int64_t shape[TSM_MAX_DIMS], bytes[TSM_MAX_DIMS]; /* byte strides, numpy's */
+    } py_strided;                                  /* CTS_SHAPE_PY_STRIDED */
+    struct {
+      int what;                                    /* cts_py_unexportable_names index */
+    } py_unexportable;                             /* CTS_SHAPE_PY_UNEXPORTABLE */
     struct { int64_t mib; } flat;                  /* CTS_SHAPE_FLAT, and the body */
   } u;
 };

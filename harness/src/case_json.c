@@ -164,15 +164,17 @@ static void put_py_export(FILE *f, const struct cts_py_export *e) {
   put_str(f, "form", cts_py_form_names[e->form]);
   if (e->has_max_version) put_ints(f, "max_version", e->max_version, 2);
   if (e->has_copy) put_bool(f, "copy", e->copy);
-  if (e->has_stream) put_int(f, "stream", e->stream);
+  if (e->stream_object) put_str(f, "stream", "object");
+  else if (e->has_stream) put_int(f, "stream", e->stream);
   if (e->has_device) put_ints(f, "device", e->device, 2);
 }
 
 /* `v`: what the expectation compares with, typed as its kind wants. */
 static void put_py_expect(FILE *f, const struct cts_py_expectation *e) {
-  put_str(f, "what", e->what == CTS_PY_NOFLAG     ? "noflag"
-                     : e->what == CTS_PY_NOSHARES ? "noshares"
-                                                  : cts_py_expect_names[e->what]);
+  put_str(f, "what", e->what == CTS_PY_NOFLAG        ? "noflag"
+                     : e->what == CTS_PY_NOSHARES    ? "noshares"
+                     : e->what == CTS_PY_NOWRITEABLE ? "nowriteable"
+                                                     : cts_py_expect_names[e->what]);
   switch (e->what) {
     case CTS_PY_FLAG:
     case CTS_PY_NOFLAG: put_str(f, "flag", cts_py_flag_names[e->flag]); break;
@@ -184,7 +186,9 @@ static void put_py_expect(FILE *f, const struct cts_py_expectation *e) {
     case CTS_PY_ALIVE:
     case CTS_PY_XAPI:
     case CTS_PY_SHARES:
-    case CTS_PY_NOSHARES: break;
+    case CTS_PY_NOSHARES:
+    case CTS_PY_WRITEABLE:
+    case CTS_PY_NOWRITEABLE: break;
     case CTS_PY_WORKSTREAM:
       put_ints(f, "device", e->pair, 2);
       put_int(f, "v", e->want);
@@ -281,6 +285,13 @@ static void put_shape_fields(FILE *f, const struct cts_case *c, const struct cts
         put_int(f, "stop", st->u.py_view.stop);
         put_int(f, "step", st->u.py_view.step);
       }
+      break;
+    case CTS_SHAPE_PY_STRIDED:
+      put_ints(f, "shape", st->u.py_strided.shape, (size_t)st->u.py_strided.ndim);
+      put_ints(f, "bytes", st->u.py_strided.bytes, (size_t)st->u.py_strided.ndim);
+      break;
+    case CTS_SHAPE_PY_UNEXPORTABLE:
+      put_str(f, "what", cts_py_unexportable_names[st->u.py_unexportable.what]);
       break;
     default: break;
   }

@@ -606,13 +606,17 @@ static int parse_inner_action(struct parser *p, struct line_toks *lt, const stru
 const char *const cts_py_expect_names[] = {"name",    "version", "flag",   "not",
                                            "deleted", "values",  "shape",  "dtype",
                                            "device",  "strides", "offset", "alive",
-                                           "xapi",    "workstream", "view", "shares", NULL};
+                                           "xapi",    "workstream", "view", "shares",
+                                           "writeable", NULL};
 const char *const cts_py_capsule_names[] = {"dltensor", "dltensor_versioned", "used_dltensor",
                                             "used_dltensor_versioned", NULL};
 const char *const cts_py_exc_names[] = {"BufferError", "ValueError", "TypeError",
                                         "RuntimeError", "any", NULL};
 const char *const cts_py_form_names[] = {"none", "versioned", "legacy", NULL};
 const char *const cts_py_flag_names[] = {"copied", "readonly", NULL};
+/* What makes a producer's array one no DLTensor describes (DLP.PY.EXPORT.1). */
+const char *const cts_py_unexportable_names[] = {"dtype", "byteorder", "layout", "conj",
+                                                 "grad", NULL};
 
 /* `(A, B)`: two integers, as __dlpack__'s device and max_version are written. */
 static int parse_pair(struct parser *p, struct line_toks *lt, int64_t *pair) {
@@ -663,6 +667,8 @@ static int parse_py_export_option(struct parser *p, struct line_toks *lt,
   if (i < 0) return -1;
   if (i <= CTS_PY_FORM_LEGACY) return e->form = i, 0;
   if (i == 3) return e->has_max_version = 1, parse_pair(p, lt, e->max_version);
+  if (i == 5 && tok_is(peek(lt), "object")) /* a stream that is no integer */
+    return next(lt), e->has_stream = e->stream_object = 1, 0;
   if (i == 5) return e->has_stream = 1, parse_int(p, lt, ANY_INT_MIN, &e->stream, "a stream");
   if (i == 6) return e->has_device = 1, parse_pair(p, lt, e->device);
   e->has_copy = 1;
@@ -751,7 +757,8 @@ static int parse_py_exchange(struct parser *p, struct line_toks *lt, struct cts_
   return parse_py_xapi_options(p, lt, &st->u.py_xapi, XAPI_OPT_MAJOR | XAPI_OPT_CHAIN);
 }
 
-/* `tensor T = from A [as C]`: C names the capsule the consumer was handed. */
+/* `tensor T = from A [copy true|false] [device (T, I)] [as C]`: C names the capsule the
+ * consumer was handed. */
 static int parse_py_from(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   static const char *const truth[] = {"false", "true", NULL};
   if (use_a(p, lt, st, CTS_SYM_ARRAY)) return -1;
@@ -760,6 +767,11 @@ static int parse_py_from(struct parser *p, struct line_toks *lt, struct cts_stmt
     next(lt);
     if ((e->copy = pick_word(p, lt, truth, "expected true or false")) < 0) return -1;
     e->has_copy = 1;
+  }
+  if (tok_is(peek(lt), "device")) { /* from_dlpack(A, device=the consumer's device) */
+    next(lt);
+    if (parse_pair(p, lt, e->device)) return -1;
+    e->has_device = 1;
   }
   if (!tok_is(peek(lt), "as")) return 0;
   next(lt);
@@ -782,6 +794,42 @@ static int parse_py_slice(struct parser *p, struct line_toks *lt, struct cts_stm
     return -1;
   }
   return 0;
+}
+
+/* `array B = strided A SHAPE bytes LIST`: the producer's view of A's memory with that
+ * shape and those strides in bytes (numpy's as_strided). */
+static int parse_py_strided(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  if (use_a(p, lt, st, CTS_SYM_ARRAY)) return -1;
+  int ndim = 0, shape_col = peek(lt)->col;
+  if (parse_shape(p, lt, &st->u.py_strided.ndim, st->u.py_strided.shape) ||
+      expect_punct(p, lt, "bytes"))
+    return -1;
+  int strides_col = peek(lt)->col;
+  if (expect_punct(p, lt, "[")) return -1;
+  while (!tok_is(peek(lt), "]")) {
+    if (ndim && expect_punct(p, lt, ",")) return -1;
+    if (ndim == TSM_MAX_DIMS) {
+      fail_at(p, lt->line, peek(lt)->col, "at most %d strides", TSM_MAX_DIMS);
+      return -1;
+    }
+    if (parse_int(p, lt, ANY_INT_MIN, &st->u.py_strided.bytes[ndim++], "a stride in bytes"))
+      return -1;
+  }
+  next(lt);
+  if (ndim != st->u.py_strided.ndim) {
+    fail_at(p, lt->line, strides_col, "%d strides for the %d dimensions of the shape at "
+            "column %d", ndim, st->u.py_strided.ndim, shape_col);
+    return -1;
+  }
+  return 0;
+}
+
+/* `array A = unexportable dtype|byteorder|layout|conj|grad` */
+static int parse_py_unexportable(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  st->u.py_unexportable.what =
+      pick_word(p, lt, cts_py_unexportable_names,
+                "expected dtype, byteorder, layout, conj or grad");
+  return st->u.py_unexportable.what < 0 ? -1 : 0;
 }
 
 /* `drop X [Y ...]` */
@@ -844,13 +892,17 @@ static int parse_py_expect(struct parser *p, struct line_toks *lt, struct cts_st
       CTS_SYM_CAPSULE, CTS_SYM_CAPSULE, CTS_SYM_CAPSULE, CTS_SYM_CAPSULE,
       CTS_SYM_CAPSULE, CTS_SYM_PY_ANY,  CTS_SYM_PY_ANY,  CTS_SYM_PY_ANY,
       CTS_SYM_ARRAY | CTS_SYM_TENSOR,   CTS_SYM_CAPSULE, CTS_SYM_CAPSULE, CTS_SYM_PY_ANY,
-      CTS_SYM_ARRAY,   CTS_SYM_ARRAY,   CTS_SYM_ARRAY,    CTS_SYM_ARRAY,  CTS_SYM_ARRAY};
+      CTS_SYM_ARRAY,   CTS_SYM_ARRAY,   CTS_SYM_ARRAY,    CTS_SYM_ARRAY,  CTS_SYM_TENSOR,
+      CTS_SYM_ARRAY,   CTS_SYM_TENSOR};
   struct cts_py_expectation *e = &st->u.py_expect;
   for (int i = 0; cts_py_expect_names[i]; i++)
     if (tok_is(p->verb, cts_py_expect_names[i])) e->what = i;
   if (e->what == CTS_PY_NOFLAG && tok_is(peek(lt), "shares")) {
     next(lt);
     e->what = CTS_PY_NOSHARES;
+  } else if (e->what == CTS_PY_NOFLAG && tok_is(peek(lt), "writeable")) {
+    next(lt);
+    e->what = CTS_PY_NOWRITEABLE;
   } else if (e->what == CTS_PY_NOFLAG && expect_punct(p, lt, "flag")) {
     return -1;
   }
@@ -862,6 +914,7 @@ static int parse_py_expect(struct parser *p, struct line_toks *lt, struct cts_st
     return e->flag < 0 ? -1 : 0;
   }
   if (e->what == CTS_PY_WORKSTREAM && parse_pair(p, lt, e->pair)) return -1;
+  if (e->what == CTS_PY_WRITEABLE || e->what == CTS_PY_NOWRITEABLE) return 0;
   return e->what == CTS_PY_ALIVE || e->what == CTS_PY_XAPI ? 0 : parse_py_expected(p, lt, st);
 }
 

@@ -93,6 +93,8 @@
   X(PY_EXPORT, CTS_CLASS_ACTION, "capsule", "export", CTS_SYM_CAPSULE, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_PY_EXPORT, CTS_MADE_NOTHING, parse_py_export, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
   X(PY_SLICE, CTS_CLASS_ACTION, "array", "slice", CTS_SYM_ARRAY, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_PY_VIEW, CTS_MADE_NOTHING, parse_py_slice, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
   X(PY_TRANSPOSE, CTS_CLASS_ACTION, "array", "transpose", CTS_SYM_ARRAY, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_PY_VIEW, CTS_MADE_NOTHING, parse_py_use_array, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
+  X(PY_STRIDED, CTS_CLASS_ACTION, "array", "strided", CTS_SYM_ARRAY, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_PY_STRIDED, CTS_MADE_NOTHING, parse_py_strided, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
+  X(PY_UNEXPORTABLE, CTS_CLASS_ACTION, "array", "unexportable", CTS_SYM_ARRAY, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_PY_UNEXPORTABLE, CTS_MADE_NOTHING, parse_py_unexportable, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
   X(PY_READONLY, CTS_CLASS_ACTION, "array", "readonly", CTS_SYM_ARRAY, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_PY_VIEW, CTS_MADE_NOTHING, parse_py_use_array, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
   X(PY_CONSUME, CTS_CLASS_ACTION, "tensor", "consume", CTS_SYM_TENSOR, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_py_use_capsule, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
   X(PY_FROM, CTS_CLASS_ACTION, "tensor", "from", CTS_SYM_TENSOR, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_PY_EXPORT, CTS_MADE_NOTHING, parse_py_from, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
@@ -100,6 +102,7 @@
   X(PY_DROP, CTS_CLASS_ACTION, "drop", NULL, 0, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_py_drop, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
   X(PY_COLLECT, CTS_CLASS_ACTION, "collect", NULL, 0, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_nothing, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
   X(PY_FLAT, CTS_CLASS_BLOCK, "flat", NULL, 0, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_FLAT, CTS_MADE_NOTHING, parse_py_flat, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
+  X(PY_UNWIND, CTS_CLASS_BLOCK, "unwind", NULL, 0, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_BLOCK, CTS_MADE_NOTHING, parse_nothing, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
   X(PY_EXPECT_ERROR, CTS_CLASS_EXPECT, "expect", "error", 0, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_PY_ERROR, CTS_MADE_NOTHING, parse_py_expect_error, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
   X(PY_XFROM, CTS_CLASS_ACTION, "capsule", "xfrom", CTS_SYM_CAPSULE, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_py_use_array, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
   X(PY_XALLOC, CTS_CLASS_ACTION, "capsule", "xalloc", CTS_SYM_CAPSULE, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_PY_XAPI, CTS_MADE_NOTHING, parse_py_xalloc, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
@@ -107,7 +110,7 @@
   X(PY_XTO, CTS_CLASS_ACTION, "array", "xto", CTS_SYM_ARRAY, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_py_use_capsule, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
   X(PY_ECHO, CTS_CLASS_ACTION, "array", "echo", CTS_SYM_ARRAY, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_py_use_array, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
   X(PY_EXCHANGE, CTS_CLASS_ACTION, "tensor", "exchange", CTS_SYM_TENSOR, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_PY_XAPI, CTS_MADE_NOTHING, parse_py_exchange, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
-  X(PY_EXPECT, CTS_CLASS_EXPECT, "expect", "name|version|flag|not|deleted|values|shape|dtype|device|strides|offset|alive|xapi|workstream|view|shares", 0, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_PY_EXPECT, CTS_MADE_NOTHING, parse_py_expect, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
+  X(PY_EXPECT, CTS_CLASS_EXPECT, "expect", "name|version|flag|not|deleted|values|shape|dtype|device|strides|offset|alive|xapi|workstream|view|shares|writeable", 0, CTS_FAMILY_DLPACK_PY, TSM_CAP_DLPACK_PY, CTS_SHAPE_PY_EXPECT, CTS_MADE_NOTHING, parse_py_expect, cts__model_none, cts__adapter_none, cts__exec_capsule_level) \
   /* expectations */ \
   X(EXPECT_ERROR, CTS_CLASS_EXPECT, "expect", "error", 0, CTS_FAMILY_CORE, 0, CTS_SHAPE_ERROR, CTS_MADE_NOTHING, parse_expect_error, cts__model_none, cts__adapter_none, cts__exec_expect_error) \
   X(EXPECT_OWNER, CTS_CLASS_EXPECT, "expect", "owner", 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_expect_holder, cts__model_none, cts__adapter_none, cts__expect_owner) \
@@ -179,6 +182,8 @@ enum cts_stmt_shape {
   CTS_SHAPE_PY_EXPECT,/* .py_expect */
   CTS_SHAPE_PY_XAPI,  /* .py_xapi */
   CTS_SHAPE_PY_VIEW,  /* .py_view */
+  CTS_SHAPE_PY_STRIDED, /* .py_strided */
+  CTS_SHAPE_PY_UNEXPORTABLE, /* .py_unexportable */
   CTS_SHAPE_FLAT      /* .flat, and the body */
 };
 

@@ -13,9 +13,10 @@
  *   Tensor.__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)
  *   Tensor.__dlpack_device__() -> (1, 0)
  *   Tensor.__dlpack_c_exchange_api__         (the DLPack 1.3 exchange table, a capsule)
- *   tsmref.from_dlpack(obj, /, *, copy=None) -> Tensor  (obj: has __dlpack__ or an
- *       exchange table on its type, or is a capsule; copy True or False is passed on
- *       to obj.__dlpack__, as the array API's from_dlpack does)
+ *   tsmref.from_dlpack(obj, /, *, copy=None, device=None) -> Tensor  (obj: has
+ *       __dlpack__ or an exchange table on its type, or is a capsule; copy True or
+ *       False, and device "cpu" or (1, 0) as dl_device=(1, 0), are passed on to
+ *       obj.__dlpack__, as the array API's from_dlpack does)
  *   tsmref.live_bytes() / tsmref.live_count() (leak probes: MGR.COUNT.4, DLP.EXPORT.3)
  *
  * The exchange table (DLP.XAPI.*) and from_dlpack's use of another type's table are
@@ -62,8 +63,7 @@ tsmr_handle g_root;
  * (a capsule round trip spent most of its time building and hashing them anew):
  * interned names, and the (1, DLPACK_MINOR) version a consumer asks for. Owned by
  * the module for the life of the process. */
-static PyObject *g_str_dlpack, *g_kwnames_max_version, *g_kwnames_max_version_copy,
-    *g_max_version;
+static PyObject *g_str_dlpack, *g_kwnames_max_version, *g_max_version, *g_cpu_device;
 static PyObject *g_str_stream, *g_str_max_version, *g_str_dl_device, *g_str_copy;
 
 /* ---- Tensor ---------------------------------------------------------------------- */
@@ -576,19 +576,28 @@ static PyObject *mod_tensor(PyObject *mod, PyObject *args, PyObject *kwds) {
 /* ---- Consumer: from_dlpack ------------------------------------------------------ */
 
 /* obj's capsule: obj itself, or obj.__dlpack__(max_version=(1, DLPACK_MINOR)) without a
- * bound method or a dict; with copy (True or False: from_dlpack's, passed on as the array
- * API says) __dlpack__(max_version=..., copy=copy), and no fallback for a producer
- * without max_version, which cannot take copy either. */
-static PyObject *get_capsule(PyObject *obj, PyObject *copy) {
+ * bound method or a dict. With copy (True or False) or to_cpu (from_dlpack's device=
+ * the CPU), passed on as the array API says: __dlpack__(max_version=..., copy=copy,
+ * dl_device=(1, 0)), and no fallback for a producer without max_version, which cannot
+ * take them either. */
+static PyObject *get_capsule(PyObject *obj, PyObject *copy, int to_cpu) {
   if (PyCapsule_CheckExact(obj)) {
     Py_INCREF(obj);
     return obj;
   }
-  if (copy) {
-    PyObject *with_copy[3] = {obj, g_max_version, copy};
-    return PyObject_VectorcallMethod(g_str_dlpack, with_copy, 1, g_kwnames_max_version_copy);
+  PyObject *argv[4] = {obj, g_max_version, NULL, NULL};
+  if (copy || to_cpu) {
+    PyObject *names[3] = {g_str_max_version, NULL, NULL};
+    Py_ssize_t n = 1;
+    if (copy) argv[1 + n] = copy, names[n++] = g_str_copy;
+    if (to_cpu) argv[1 + n] = g_cpu_device, names[n++] = g_str_dl_device;
+    PyObject *kwnames = n == 2 ? PyTuple_Pack(2, names[0], names[1])
+                               : PyTuple_Pack(3, names[0], names[1], names[2]);
+    if (!kwnames) return NULL;
+    PyObject *cap = PyObject_VectorcallMethod(g_str_dlpack, argv, 1, kwnames);
+    Py_DECREF(kwnames);
+    return cap;
   }
-  PyObject *argv[2] = {obj, g_max_version};
   PyObject *cap = PyObject_VectorcallMethod(g_str_dlpack, argv, 1, g_kwnames_max_version);
   if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) {
     /* A producer predating max_version (array API's recommended fallback). */
@@ -598,7 +607,23 @@ static PyObject *get_capsule(PyObject *obj, PyObject *copy) {
   return cap;
 }
 
-/* from_dlpack(obj, /, *, copy=None), by vectorcall: the bench's round trip
+/* from_dlpack's device: None (0), or the CPU, written "cpu" or (1, 0) (1); anything
+ * else -1 with ValueError: tsmref's tensors live on the CPU alone (DLP.PY.FROM.2). */
+static int parse_from_device(PyObject *device) {
+  long dt, id;
+  if (device == Py_None) return 0;
+  if (PyUnicode_Check(device) && PyUnicode_CompareWithASCIIString(device, "cpu") == 0)
+    return 1;
+  if (PyTuple_Check(device) && parse_pair(device, "", &dt, &id) == 0 && dt == kDLCPU &&
+      id == 0)
+    return 1;
+  PyErr_Clear();
+  PyErr_Format(PyExc_ValueError, "tsmref places tensors on the CPU alone: device must be "
+               "None, 'cpu' or (1, 0), not %R", device);
+  return -1;
+}
+
+/* from_dlpack(obj, /, *, copy=None, device=None), by vectorcall: the bench's round trip
  * (bench_capsule.py) pays no argument parsing when only obj is given. */
 static PyObject *mod_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_t nargs,
                                  PyObject *kwnames) {
@@ -607,28 +632,36 @@ static PyObject *mod_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_
     PyErr_SetString(PyExc_TypeError, "from_dlpack() takes one positional argument");
     return NULL;
   }
-  PyObject *obj = args[0], *copy = Py_None;
+  PyObject *obj = args[0], *copy = Py_None, *device = Py_None;
   Py_ssize_t n_kw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   for (Py_ssize_t i = 0; i < n_kw; i++) {
     PyObject *key = PyTuple_GET_ITEM(kwnames, i);
-    if (PyUnicode_Compare(key, g_str_copy) != 0) {
+    if (PyUnicode_Compare(key, g_str_copy) == 0) {
+      copy = args[nargs + i];
+    } else if (PyUnicode_CompareWithASCIIString(key, "device") == 0) {
+      device = args[nargs + i];
+    } else {
       PyErr_Format(PyExc_TypeError, "from_dlpack() got an unexpected keyword argument '%U'", key);
       return NULL;
     }
-    copy = args[nargs + i];
   }
+  int to_cpu = parse_from_device(device);
+  if (to_cpu < 0) return NULL;
   if (copy == Py_None) copy = NULL;
   else if (copy != Py_True && copy != Py_False) {
     PyErr_SetString(PyExc_ValueError, "copy must be True, False or None");
     return NULL;
-  } else if (PyCapsule_CheckExact(obj)) {
-    PyErr_SetString(PyExc_TypeError, "copy= needs an object with __dlpack__, not a capsule");
+  }
+  if ((copy || to_cpu) && PyCapsule_CheckExact(obj)) {
+    PyErr_SetString(PyExc_TypeError,
+                    "copy= and device= need an object with __dlpack__, not a capsule");
     return NULL;
   }
   PyObject *through_table; /* the exchange table has no copy: __dlpack__ takes it */
-  if (!copy && !PyCapsule_CheckExact(obj) && xapi_import(obj, &through_table) == 0)
+  if (!copy && !to_cpu && !PyCapsule_CheckExact(obj) &&
+      xapi_import(obj, &through_table) == 0)
     return through_table;
-  PyObject *cap = get_capsule(obj, copy);
+  PyObject *cap = get_capsule(obj, copy, to_cpu);
   if (!cap) return NULL;
   if (!PyCapsule_CheckExact(cap)) {
     Py_DECREF(cap);
@@ -727,7 +760,7 @@ static PyMethodDef mod_methods[] = {
     {"tensor", (PyCFunction)(void (*)(void))mod_tensor, METH_VARARGS | METH_KEYWORDS,
      "tensor(data, shape=None, dtype='float32')"},
     {"from_dlpack", (PyCFunction)(void (*)(void))mod_from_dlpack, METH_FASTCALL | METH_KEYWORDS,
-     "from_dlpack(obj, /, *, copy=None): import through DLPack"},
+     "from_dlpack(obj, /, *, copy=None, device=None): import through DLPack"},
     {"live_bytes", (PyCFunction)mod_live_bytes, METH_NOARGS,
      "live bytes of the session (tensors and unreleased exports)"},
     {"live_count", (PyCFunction)mod_live_count, METH_NOARGS,
@@ -751,9 +784,9 @@ static int make_call_constants(void) {
   if (!g_str_dlpack || !g_str_stream || !g_str_max_version || !g_str_dl_device || !g_str_copy)
     return -1;
   g_kwnames_max_version = PyTuple_Pack(1, g_str_max_version);
-  g_kwnames_max_version_copy = PyTuple_Pack(2, g_str_max_version, g_str_copy);
   g_max_version = Py_BuildValue("(ii)", 1, DLPACK_MINOR_VERSION);
-  return g_kwnames_max_version && g_kwnames_max_version_copy && g_max_version ? 0 : -1;
+  g_cpu_device = Py_BuildValue("(ii)", kDLCPU, 0);
+  return g_kwnames_max_version && g_max_version && g_cpu_device ? 0 : -1;
 }
 
 PyMODINIT_FUNC PyInit_tsmref(void) {

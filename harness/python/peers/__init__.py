@@ -76,9 +76,29 @@ class Peer:
 
     def view(self, arr, how):
         """A view of arr sharing its memory: ("slice", dim, start, stop, step), Python's
-        slice along dim; ("transpose",), the dimensions reversed (numpy's .T); or
-        ("readonly",), the same elements not writeable. None when the framework has no
-        such view of its arrays (the case is NotSupported)."""
+        slice along dim; ("transpose",), the dimensions reversed (numpy's .T);
+        ("readonly",), the same elements not writeable; or ("strided", shape, strides),
+        arr's memory from its element 0 with that shape and those strides in bytes
+        (numpy's as_strided; the bridge has checked that it stays inside arr). None when
+        the framework has no such view of its arrays (the case is NotSupported)."""
+        return None
+
+    def unexportable(self, what):
+        """An array of the framework that no DLTensor describes (DLP.PY.EXPORT.1), by
+        what: "dtype" (an element type DLPack has no code for), "byteorder" (not the
+        native byte order), "layout" (not strided: sparse), "conj" (a lazily
+        conjugated view) or "grad" (tracked by autograd). None when the framework has no
+        such array (the case is NotSupported)."""
+        return None
+
+    def device_object(self, pair):
+        """What from_dlpack's device= takes for the DLPack device pair (type, id), None
+        when the framework cannot name that device (the case is NotSupported)."""
+        return None
+
+    def writeable(self, arr):
+        """Whether a consumer's result may be written through, None when the
+        framework's arrays are never writeable (jax) or it has no Python write at all."""
         return None
 
     def data_ptr(self, arr):

@@ -16,12 +16,26 @@ class NumpyPeer(Peer):
         return values.reshape(shape)
 
     def __init__(self):
-        # np.from_dlpack takes copy= since numpy 2.1 (Debian's 1.24 takes no keyword)
+        # np.from_dlpack takes copy= and device= since numpy 2.1 (Debian's 1.24 takes
+        # no keyword)
         try:
-            np.from_dlpack(np.zeros(1), copy=None)
-            self.from_keywords = frozenset({"copy"})
+            np.from_dlpack(np.zeros(1), copy=None, device=None)
+            self.from_keywords = frozenset({"copy", "device"})
         except TypeError:
             self.from_keywords = frozenset()
+
+    def unexportable(self, what):
+        if what == "dtype":
+            return np.array([0, 1, 2, 3, 4], dtype="datetime64[s]")
+        if what == "byteorder":
+            return np.arange(5, dtype=np.dtype("int32").newbyteorder())
+        return None
+
+    def device_object(self, pair):
+        return "cpu" if tuple(pair) == (1, 0) else None
+
+    def writeable(self, arr):
+        return bool(arr.flags.writeable)
 
     def from_dlpack(self, obj, **kw):
         return np.from_dlpack(obj, **kw)
@@ -33,6 +47,8 @@ class NumpyPeer(Peer):
             view = arr.view()
             view.flags.writeable = False
             return view
+        if how[0] == "strided":
+            return np.lib.stride_tricks.as_strided(arr, how[1], how[2])
         return arr[slice_index(how)]
 
     def tolist(self, arr):

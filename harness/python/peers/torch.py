@@ -29,9 +29,29 @@ class TorchPeer(Peer):
     def from_dlpack(self, obj):
         return self.torch.utils.dlpack.from_dlpack(obj)
 
+    def unexportable(self, what):
+        t = self.torch
+        if what == "dtype":
+            return t.quantize_per_tensor(t.arange(5.0), 1.0, 0, t.quint8)
+        if what == "layout":
+            return t.arange(5.0).to_sparse()
+        if what == "conj":
+            return t.tensor([1 + 2j, 3 - 1j]).conj()
+        if what == "grad":
+            return t.arange(5.0, requires_grad=True)
+        return None  # byteorder: torch has native byte order alone
+
+    def writeable(self, arr):
+        return True  # torch tensors have no read-only flag
+
     def view(self, arr, how):  # a negative step raises ValueError: torch has none
         if how[0] == "readonly":
             return None  # torch tensors have no read-only flag
+        if how[0] == "strided":  # torch's strides count elements
+            size = arr.element_size()
+            if any(s % size for s in how[2]):
+                return None
+            return arr.as_strided(how[1], [s // size for s in how[2]])
         if how[0] == "transpose":
             return arr.permute(*reversed(range(arr.dim())))
         return arr[slice_index(how)]

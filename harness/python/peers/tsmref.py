@@ -16,7 +16,10 @@ class TsmrefPeer(Peer):
         # bfloat16 array has no buffer format of its own), not a list
         return self.m.tensor(values.view("uint8"), shape=tuple(shape), dtype=dtype)
 
-    from_keywords = frozenset({"copy"})
+    from_keywords = frozenset({"copy", "device"})
+
+    def device_object(self, pair):
+        return "cpu" if tuple(pair) == (1, 0) else None
 
     def from_dlpack(self, obj, **kw):
         return self.m.from_dlpack(obj, **kw)
