@@ -150,9 +150,15 @@ def _flat(v):
 
 
 def _f32(v, dtype):
+    """A case's LIST as the elements of dtype: rounded to it, and for a complex dtype
+    read as (real, imaginary) pairs."""
     import numpy as np
     import dl
-    return np.asarray(v, dtype=dl.np_dtype(dtype)).tolist()
+    npdt = dl.np_dtype(dtype)
+    if npdt.kind == "c":
+        pairs = np.asarray(v, dtype=np.float64).reshape(-1, 2)
+        return (pairs[:, 0] + 1j * pairs[:, 1]).astype(npdt).tolist()
+    return np.asarray(v, dtype=npdt).tolist()
 
 
 class Run:
@@ -221,9 +227,11 @@ class Run:
             raise NotSupported(str(e)) from None
         n = int(np.prod(shape)) if shape else 1
         if "values" in st:
-            vals = np.asarray(st["values"], dtype=npdt).reshape(-1)
+            vals = np.asarray(_f32(st["values"], dtype), dtype=npdt).reshape(-1)
             if vals.size != n:
                 self.fail(f"{vals.size} values for shape {shape}")
+        elif st["fill"] == "arange" and npdt.kind == "c":  # element k is k - k·i
+            vals = (np.arange(n) * (1 - 1j)).astype(npdt)
         elif st["fill"] == "arange":
             vals = np.arange(n).astype(npdt)
         else:
@@ -281,20 +289,45 @@ class Run:
         if name:
             self.env[name] = ("tensor", out, probe)
 
-    def takes(self, dtype):
-        """NotSupported when the consumer has no such dtype (DLP.IMPORT.6 lets it refuse)."""
-        if dtype not in self.C.imports:
-            raise NotSupported(f"{self.C.name} has no {dtype} arrays", self.C.name)
+    def refuses(self, dtype, holder):
+        """A consumer without dtype must refuse it (DLP.IMPORT.6): holder's import raises,
+        and a capsule it took (renamed used_*) has had its deleter run once, one it left
+        has not (DLP.IMPORT.2); the case is then NotSupported for it. A consumer that
+        takes it after all has its peer's imports wrong: the case fails."""
+        try:
+            self.C.from_dlpack(holder)
+        except Exception as e:  # noqa: BLE001
+            why = f"{type(e).__name__}: {e}"[:120]
+        else:
+            self.fail(f"{self.C.name} imported a {dtype} tensor, which its peer module says "
+                      "it has none of (Peer.imports)")
+        probe, cap = holder.probe, holder.cap
+        if probe is not None:
+            name = self.dl.capsule_name(cap)
+            holder.cap = cap = None  # only a name of the case's may keep the capsule now
+            settle(self.probes)
+            # A capsule still bound (consume C) has had its deleter run if the consumer
+            # took it, and not if it left it; a dead one has had it run, by whichever.
+            want = (1 if name.startswith("used_") else 0) if probe.capsule_alive else 1
+            if probe.calls != want:
+                self.fail(f"DLP.IMPORT.2: {self.C.name} refused a {dtype} capsule (named "
+                          f"{name!r} after the refusal) and its deleter has run "
+                          f"{probe.calls} times, not {want}")
+        raise NotSupported(f"{self.C.name} has no {dtype} arrays and refused the import "
+                           f"({why}), as DLP.IMPORT.6 permits", self.C.name)
 
     def op_consume(self, st):
         _, cap, probe = self.get(st["src"], ["capsule"])
-        self.takes(probe.dtype)
-        self._consume(Holder(self, cap=cap, probe=probe), probe, st["name"])
+        holder = Holder(self, cap=cap, probe=probe)
+        if probe.dtype not in self.C.imports:
+            self.refuses(probe.dtype, holder)
+        self._consume(holder, probe, st["name"])
 
     def op_from(self, st):
         arr = self.get(st["src"], ["array"])[1]
-        if st["src"] not in self.unexportable:  # no dtype of DLPack's to check
-            self.takes(self.P.dtype(arr))
+        dtype = None if st["src"] in self.unexportable else self.P.dtype(arr)
+        if dtype is not None and dtype not in self.C.imports:
+            self.refuses(dtype, Holder(self, array=arr))
         kw = {"copy": st["copy"]} if "copy" in st else {}
         if "device" in st:
             kw["device"] = st["device"]

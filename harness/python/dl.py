@@ -165,7 +165,7 @@ class Forged:
 
 
 _FORGED_DELETER = DELETER(lambda ptr: Forged.live.pop(ptr, None))
-_DL_CODES = {"i": 0, "u": 1, "f": 2}
+_DL_CODES = {"i": 0, "u": 1, "f": 2, "c": 5}
 
 
 def compact_strides(shape):
@@ -179,7 +179,8 @@ def compact_strides(shape):
 
 _NP_DTYPES = {(0, 8): np.int8, (0, 16): np.int16, (0, 32): np.int32, (0, 64): np.int64,
               (1, 8): np.uint8, (1, 16): np.uint16, (1, 32): np.uint32, (1, 64): np.uint64,
-              (2, 16): np.float16, (2, 32): np.float32, (2, 64): np.float64, (6, 8): np.bool_}
+              (2, 16): np.float16, (2, 32): np.float32, (2, 64): np.float64, (6, 8): np.bool_,
+              (5, 64): np.complex64, (5, 128): np.complex128}
 
 
 try:  # bfloat16 is ml_dtypes' (a dependency of jax); numpy has none

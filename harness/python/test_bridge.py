@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """test_bridge.py: the bridge must catch deliberately broken consumers.
 clauses: [DLP.DEL.1, DLP.PY.NAME.2, DLP.PY.ROUND.1, DLP.PY.DTOR.1, DLP.XAPI.CONSUME.1,
-DLP.XAPI.HEADER.2, DLP.PY.UNWIND.1, DLP.PY.EXPORT.1, DLP.PY.WRITE.1]
+DLP.XAPI.HEADER.2, DLP.PY.UNWIND.1, DLP.PY.EXPORT.1, DLP.PY.WRITE.1, DLP.IMPORT.2,
+DLP.IMPORT.6]
 
   iree-leak    renames the capsule to used_* and never runs the deleter
                (IREE before PR #20988, seeds/001): leak
@@ -16,6 +17,9 @@ DLP.XAPI.HEADER.2, DLP.PY.UNWIND.1, DLP.PY.EXPORT.1, DLP.PY.WRITE.1]
                (DLP.PY.UNWIND.1)
   swallow      answers a producer's refusal (__dlpack__ raising) with an empty tensor
                instead of raising (DLP.PY.EXPORT.1)
+  refuse-leak  takes a complex capsule (renames it used_*), then refuses it without running
+               its deleter (DLP.IMPORT.2); refuse-clean: the same, running the deleter
+               first (control)
   read-only    marks every import not writeable, a versioned one without READ_ONLY
                included (DLP.PY.WRITE.1); writeable: the same consumer marking it
                writeable (control)
@@ -81,7 +85,7 @@ class Swallowed:
 
 class CtypesConsumer(peers.Peer):
     rename, run_deleter, rename_back = True, True, False
-    del_raises, swallow, writeable_flag = False, False, None
+    del_raises, swallow, writeable_flag, refuse = False, False, None, None
 
     def __init__(self, name):
         self.name = name
@@ -102,6 +106,12 @@ class CtypesConsumer(peers.Peer):
         ptr = dl.capsule_pointer(cap)
         if self.rename:
             dl.set_capsule_name(cap, "used_" + name)
+        versioned = name == "dltensor_versioned"
+        if self.refuse and dl.managed(ptr, versioned).dl_tensor.dtype.code == 5:  # complex
+            m = dl.managed(ptr, versioned)
+            if self.refuse == "clean" and m.deleter:
+                dl.DELETER(m.deleter)(ptr)
+            raise BufferError("no complex arrays here")
         out = Imported(ptr, name == "dltensor_versioned", self.run_deleter, self.del_raises)
         if self.rename_back:
             dl.set_capsule_name(cap, name)  # the turbine workaround
@@ -215,6 +225,10 @@ def main():
         (peer_case("numpy", "invalid-dtype.pytsm"), "good", "Pass", ""),
         (peer_case("numpy", "invalid-dtype.pytsm"), consumer("swallow", swallow=True), "Fail",
          "the statement succeeded"),
+        ("roundtrip-dtype-c64.pytsm", consumer("refuse-clean", refuse="clean"), "NotSupported",
+         "refused the import"),
+        ("roundtrip-dtype-c64.pytsm", consumer("refuse-leak", refuse="leak"), "Fail",
+         "DLP.IMPORT.2"),
         (peer_case("numpy", "writeable.pytsm"), consumer("writeable", writeable_flag=True),
          "Pass", ""),
         (peer_case("numpy", "writeable.pytsm"), consumer("read-only", writeable_flag=False),

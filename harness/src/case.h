@@ -306,5 +306,13 @@ const char *cts_err_name(int code); /* "CAPPED" for TSM_ECAPPED; "OK"; "?" */
 const char *cts_op_name(int op);
 /* The dtype names a case may write, for messages. */
 #define CTS_DTYPE_LIST "bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32 or f64"
+/* The capsule level's exchange-only dtypes (.pytsm `make` and `expect dtype`): DLPack's
+ * complex types, which peers exchange and no implementation must hold (MGR.DTYPE.1 has
+ * none, DLP.IMPORT.6 refuses them). Numbered after the ABI's dtypes; a literal of one
+ * holds two values (real, imaginary) per element. */
+enum { CTS_PY_C64 = TSM_DTYPE_LAST + 1, CTS_PY_C128 };
+#define CTS_PY_IS_COMPLEX(dtype) ((dtype) == CTS_PY_C64 || (dtype) == CTS_PY_C128)
+/* The name of a dtype of the capsule level: c64, c128 or MGR.DTYPE.1's (case_stmt.c). */
+const char *cts_py_dtype_name(int dtype);
 
 #endif

@@ -129,7 +129,7 @@ static void put_inner(FILE *f, const struct cts_case *c, const struct cts_stmt *
 
 static void put_literal(FILE *f, const struct cts_literal *lit) {
   put_str(f, "fill", cts_fill_names[lit->fill]);
-  put_str(f, "dtype", cts_opsem_dtype_name(lit->dtype));
+  put_str(f, "dtype", cts_py_dtype_name(lit->dtype));
   put_ints(f, "shape", lit->shape, (size_t)lit->ndim);
   if (lit->fill == CTS_FULL) put_numbers(f, "scalar", &lit->scalar, 1);
   if (lit->fill == CTS_VALUES) put_numbers(f, "values", lit->vals, lit->nvals);
@@ -179,7 +179,7 @@ static void put_py_expect(FILE *f, const struct cts_py_expectation *e) {
     case CTS_PY_FLAG:
     case CTS_PY_NOFLAG: put_str(f, "flag", cts_py_flag_names[e->flag]); break;
     case CTS_PY_NAME: put_str(f, "v", cts_py_capsule_names[e->word]); break;
-    case CTS_PY_DTYPE: put_str(f, "v", cts_opsem_dtype_name(e->word)); break;
+    case CTS_PY_DTYPE: put_str(f, "v", cts_py_dtype_name(e->word)); break;
     case CTS_PY_DEVICE: put_ints(f, "v", e->pair, 2); break;
     case CTS_PY_SHAPE:
     case CTS_PY_STRIDES: put_ints(f, "v", e->dims, (size_t)e->ndim); break;

@@ -641,19 +641,45 @@ static int dtype_word(const struct tok *t) {
   return t->kind == T_WORD && cts_opsem_dtype_by_name(t->s, t->len);
 }
 
-/* `array A = make SHAPE DTYPE zeros|arange|values LIST` */
+const char *cts_py_dtype_name(int dtype) {
+  return dtype == CTS_PY_C64    ? "c64"
+         : dtype == CTS_PY_C128 ? "c128"
+                                : cts_opsem_dtype_name(dtype);
+}
+
+/* A dtype of the capsule level: MGR.DTYPE.1's, or c64 and c128 (CTS_PY_C64). */
+static int parse_py_dtype(struct parser *p, struct line_toks *lt, int *dtype) {
+  static const char *const complex_names[] = {"c64", "c128", NULL};
+  for (int i = 0; complex_names[i]; i++)
+    if (tok_is(peek(lt), complex_names[i])) return next(lt), *dtype = CTS_PY_C64 + i, 0;
+  struct tok *t = peek(lt);
+  if (take_dtype(p, lt, dtype)) return 0;
+  fail_at(p, lt->line, t->col, "expected a dtype (" CTS_DTYPE_LIST ", c64 or c128)");
+  return -1;
+}
+
+/* `array A = make SHAPE DTYPE zeros|arange|values LIST` (a complex DTYPE: two values,
+ * real and imaginary, per element) */
 static int parse_py_make(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   static const char *const fills[] = {"zeros", "arange", "values", NULL};
   static const int fill_kinds[] = {CTS_ZEROS, CTS_ARANGE, CTS_VALUES};
   struct cts_literal *lit = &st->u.literal;
   int shape_col = peek(lt)->col;
-  if (parse_shape(p, lt, &lit->ndim, lit->shape) || parse_dtype(p, lt, &lit->dtype))
+  if (parse_shape(p, lt, &lit->ndim, lit->shape) || parse_py_dtype(p, lt, &lit->dtype))
     return -1;
   int i = pick_word(p, lt, fills, "expected zeros, arange or values");
   if (i < 0) return -1;
   lit->fill = fill_kinds[i];
   if (literal_within_limit(p, lt, shape_col, lit, 1)) return -1; /* the peer allocates it */
-  return lit->fill == CTS_VALUES ? parse_values_for(p, lt, lit) : 0;
+  if (lit->fill != CTS_VALUES) return 0;
+  if (!CTS_PY_IS_COMPLEX(lit->dtype)) return parse_values_for(p, lt, lit);
+  struct tok *list = peek(lt);
+  if (parse_values(p, lt, &lit->vals, &lit->nvals)) return -1;
+  int64_t elems = cts_opsem_literal_elems(lit->ndim, lit->shape);
+  if ((int64_t)lit->nvals == 2 * elems) return 0;
+  fail_at(p, lt->line, list->col, "%zu values for a complex shape of %lld elements: two "
+          "(real, imaginary) per element", lit->nvals, (long long)elems);
+  return -1;
 }
 
 /* One keyword of __dlpack__ after `export A`. */
@@ -879,7 +905,7 @@ static int parse_py_expected(struct parser *p, struct line_toks *lt, struct cts_
       return 0;
     case CTS_PY_SHAPE:
     case CTS_PY_STRIDES: return parse_shape(p, lt, &e->ndim, e->dims);
-    case CTS_PY_DTYPE: return parse_dtype(p, lt, &e->word);
+    case CTS_PY_DTYPE: return parse_py_dtype(p, lt, &e->word);
     case CTS_PY_DEVICE: return parse_pair(p, lt, e->pair);
     case CTS_PY_VIEW: return parse_values(p, lt, &e->v, &e->n);
     default: return parse_int(p, lt, 0, &e->want, "a non-negative integer");

@@ -24,6 +24,9 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 ALL_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                         "uint64", "float16", "bfloat16", "float32", "float64"})
+# DLPack's complex types: exchanged at the capsule level, held by no implementation of the
+# spec (MGR.DTYPE.1 has none); a peer that has them adds them to dtypes and imports.
+COMPLEX = frozenset({"complex64", "complex128"})
 
 
 def slice_index(how):
@@ -46,8 +49,9 @@ class Peer:
     lacks = {}
 
     # The dtypes make takes, by numpy's names (bfloat16: ml_dtypes'), and those
-    # from_dlpack takes (DLP.IMPORT.6: a consumer refuses a dtype it cannot represent): a
-    # case that makes or imports another is NotSupported for this peer.
+    # from_dlpack takes: a case that makes another is NotSupported for this peer, and one
+    # that imports another must see the import refused (DLP.IMPORT.6), whatever the
+    # consumer took given back (DLP.IMPORT.2), and is then NotSupported.
     dtypes = imports = ALL_DTYPES
 
     def make(self, values, shape, dtype):

@@ -1,7 +1,7 @@
 """jax: a jax.Array on CPU (jnp.asarray), jax.dlpack.from_dlpack."""
 import numpy as np
 
-from peers import ALL_DTYPES, Peer
+from peers import ALL_DTYPES, COMPLEX, Peer
 
 
 class JaxPeer(Peer):
@@ -9,7 +9,9 @@ class JaxPeer(Peer):
     module = "jax"
     # jax's default 32-bit mode (jax_enable_x64 off) makes no 64-bit arrays: jnp.asarray
     # gives float32, int32 and uint32 instead; its imports are left to the cases
-    dtypes = ALL_DTYPES - {"float64", "int64", "uint64"}
+    # (and complex64 for complex128)
+    dtypes = ALL_DTYPES - {"float64", "int64", "uint64"} | {"complex64"}
+    imports = ALL_DTYPES | COMPLEX
     dist = "jax"
 
     def __init__(self):

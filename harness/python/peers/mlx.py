@@ -2,14 +2,15 @@
 mlx.core.from_dlpack."""
 import numpy as np
 
-from peers import ALL_DTYPES, Peer
+from peers import ALL_DTYPES, COMPLEX, Peer
 
 
 class MlxPeer(Peer):
     name = "mlx"
     module = "mlx"
     # mx.array of a float64 numpy array is float32 (mlx's default float type)
-    dtypes = ALL_DTYPES - {"float64"}
+    dtypes = ALL_DTYPES - {"float64"} | {"complex64"}
+    imports = ALL_DTYPES | COMPLEX
     dist = "mlx"
 
     def __init__(self):

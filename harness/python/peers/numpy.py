@@ -1,7 +1,7 @@
 """numpy: numpy.ndarray's __dlpack__, numpy.from_dlpack."""
 import numpy as np
 
-from peers import ALL_DTYPES, Peer, slice_index
+from peers import ALL_DTYPES, COMPLEX, Peer, slice_index
 
 
 class NumpyPeer(Peer):
@@ -9,7 +9,7 @@ class NumpyPeer(Peer):
     module = "numpy"
     # numpy has no bfloat16 (ml_dtypes' arrays it cannot export: "DLPack only supports
     # signed/unsigned integers, float and complex dtypes"), nor imports one
-    dtypes = imports = ALL_DTYPES - {"bfloat16"}
+    dtypes = imports = ALL_DTYPES - {"bfloat16"} | COMPLEX
     dist = "numpy"
 
     def make(self, values, shape, dtype):

@@ -3,14 +3,15 @@
 OrtValue.from_dlpack."""
 import numpy as np
 
+import dl
 from peers import ALL_DTYPES, Peer
 
 
 class OnnxruntimePeer(Peer):
     name = "onnxruntime"
     module = "onnxruntime"
-    # made and read through numpy, which has no bfloat16
-    dtypes = imports = ALL_DTYPES - {"bfloat16"}
+    # made through numpy, which has no bfloat16; OrtValue.from_dlpack takes one
+    dtypes = ALL_DTYPES - {"bfloat16"}
     dist = "onnxruntime"
 
     def __init__(self):
@@ -26,10 +27,14 @@ class OnnxruntimePeer(Peer):
         return self.OrtValue.from_dlpack(obj)
 
     def tolist(self, arr):
+        if self.dtype(arr) == "bfloat16":  # OrtValue.numpy() has no numpy type for it
+            return dl.read_memory(arr.data_ptr(), self.shape(arr), "bfloat16")
         return arr.numpy().tolist()
 
     def dtype(self, arr):
-        return arr.numpy().dtype.name
+        name = arr.data_type()  # "tensor(float)"
+        name = name[len("tensor("):-1] if name.startswith("tensor(") else name
+        return {"float": "float32", "double": "float64"}.get(name, name)
 
     def shape(self, arr):
         return tuple(arr.shape())

@@ -5,7 +5,7 @@ and returns legacy capsules only. Consumer: torch.utils.dlpack.from_dlpack, whic
 __dlpack__() with no arguments."""
 import numpy as np
 
-from peers import ALL_DTYPES, Peer, slice_index
+from peers import ALL_DTYPES, COMPLEX, Peer, slice_index
 
 
 class TorchPeer(Peer):
@@ -13,8 +13,8 @@ class TorchPeer(Peer):
     module = "torch"
     # torch 1.13 has no uint16, uint32 or uint64; bfloat16 it has, but makes it here
     # through numpy, which has none
-    dtypes = ALL_DTYPES - {"uint16", "uint32", "uint64", "bfloat16"}
-    imports = ALL_DTYPES - {"uint16", "uint32", "uint64"}
+    dtypes = ALL_DTYPES - {"uint16", "uint32", "uint64", "bfloat16"} | COMPLEX
+    imports = ALL_DTYPES - {"uint16", "uint32", "uint64"} | COMPLEX
     dist = "torch"
     optional = True
 
