@@ -5,7 +5,8 @@ interop matrix numpy, apache-tvm-ffi and jax (harness/python/peers/).
 clauses: [DLP.DEL.1, DLP.EXPORT.1, DLP.EXPORT.2, DLP.EXPORT.3, DLP.EXPORT.4, DLP.EXPORT.5,
           DLP.IMPORT.1, DLP.IMPORT.2, DLP.IMPORT.3, DLP.IMPORT.4, DLP.IMPORT.5, DLP.IMPORT.6,
           DLP.IMPORT.8, DLP.MGR.1, DLP.MGR.3, DLP.PY.NAME.1, DLP.PY.NAME.2, DLP.PY.DTOR.1,
-          DLP.PY.USED.1, DLP.PY.ARGS.1, DLP.PY.STREAM.1, DLP.PY.ROUND.1, MGR.COUNT.4]
+          DLP.PY.USED.1, DLP.PY.ARGS.1, DLP.PY.STREAM.1, DLP.PY.ROUND.1, DLP.PY.UNWIND.1,
+          MGR.COUNT.4]
 
   fuzz_capsules.py [--examples N] [--seconds S] [--derandomize] [--steps K]
                    [--peers tsmref,numpy,...] [--json FILE] [--database DIR]
@@ -18,8 +19,8 @@ transposes, read-only), exports them (legacy and versioned, max_version from (0,
 capsules into equivalent or refused descriptions (byte_offset, NULL strides, any stride
 on an extent-1 dimension, major version 0 or 2, minor 2 without strides), consumes them
 on any peer (through a holder of the capsule, or by full negotiation), consumes used
-capsules again, drops capsules unconsumed, re-exports what a consumer got, and releases
-everything in random order.
+capsules again, drops capsules unconsumed or in a frame that raises (with an array of a
+peer), re-exports what a consumer got, and releases everything in random order.
 
 The oracle is spec/dlpack.md, never the reference's answers: values are compared bit for
 bit with the producer's elements as numpy computed them before the export; every capsule
@@ -754,6 +755,46 @@ class CapsuleExchange(RuleBasedStateMachine):
         check(self.settled(lambda: c.probe.calls == want), "DLP.PY.DTOR.1",
               f"dropping a{' consumed' if consumed else 'n unconsumed'} capsule left its "
               f"deleter at {c.probe.calls} calls, not {want}")
+
+    @rule(c=consumes(capsules), a=st.one_of(st.none(), consumes(arrays)))
+    def unwind(self, c, a):
+        """DLP.PY.UNWIND.1: a capsule (and an array of a peer) whose last references are
+        a frame's that raises die when the handler drops the exception: the exception
+        arrives as raised, no destructor raises, and the capsule's deleter runs as
+        dropping it would (DLP.PY.DTOR.1)."""
+        if c.cap is None:
+            return
+        consumed, calls = c.consumed, c.probe.calls
+        box = [(c.cap, None)]
+        c.cap = None
+        if a is not None and a.obj is not None and a.peer != "tsmref":  # tsmref: release
+            box[0], a.obj = (box[0][0], a.obj), None
+        array_dropped = box[0][1] is not None
+
+        def in_flight():
+            held = box.pop()  # noqa: F841 -- the frame's own reference, gone with it
+            raise bridge.Unwound("fuzz_capsules unwind")
+
+        unraisable, hook = [], sys.unraisablehook
+        sys.unraisablehook = unraisable.append
+        replaced = None
+        try:
+            in_flight()
+        except bridge.Unwound:
+            pass
+        except Exception as e:  # noqa: BLE001
+            replaced = f"{type(e).__name__}: {e}"
+        finally:
+            sys.unraisablehook = hook
+        check(replaced is None, "DLP.PY.UNWIND.1", f"the exception in flight became {replaced}")
+        check(not unraisable, "DLP.PY.UNWIND.1", "a destructor raised while the exception "
+              f"unwound: {unraisable[0].exc_value if unraisable else ''}")
+        if array_dropped:
+            return  # the array may be this capsule's import: teardown counts its deleter
+        want = calls if consumed else calls + 1
+        check(self.settled(lambda: c.probe.calls == want), "DLP.PY.UNWIND.1",
+              f"a{' consumed' if consumed else 'n unconsumed'} capsule dropped by an unwinding "
+              f"frame left its deleter at {c.probe.calls} calls, not {want}")
 
     @rule(a=consumes(arrays))
     def release(self, a):

@@ -654,7 +654,7 @@ static int parse_py_dtype(struct parser *p, struct line_toks *lt, int *dtype) {
     if (tok_is(peek(lt), complex_names[i])) return next(lt), *dtype = CTS_PY_C64 + i, 0;
   struct tok *t = peek(lt);
   if (take_dtype(p, lt, dtype)) return 0;
-  fail_at(p, lt->line, t->col, "expected a dtype (" CTS_DTYPE_LIST ", c64 or c128)");
+  fail_at(p, lt->line, t->col, "expected a dtype: " CTS_DTYPE_LIST ", or c64 or c128");
   return -1;
 }
 
@@ -827,9 +827,14 @@ static int parse_py_slice(struct parser *p, struct line_toks *lt, struct cts_stm
 static int parse_py_strided(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   if (use_a(p, lt, st, CTS_SYM_ARRAY)) return -1;
   int ndim = 0, shape_col = peek(lt)->col;
-  if (parse_shape(p, lt, &st->u.py_strided.ndim, st->u.py_strided.shape) ||
-      expect_punct(p, lt, "bytes"))
+  if (parse_shape(p, lt, &st->u.py_strided.ndim, st->u.py_strided.shape)) return -1;
+  if (cts_opsem_literal_elems(st->u.py_strided.ndim, st->u.py_strided.shape) >
+      CTS_OPSEM_MAX_MODELED) { /* every consumer copies a strided view element by element */
+    fail_at(p, lt->line, shape_col, "more than %lld elements in a strided view "
+            "(cases/README.md, \"Limits\")", (long long)CTS_OPSEM_MAX_MODELED);
     return -1;
+  }
+  if (expect_punct(p, lt, "bytes")) return -1;
   int strides_col = peek(lt)->col;
   if (expect_punct(p, lt, "[")) return -1;
   while (!tok_is(peek(lt), "]")) {
@@ -843,8 +848,8 @@ static int parse_py_strided(struct parser *p, struct line_toks *lt, struct cts_s
   }
   next(lt);
   if (ndim != st->u.py_strided.ndim) {
-    fail_at(p, lt->line, strides_col, "%d strides for the %d dimensions of the shape at "
-            "column %d", ndim, st->u.py_strided.ndim, shape_col);
+    fail_at(p, lt->line, strides_col, "%d stride%s for the %d dimensions of the shape at "
+            "column %d", ndim, ndim == 1 ? "" : "s", st->u.py_strided.ndim, shape_col);
     return -1;
   }
   return 0;
