@@ -16,9 +16,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 DTYPES = {"bool": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
           "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
           "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
-          "c64": "complex64", "c128": "complex128"}
-# the judge's names (MGR.DTYPE.1, and the capsule level's complex types) -> numpy's
-# (bfloat16: ml_dtypes')
+          "c64": "complex64", "c128": "complex128", "f8e4m3fn": "float8_e4m3fn",
+          "f8e5m2": "float8_e5m2"}
+# the judge's names (MGR.DTYPE.1, and the capsule level's complex and float8 types) ->
+# numpy's (bfloat16 and the float8 types: ml_dtypes')
 
 
 class ParseError(Exception):

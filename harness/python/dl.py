@@ -183,22 +183,25 @@ _NP_DTYPES = {(0, 8): np.int8, (0, 16): np.int16, (0, 32): np.int32, (0, 64): np
               (5, 64): np.complex64, (5, 128): np.complex128}
 
 
-try:  # bfloat16 is ml_dtypes' (a dependency of jax); numpy has none
+# ml_dtypes' types (a dependency of jax; numpy has none) by DLPack code: kDLBfloat 4,
+# kDLFloat8_e4m3fn 10, kDLFloat8_e5m2 12
+_ML_DTYPES = {"bfloat16": (4, 16), "float8_e4m3fn": (10, 8), "float8_e5m2": (12, 8)}
+try:
     import ml_dtypes
-    _BF16 = np.dtype(ml_dtypes.bfloat16)
-    _NP_DTYPES[(4, 16)] = _BF16
+    for _name, _code in _ML_DTYPES.items():
+        _NP_DTYPES[_code] = np.dtype(getattr(ml_dtypes, _name))
 except ImportError:
-    _BF16 = None
+    ml_dtypes = None
 
 
 def np_dtype(name):
     """numpy's dtype of a name numpy gives ("float32", "bfloat16"); LookupError for
-    bfloat16 without ml_dtypes (the case is then NotSupported)."""
-    if name != "bfloat16":
+    an ml_dtypes type without ml_dtypes (the case is then NotSupported)."""
+    if name not in _ML_DTYPES:
         return np.dtype(name)
-    if _BF16 is None:
-        raise LookupError("bfloat16 needs the ml_dtypes package in this interpreter")
-    return _BF16
+    if ml_dtypes is None:
+        raise LookupError(f"{name} needs the ml_dtypes package in this interpreter")
+    return _NP_DTYPES[_ML_DTYPES[name]]
 
 
 def dtype_name(dt):

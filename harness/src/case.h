@@ -307,12 +307,22 @@ const char *cts_op_name(int op);
 /* The dtype names a case may write, for messages. */
 #define CTS_DTYPE_LIST "bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32 or f64"
 /* The capsule level's exchange-only dtypes (.pytsm `make` and `expect dtype`): DLPack's
- * complex types, which peers exchange and no implementation must hold (MGR.DTYPE.1 has
- * none, DLP.IMPORT.6 refuses them). Numbered after the ABI's dtypes; a literal of one
- * holds two values (real, imaginary) per element. */
-enum { CTS_PY_C64 = TSM_DTYPE_LAST + 1, CTS_PY_C128 };
-#define CTS_PY_IS_COMPLEX(dtype) ((dtype) == CTS_PY_C64 || (dtype) == CTS_PY_C128)
-/* The name of a dtype of the capsule level: c64, c128 or MGR.DTYPE.1's (case_stmt.c). */
+ * complex and float8 types, which peers exchange and no implementation must hold
+ * (MGR.DTYPE.1 has none, DLP.IMPORT.6 refuses them). X(ENUM, name, values per element of
+ * a literal: two, real and imaginary, for a complex type). */
+#define CTS_PY_EXCHANGE_DTYPES(X)                                                  \
+  X(C64, "c64", 2) X(C128, "c128", 2) X(F8E4M3FN, "f8e4m3fn", 1) X(F8E5M2, "f8e5m2", 1)
+/* Numbered after the ABI's dtypes. */
+enum cts_py_dtype {
+  CTS_PY_DTYPES_BEFORE = TSM_DTYPE_LAST,
+#define CTS_PY_DTYPE_ENUM(e, name, per) CTS_PY_##e,
+  CTS_PY_EXCHANGE_DTYPES(CTS_PY_DTYPE_ENUM)
+#undef CTS_PY_DTYPE_ENUM
+  CTS_PY_DTYPES_END
+};
+/* The name of a dtype of the capsule level: an exchange-only one's or MGR.DTYPE.1's; and
+ * how many values a literal gives per element (case_stmt.c). */
 const char *cts_py_dtype_name(int dtype);
+int cts_py_values_per_element(int dtype);
 
 #endif

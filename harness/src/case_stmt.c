@@ -641,20 +641,35 @@ static int dtype_word(const struct tok *t) {
   return t->kind == T_WORD && cts_opsem_dtype_by_name(t->s, t->len);
 }
 
+#define CTS_PY_DTYPE_ROW(e, name, per) {name, per},
+static const struct {
+  const char *name;
+  int per;
+} py_exchange_dtypes[] = {CTS_PY_EXCHANGE_DTYPES(CTS_PY_DTYPE_ROW)};
+#undef CTS_PY_DTYPE_ROW
+#define N_PY_EXCHANGE_DTYPES (sizeof py_exchange_dtypes / sizeof py_exchange_dtypes[0])
+
 const char *cts_py_dtype_name(int dtype) {
-  return dtype == CTS_PY_C64    ? "c64"
-         : dtype == CTS_PY_C128 ? "c128"
-                                : cts_opsem_dtype_name(dtype);
+  return dtype > TSM_DTYPE_LAST && dtype < CTS_PY_DTYPES_END
+             ? py_exchange_dtypes[dtype - TSM_DTYPE_LAST - 1].name
+             : cts_opsem_dtype_name(dtype);
 }
 
-/* A dtype of the capsule level: MGR.DTYPE.1's, or c64 and c128 (CTS_PY_C64). */
+int cts_py_values_per_element(int dtype) {
+  return dtype > TSM_DTYPE_LAST && dtype < CTS_PY_DTYPES_END
+             ? py_exchange_dtypes[dtype - TSM_DTYPE_LAST - 1].per
+             : 1;
+}
+
+/* A dtype of the capsule level: MGR.DTYPE.1's, or an exchange-only one (case.h). */
 static int parse_py_dtype(struct parser *p, struct line_toks *lt, int *dtype) {
-  static const char *const complex_names[] = {"c64", "c128", NULL};
-  for (int i = 0; complex_names[i]; i++)
-    if (tok_is(peek(lt), complex_names[i])) return next(lt), *dtype = CTS_PY_C64 + i, 0;
+  for (size_t i = 0; i < N_PY_EXCHANGE_DTYPES; i++)
+    if (tok_is(peek(lt), py_exchange_dtypes[i].name))
+      return next(lt), *dtype = TSM_DTYPE_LAST + 1 + (int)i, 0;
   struct tok *t = peek(lt);
   if (take_dtype(p, lt, dtype)) return 0;
-  fail_at(p, lt->line, t->col, "expected a dtype: " CTS_DTYPE_LIST ", or c64 or c128");
+  fail_at(p, lt->line, t->col, "expected a dtype: " CTS_DTYPE_LIST ", or c64, c128, f8e4m3fn "
+          "or f8e5m2");
   return -1;
 }
 
@@ -672,11 +687,12 @@ static int parse_py_make(struct parser *p, struct line_toks *lt, struct cts_stmt
   lit->fill = fill_kinds[i];
   if (literal_within_limit(p, lt, shape_col, lit, 1)) return -1; /* the peer allocates it */
   if (lit->fill != CTS_VALUES) return 0;
-  if (!CTS_PY_IS_COMPLEX(lit->dtype)) return parse_values_for(p, lt, lit);
+  int per = cts_py_values_per_element(lit->dtype);
+  if (per == 1) return parse_values_for(p, lt, lit);
   struct tok *list = peek(lt);
   if (parse_values(p, lt, &lit->vals, &lit->nvals)) return -1;
   int64_t elems = cts_opsem_literal_elems(lit->ndim, lit->shape);
-  if ((int64_t)lit->nvals == 2 * elems) return 0;
+  if ((int64_t)lit->nvals == per * elems) return 0;
   fail_at(p, lt->line, list->col, "%zu values for a complex shape of %lld elements: two "
           "(real, imaginary) per element", lit->nvals, (long long)elems);
   return -1;

@@ -27,6 +27,8 @@ ALL_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uin
 # DLPack's complex types: exchanged at the capsule level, held by no implementation of the
 # spec (MGR.DTYPE.1 has none); a peer that has them adds them to dtypes and imports.
 COMPLEX = frozenset({"complex64", "complex128"})
+# DLPack's float8 types (kDLFloat8_e4m3fn, kDLFloat8_e5m2, ml_dtypes' names): the same.
+FLOAT8 = frozenset({"float8_e4m3fn", "float8_e5m2"})
 
 
 def slice_index(how):

@@ -1,7 +1,7 @@
 """jax: a jax.Array on CPU (jnp.asarray), jax.dlpack.from_dlpack."""
 import numpy as np
 
-from peers import ALL_DTYPES, COMPLEX, Peer
+from peers import ALL_DTYPES, COMPLEX, FLOAT8, Peer
 
 
 class JaxPeer(Peer):
@@ -10,8 +10,8 @@ class JaxPeer(Peer):
     # jax's default 32-bit mode (jax_enable_x64 off) makes no 64-bit arrays: jnp.asarray
     # gives float32, int32 and uint32 instead; its imports are left to the cases
     # (and complex64 for complex128)
-    dtypes = ALL_DTYPES - {"float64", "int64", "uint64"} | {"complex64"}
-    imports = ALL_DTYPES | COMPLEX
+    dtypes = ALL_DTYPES - {"float64", "int64", "uint64"} | {"complex64"} | FLOAT8
+    imports = ALL_DTYPES | COMPLEX | FLOAT8
     dist = "jax"
 
     def __init__(self):

@@ -4,14 +4,16 @@ OrtValue.from_dlpack."""
 import numpy as np
 
 import dl
-from peers import ALL_DTYPES, Peer
+from peers import ALL_DTYPES, FLOAT8, Peer
 
 
 class OnnxruntimePeer(Peer):
     name = "onnxruntime"
     module = "onnxruntime"
-    # made through numpy, which has no bfloat16; OrtValue.from_dlpack takes one
+    # made through numpy, which has no bfloat16; OrtValue.from_dlpack takes one, and
+    # float8 tensors
     dtypes = ALL_DTYPES - {"bfloat16"}
+    imports = ALL_DTYPES | FLOAT8
     dist = "onnxruntime"
 
     def __init__(self):
@@ -27,14 +29,16 @@ class OnnxruntimePeer(Peer):
         return self.OrtValue.from_dlpack(obj)
 
     def tolist(self, arr):
-        if self.dtype(arr) == "bfloat16":  # OrtValue.numpy() has no numpy type for it
-            return dl.read_memory(arr.data_ptr(), self.shape(arr), "bfloat16")
+        dtype = self.dtype(arr)
+        if dtype == "bfloat16" or dtype in FLOAT8:  # OrtValue.numpy() has no numpy type
+            return dl.read_memory(arr.data_ptr(), self.shape(arr), dtype)
         return arr.numpy().tolist()
 
     def dtype(self, arr):
         name = arr.data_type()  # "tensor(float)"
         name = name[len("tensor("):-1] if name.startswith("tensor(") else name
-        return {"float": "float32", "double": "float64"}.get(name, name)
+        return {"float": "float32", "double": "float64", "float8e4m3fn": "float8_e4m3fn",
+                "float8e5m2": "float8_e5m2"}.get(name, name)
 
     def shape(self, arr):
         return tuple(arr.shape())

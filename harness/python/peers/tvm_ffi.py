@@ -3,7 +3,7 @@ numpy array), tvm_ffi.from_dlpack."""
 import numpy as np
 
 import dl
-from peers import ALL_DTYPES, COMPLEX, Peer
+from peers import ALL_DTYPES, COMPLEX, FLOAT8, Peer
 
 
 class TvmFfiPeer(Peer):
@@ -12,8 +12,8 @@ class TvmFfiPeer(Peer):
     # made from a numpy array (its DLPack), which has no bfloat16
     dtypes = ALL_DTYPES - {"bfloat16"}
     # tvm_ffi.from_dlpack takes complex tensors (whose dtype it cannot name:
-    # harness/expectations/python-tvm-ffi.txt)
-    imports = ALL_DTYPES | COMPLEX
+    # harness/expectations/python-tvm-ffi.txt) and float8 ones
+    imports = ALL_DTYPES | COMPLEX | FLOAT8
     dist = "apache-tvm-ffi"
 
     def __init__(self):
