@@ -592,6 +592,8 @@ class Run:
                                    "writeability DLP.PY.WRITE.1 leaves to the consumer",
                                    self.C.name)
             w = self.C.writeable(obj)
+            if w is None and k == "nowriteable":
+                return  # arrays that are never writeable honour READ_ONLY
             if w is None:
                 raise NotSupported(f"{self.C.name}'s arrays are never writeable", self.C.name)
             if w and k == "nowriteable":  # a writeable copy honours READ_ONLY too
