@@ -47,6 +47,7 @@ static int no_graph_external(void *s, tsm_handle g, tsm_handle tensor, tsm_handl
   return TSM_ENOTSUP;
 }
 static int no_graph_flag(void *s, tsm_handle t, uint32_t flags) { return TSM_ENOTSUP; }
+static int no_res_adopt(void *s, tsm_handle r, tsm_handle *out) { return TSM_ENOTSUP; }
 #pragma GCC diagnostic pop
 
 /* The optional slots and their defaults. */
@@ -58,7 +59,8 @@ static int no_graph_flag(void *s, tsm_handle t, uint32_t flags) { return TSM_ENO
   X(scope_dispose_all, no_scope_dispose_all) X(scope_handover, no_res_one)                \
   X(scope_wrapped, no_scope_wrapped) X(composite_list, no_composite_list)                 \
   X(dlpack_export, no_dlpack_export) X(dlpack_import, no_dlpack_import)                   \
-  X(graph_external, no_graph_external) X(graph_flag, no_graph_flag) X(graph_expand, no_res_pair)
+  X(graph_external, no_graph_external) X(graph_flag, no_graph_flag) X(graph_expand, no_res_pair) \
+  X(res_adopt, no_res_adopt)
 
 /* The judge's copies of the adapters it loaded, kept for the life of the process as the
  * objects stay loaded (reachable, so that no leak checker counts them). */

@@ -40,7 +40,7 @@ const size_t gen_n_ops = sizeof gen_ops / sizeof gen_ops[0];
 static const char *const row_clauses[][2] = {
     {"MGR_SUB", "MGR.SUB.1"}, {"MGR_SUB_OF", "MGR.SUB.4"}, {"CREATE", "MGR.CREATE.1"},
     {"OP", "MGR.OP.1"}, {"ATTACH", "MGR.ATTACH.1"}, {"DETACH", "MGR.DETACH.1"},
-    {"BORROW", "MGR.TEMP.1"}, {"RET", "MGR.RET.1"}, {"RELEASE", "MGR.REL.1"},
+    {"BORROW", "MGR.TEMP.1"}, {"RET", "MGR.RET.1"}, {"RELEASE", "MGR.REL.1"}, {"ADOPT", "MGR.ADOPT.1"},
     {"CLOSE", "MGR.CLOSE.1"}, {"CAP", "MGR.CAP.1"}, {"DUMP", "MGR.COUNT.1"},
     {"SCOPE_OPEN", "SCOPE.STACK.1"}, {"SCOPE_DISPOSE", "SCOPE.DISP.1"},
     {"SCOPE_MOVE_OUTER", "SCOPE.MOVE.1"}, {"SCOPE_MOVE_OTHER", "SCOPE.MOVE.2"},

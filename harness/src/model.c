@@ -521,6 +521,40 @@ int cts_model_release(struct cts_model *m, int r) {
   return 0;
 }
 
+/* Replaces r by x in ids, where r was (the order of a holder's or a scope's list is what
+ * a dump or a dispose sees). */
+static void ids_replace(struct cts_ids *ids, int r, int x) {
+  for (size_t i = 0; i < ids->n; i++)
+    if (ids->v[i] == r) ids->v[i] = x;
+}
+
+int cts_model_adopt(struct cts_model *m, int r, int *out) {
+  int rc = check_movable(m, r); /* a component: EINVAL (COMP.UNIT.3) */
+  if (rc != TSM_EINVAL && m->res[r].kind != TSM_KIND_TENSOR)
+    rc = TSM_EINVAL; /* a composite, released or not: EINVAL first (ERR.ORDER.1) */
+  if (rc) return rc;
+  struct cts_mres moved = m->res[r]; /* holder, borrows, scope and storage go along */
+  CTS_PUSH(m->res, m->n_res, m->cap_res, moved);
+  int x = (int)m->n_res - 1;
+  struct cts_mres *old = &m->res[r];
+  if (old->holder != CTS_NONE) {
+    ids_replace(&m->mgrs[old->holder].held, r, x);
+    touch_mgr(m, old->holder);
+  }
+  if (old->scope != CTS_NONE) {
+    ids_replace(&m->scopes[old->scope].members, r, x);
+    touch_scope(m, old->scope);
+  }
+  old->valid = 0; /* no count: nothing was disposed (SCOPE.STAT.1) */
+  old->holder = old->scope = CTS_NONE; /* storage kept: r reads are refused first */
+  old->borrows = NULL;
+  old->n_borrows = old->cap_borrows = 0;
+  touch_res(m, r);
+  touch_res(m, x);
+  *out = x;
+  return 0;
+}
+
 /* ---- scopes (spec/scopes.md) ------------------------------------------------- */
 
 int cts_model_scope_open(struct cts_model *m, int *out) {

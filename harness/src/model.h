@@ -208,6 +208,8 @@ int cts_model_detach(struct cts_model *m, int r);
 int cts_model_borrow(struct cts_model *m, int r, int mgr);
 int cts_model_ret(struct cts_model *m, int r, int mgr);
 int cts_model_release(struct cts_model *m, int r);
+/* MGR.ADOPT.1: r's resource under a new id *out; r released, nothing counted. */
+int cts_model_adopt(struct cts_model *m, int r, int *out);
 
 /* Scopes (spec/scopes.md), on m->thread where the spec says "current". */
 void cts_model_set_thread(struct cts_model *m, int thread);

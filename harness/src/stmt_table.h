@@ -47,6 +47,7 @@
   X(DETACH, CTS_CLASS_ACTION, "detach", NULL, 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_detach, cts__model_detach, cts__adapter_detach, cts__exec_action) \
   X(BORROW, CTS_CLASS_ACTION, "borrow", NULL, 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_borrow, cts__model_borrow, cts__adapter_borrow, cts__exec_action) \
   X(RET, CTS_CLASS_ACTION, "ret", NULL, 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_ret, cts__model_ret, cts__adapter_ret, cts__exec_action) \
+  X(ADOPT, CTS_CLASS_ACTION, "tensor", "adopt", CTS_SYM_TENSOR, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_TENSOR, parse_use_resource, cts__model_adopt, cts__adapter_adopt, cts__exec_action) \
   X(RELEASE, CTS_CLASS_ACTION, "release", NULL, 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_release, cts__model_release, cts__adapter_release, cts__exec_action) \
   X(CLOSE, CTS_CLASS_ACTION, "close", NULL, 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_use_manager, cts__model_close, cts__adapter_close, cts__exec_action) \
   X(CAP, CTS_CLASS_ACTION, "cap", NULL, 0, CTS_FAMILY_MANAGERS, TSM_CAP_MANAGERS, CTS_SHAPE_OPERANDS, CTS_MADE_NOTHING, parse_use_manager, cts__model_cap, cts__adapter_cap, cts__exec_action) \

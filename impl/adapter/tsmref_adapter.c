@@ -177,6 +177,10 @@ static int tsma_res_ret(void *s, tsm_handle m, tsm_handle r) {
 
 static int tsma_res_release(void *s, tsm_handle r) { return tsmr_res_release(s, r); }
 
+static int tsma_res_adopt(void *s, tsm_handle r, tsm_handle *out) {
+  return tsmr_res_adopt(s, r, out);
+}
+
 static int tsma_res_info(void *s, tsm_handle r, struct tsm_res_info *out) {
   struct tsmr_res_info i;
   int rc = tsmr_res_info(s, r, &i);
@@ -451,6 +455,7 @@ static const struct tsm_adapter tsma_adapter = {
     .debug_alloc_fail = tsma_debug_alloc_fail,
     /* ABI 1.5 */
     .dtypes = 0u TSMA_DTYPES(TSMA_DTYPE_BIT),
+    .res_adopt = tsma_res_adopt,
 };
 
 __attribute__((visibility("default"))) const struct tsm_adapter *tsm_adapter_entry(void) {

@@ -53,7 +53,7 @@ extern "C" {
 /* The library version: these three lines are its only source (the build reads them
  * for tsmref.pc; harness/tests/check_versions.sh checks the two agree). */
 #define TSMREF_VERSION_MAJOR 1
-#define TSMREF_VERSION_MINOR 4
+#define TSMREF_VERSION_MINOR 5
 #define TSMREF_VERSION_PATCH 0
 #define TSMREF_VERSION_STR_(x) #x
 #define TSMREF_VERSION_JOIN_(a, b, c) TSMREF_VERSION_STR_(a) "." TSMREF_VERSION_STR_(b) "." TSMREF_VERSION_STR_(c)
@@ -226,6 +226,10 @@ TSMR_API int tsmr_res_temp_attach(tsmr_ctx *ctx, tsmr_handle r, tsmr_handle m);
 TSMR_API int tsmr_res_ret(tsmr_ctx *ctx, tsmr_handle m, tsmr_handle r);
 /* r: released; releasing a released resource succeeds (MGR.REL.1-2). */
 TSMR_API int tsmr_res_release(tsmr_ctx *ctx, tsmr_handle r);
+/* out: OUT, a new handle of r's tensor, which keeps its holder, borrows, scope and
+ * storage; r: released, nothing counted (MGR.ADOPT.1). A composite or a component is
+ * TSMR_EINVAL. */
+TSMR_API int tsmr_res_adopt(tsmr_ctx *ctx, tsmr_handle r, tsmr_handle *out);
 /* out: OUT, r's state; a released r reports valid = 0 and succeeds (ABI.INFO.1). */
 TSMR_API int tsmr_res_info(tsmr_ctx *ctx, tsmr_handle r, struct tsmr_res_info *out);
 

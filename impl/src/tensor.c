@@ -2,7 +2,7 @@
  * impl/src/tensor.c: tensors and their refcounted storage: creation, release, the
  * holder lists, introspection and reads. Clauses: MGR.CREATE.1-4, MGR.REL.1-5,
  * MGR.OP.9 (views share storage), MGR.COUNT.1, MGR.COUNT.4, DEV.BYTES.1,
- * ABI.INFO.1, ERR.ATOMIC.1.
+ * ABI.INFO.1, ERR.ATOMIC.1, MGR.ADOPT.1.
  *
  * Tensor structs, storage structs and slots are recycled through per-context free
  * lists, and storages of at most 64 bytes on a host backend use an inline buffer, so
@@ -277,6 +277,24 @@ static int res_release_l(tsmr_ctx *ctx, tsmr_handle th) {
   return 0;
 }
 
+/* MGR.ADOPT.1: the tensor struct stays where it is (holder list, borrow stack, scope
+ * members, storage); only its slot changes, and the old slot's generation moves on. */
+static int res_adopt_l(tsmr_ctx *ctx, tsmr_handle th, tsmr_handle *out) {
+  struct tsmr__tensor *t;
+  int rc;
+  if (!out) return TSMR_EINVAL;
+  if ((rc = tsmr__tensor_get(ctx, th, &t))) return rc;
+  if (tsmr__res_kind(ctx, th, t) != TSMR__RES_PLAIN) return TSMR_EINVAL; /* COMP.UNIT.3 */
+  if (!t) return TSMR_ERELEASED;
+  if ((rc = tsmr__tslot_ready(&ctx->tensors))) return rc;
+  uint32_t old = tsmr__h_slot(t->handle);
+  uint32_t idx = tsmr__tslot_alloc(&ctx->tensors, t);
+  t->handle = tsmr__mkhandle(TSMR__KIND_TENSOR, idx, ctx->tensors.slots[idx].gen);
+  tsmr__tslot_release(&ctx->tensors, old, TSMR__RES_PLAIN);
+  *out = t->handle;
+  return 0;
+}
+
 static int res_info_l(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_res_info *out) {
   struct tsmr__tensor *t;
   int rc;
@@ -316,6 +334,10 @@ int tsmr_tensor_read(tsmr_ctx *ctx, tsmr_handle th, void *dst, size_t cap) {
 
 int tsmr_res_release(tsmr_ctx *ctx, tsmr_handle th) {
   TSMR__LOCKED(res_release_l(ctx, th));
+}
+
+int tsmr_res_adopt(tsmr_ctx *ctx, tsmr_handle th, tsmr_handle *out) {
+  TSMR__LOCKED(res_adopt_l(ctx, th, out));
 }
 
 int tsmr_res_info(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_res_info *out) {

@@ -29,7 +29,7 @@ extern "C" {
  * has a section per minor, as this header does; harness/tests/check_versions.sh fails
  * when they disagree. */
 #define TSM_ADAPTER_ABI_MAJOR 1
-#define TSM_ADAPTER_ABI_MINOR 5
+#define TSM_ADAPTER_ABI_MINOR 6
 #define TSM_ADAPTER_ENTRY_NAME "tsm_adapter_entry"
 
 /* The error codes of spec/errors.md. The case language names them without the E. */
@@ -330,6 +330,10 @@ struct tsm_adapter {
    * 1u << enum tsm_dtype for each dtype the adapter's tensors hold. 0, or a struct
    * that ends before this field: f32 and i32 (what ABI 1.0 to 1.4 had). */
   uint32_t dtypes;
+
+  /* ---- ABI 1.6: adoption (optional; spec/managers.md MGR.ADOPT.1) ---------------- */
+  /* r's resource under a new handle *out; r becomes released, nothing counted. */
+  int (*res_adopt)(void *s, tsm_handle r, tsm_handle *out);
 };
 
 #define TSM_ALLOC_QUERY UINT64_MAX
