@@ -485,6 +485,22 @@ static int ex_res_release(void *s, tsm_handle rh) {
   return 0;
 }
 
+/* OUT *out: a new entry with r's holder, lenders and data; r is marked released without
+ * freeing anything, since the new entry owns it now (MGR.ADOPT.1). */
+static int ex_res_adopt(void *s, tsm_handle rh, tsm_handle *out) {
+  struct ex_session *S = s;
+  struct ex_res *r = ex_res(S, rh);
+  if (!r || !out) return TSM_EINVAL;
+  if (!r->valid) return TSM_ERELEASED;
+  size_t i = (size_t)(r - S->res);
+  if (ex_reserve((void **)&S->res, &S->res_cap, S->nres, sizeof *S->res)) return TSM_ENOMEM;
+  r = &S->res[i]; /* the array may have moved */
+  S->res[S->nres] = *r;
+  *r = (struct ex_res){.valid = 0, .holder = TSM_NONE, .desc = r->desc};
+  *out = ex_res_handle(S->nres++);
+  return 0;
+}
+
 /* OUT *out: r's state; no side effects (ABI.INFO.1). Released: all fields 0. */
 static int ex_res_info(void *s, tsm_handle rh, struct tsm_res_info *out) {
   struct ex_res *r = ex_res(s, rh);
@@ -544,6 +560,7 @@ static const struct tsm_adapter ex_adapter = {
     .res_release = ex_res_release,
     .res_info = ex_res_info,
     .live_bytes = ex_live_bytes,
+    .res_adopt = ex_res_adopt,
 };
 
 /* RETURN the adapter; static, valid until the object is unloaded (ABI.LOAD.1). */
