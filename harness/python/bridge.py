@@ -334,7 +334,9 @@ class Run:
         for key in kw.keys() - self.C.from_keywords:
             raise NotSupported(f"{self.C.name}'s from_dlpack takes no {key}=", self.C.name)
         if "device" in kw:
-            kw["device"] = self.C.device_object(kw["device"])
+            pair, kw["device"] = kw["device"], self.C.device_object(kw["device"])
+            if kw["device"] is None:  # None would ask for no device at all
+                raise NotSupported(f"{self.C.name} has no name for device {pair}", self.C.name)
         h = Holder(self, array=arr, readonly=self.views.get(st["src"]) == ("readonly",))
         try:
             self._consume(h, None, st["name"], **kw)
