@@ -257,7 +257,15 @@ class Run:
     def op_export(self, st):
         arr = self.get(st["src"], ["array", "tensor"])[1]
         kw = self.export_kwargs(st)
-        cap = arr.__dlpack__(**kw)
+        mv = kw.get("max_version")
+        legacy_copy = kw.get("copy") is True and (mv is None or tuple(mv) < (1, 0))
+        try:
+            cap = arr.__dlpack__(**kw)
+        except BufferError as e:
+            if not legacy_copy:
+                raise
+            raise NotSupported(f"{self.P.name} refused copy=True on the legacy form, as "
+                               f"DLP.PY.ARGS.2 permits: {e}", self.P.name) from None
         self.env[st["name"]] = ("capsule", cap, self.new_probe(cap, kw))
 
     def _consume(self, holder, probe_before, name, **kw):
@@ -391,11 +399,16 @@ class Run:
         self.views[st["name"]] = st["how"]
 
     def span(self, name):
-        """[lo, hi) of the bytes a made array or a consumer's tensor holds (compact)."""
+        """[lo, hi) of the bytes a made array, a consumer's tensor or a capsule holds
+        (compact)."""
         import numpy as np
         if name in self.views:
-            self.fail(f"expect shares: {name} is a view; it takes arrays of make and tensors")
-        kind, obj, _ = self.get(name, ["array", "tensor"])
+            self.fail(f"expect shares: {name} is a view; it takes arrays of make, tensors "
+                      "and capsules")
+        kind, obj, probe = self.get(name, ["array", "tensor", "capsule"])
+        if kind == "capsule":
+            n = int(np.prod(probe.shape)) * self.dl.np_dtype(probe.dtype).itemsize
+            return probe.data, probe.data + n
         peer = self.P if kind == "array" else self.C
         ptr = peer.data_ptr(obj)
         if ptr is None:

@@ -955,7 +955,7 @@ static int parse_py_expect(struct parser *p, struct line_toks *lt, struct cts_st
   }
   if (use_a(p, lt, st, kinds[e->what])) return -1;
   if (e->what == CTS_PY_SHARES || e->what == CTS_PY_NOSHARES) /* `shares A T` */
-    return (st->b = use_name(p, lt, CTS_SYM_TENSOR | CTS_SYM_ARRAY)) < 0 ? -1 : 0;
+    return (st->b = use_name(p, lt, CTS_SYM_TENSOR | CTS_SYM_ARRAY | CTS_SYM_CAPSULE)) < 0 ? -1 : 0;
   if (e->what == CTS_PY_FLAG || e->what == CTS_PY_NOFLAG) {
     e->flag = pick_word(p, lt, cts_py_flag_names, "expected copied or readonly");
     return e->flag < 0 ? -1 : 0;
