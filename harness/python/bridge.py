@@ -327,8 +327,8 @@ class Run:
     def op_consume(self, st):
         _, cap, probe = self.get(st["src"], ["capsule"])
         holder = Holder(self, cap=cap, probe=probe)
-        if probe.dtype not in self.C.imports:
-            self.refuses(probe.dtype, holder)
+        if probe.dtype not in self.C.imports and not probe.dtype.startswith("code"):
+            self.refuses(probe.dtype, holder)  # a type code DLPack lacks: none is exempt
         self._consume(holder, probe, st["name"])
 
     def op_from(self, st):
@@ -467,7 +467,8 @@ class Run:
         self.bind_managed(st["name"], ptr)
 
     def op_forge(self, st):
-        f = self.dl.Forged(st["shape"], st["dtype"], st.get("major", 1), st.get("device", (1, 0)))
+        f = self.dl.Forged(st["shape"], st["dtype"], st.get("major", 1), st.get("device", (1, 0)),
+                           st.get("code"))
         self.bind_managed(st["name"], f.ptr, checked=False)
 
     def op_xto(self, st):

@@ -16,7 +16,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 DTYPES = {"bool": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
           "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
           "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
-          "c64": "complex64", "c128": "complex128", "f8e4m3fn": "float8_e4m3fn",
+          "c64": "complex64", "c128": "complex128", "f8e3m4": "float8_e3m4",
+          "f8e4m3fn": "float8_e4m3fn",
           "f8e5m2": "float8_e5m2"}
 # the judge's names (MGR.DTYPE.1, and the capsule level's complex and float8 types) ->
 # numpy's (bfloat16 and the float8 types: ml_dtypes')
@@ -86,6 +87,8 @@ def _xapi(op):
             st["device"] = tuple(j["device"])
         if "major" in j:
             st["major"] = j["major"]
+        if "code" in j:
+            st["code"] = tuple(j["code"])
         return st
     return convert
 

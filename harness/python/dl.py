@@ -144,9 +144,12 @@ class Forged:
     until its deleter runs."""
     live = {}
 
-    def __init__(self, shape, dtype, major, device):
+    def __init__(self, shape, dtype, major, device, code=None):
         npdt = np.dtype(dtype)
-        self.values = np.arange(int(np.prod(shape)) if shape else 1, dtype=npdt)
+        n_elems = int(np.prod(shape)) if shape else 1
+        self.values = np.arange(n_elems, dtype=npdt)
+        if code is not None:  # the dtype field says (code, bits) over bits / 8 bytes each
+            self.values = np.arange(n_elems * code[1] // 8, dtype=np.uint8)
         n = len(shape)
         self.shape = (ctypes.c_int64 * max(n, 1))(*shape)
         self.strides = (ctypes.c_int64 * max(n, 1))(*compact_strides(shape))
@@ -157,7 +160,8 @@ class Forged:
         t.data = self.values.ctypes.data
         t.device.device_type, t.device.device_id = device
         t.ndim = n
-        t.dtype.code, t.dtype.bits, t.dtype.lanes = _DL_CODES[npdt.kind], npdt.itemsize * 8, 1
+        code_bits = tuple(code) if code is not None else (_DL_CODES[npdt.kind], npdt.itemsize * 8)
+        t.dtype.code, t.dtype.bits, t.dtype.lanes = code_bits[0], code_bits[1], 1
         t.shape = ctypes.cast(self.shape, ctypes.POINTER(ctypes.c_int64))
         t.strides = ctypes.cast(self.strides, ctypes.POINTER(ctypes.c_int64))
         self.ptr = ctypes.addressof(mt)
@@ -184,8 +188,9 @@ _NP_DTYPES = {(0, 8): np.int8, (0, 16): np.int16, (0, 32): np.int32, (0, 64): np
 
 
 # ml_dtypes' types (a dependency of jax; numpy has none) by DLPack code: kDLBfloat 4,
-# kDLFloat8_e4m3fn 10, kDLFloat8_e5m2 12
-_ML_DTYPES = {"bfloat16": (4, 16), "float8_e4m3fn": (10, 8), "float8_e5m2": (12, 8)}
+# kDLFloat8_e3m4 7, kDLFloat8_e4m3fn 10, kDLFloat8_e5m2 12
+_ML_DTYPES = {"bfloat16": (4, 16), "float8_e3m4": (7, 8), "float8_e4m3fn": (10, 8),
+              "float8_e5m2": (12, 8)}
 try:
     import ml_dtypes
     for _name, _code in _ML_DTYPES.items():

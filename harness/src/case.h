@@ -100,13 +100,13 @@ struct cts_py_export {
 
 /* The options of the capsule-level statements of the DLPack 1.3 exchange table (.pytsm):
  * the prototype of `xalloc` and `forge` (has_proto: SHAPE DTYPE), their `device (T, I)`,
- * `forge`'s and `exchange`'s `major N`, `exchange`'s `chain`; a has_ flag is 0 when the
- * case leaves that option out. */
+ * `forge`'s and `exchange`'s `major N`, `forge`'s `code (C, B)`, `exchange`'s `chain`; a
+ * has_ flag is 0 when the case leaves that option out. */
 struct cts_py_xapi {
   int has_proto, ndim, dtype;
   int64_t shape[TSM_MAX_DIMS];
-  int has_device, has_major, chain;
-  int64_t device[2], major;
+  int has_device, has_major, chain, has_code;
+  int64_t device[2], major, code[2]; /* code: forge's (type code, bits) */
 };
 
 /* The capsule-level expectations (.pytsm `expect WHAT X ...`). */
@@ -311,7 +311,8 @@ const char *cts_op_name(int op);
  * (MGR.DTYPE.1 has none, DLP.IMPORT.6 refuses them). X(ENUM, name, values per element of
  * a literal: two, real and imaginary, for a complex type). */
 #define CTS_PY_EXCHANGE_DTYPES(X)                                                  \
-  X(C64, "c64", 2) X(C128, "c128", 2) X(F8E4M3FN, "f8e4m3fn", 1) X(F8E5M2, "f8e5m2", 1)
+  X(C64, "c64", 2) X(C128, "c128", 2) X(F8E3M4, "f8e3m4", 1) X(F8E4M3FN, "f8e4m3fn", 1)     \
+  X(F8E5M2, "f8e5m2", 1)
 /* Numbered after the ABI's dtypes. */
 enum cts_py_dtype {
   CTS_PY_DTYPES_BEFORE = TSM_DTYPE_LAST,

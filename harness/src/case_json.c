@@ -157,6 +157,7 @@ static void put_py_xapi(FILE *f, const struct cts_py_xapi *x) {
   }
   if (x->has_device) put_ints(f, "device", x->device, 2);
   if (x->has_major) put_int(f, "major", x->major);
+  if (x->has_code) put_ints(f, "code", x->code, 2);
   put_bool(f, "chain", x->chain);
 }
 

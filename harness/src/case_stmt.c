@@ -668,8 +668,8 @@ static int parse_py_dtype(struct parser *p, struct line_toks *lt, int *dtype) {
       return next(lt), *dtype = TSM_DTYPE_LAST + 1 + (int)i, 0;
   struct tok *t = peek(lt);
   if (take_dtype(p, lt, dtype)) return 0;
-  fail_at(p, lt->line, t->col, "expected a dtype: " CTS_DTYPE_LIST ", or c64, c128, f8e4m3fn "
-          "or f8e5m2");
+  fail_at(p, lt->line, t->col, "expected a dtype: " CTS_DTYPE_LIST ", or c64, c128, f8e3m4, "
+          "f8e4m3fn or f8e5m2");
   return -1;
 }
 
@@ -737,17 +737,19 @@ static int parse_py_use_array(struct parser *p, struct line_toks *lt, struct cts
   return use_a(p, lt, st, CTS_SYM_ARRAY);
 }
 
-enum { XAPI_OPT_DEVICE = 1, XAPI_OPT_MAJOR = 2, XAPI_OPT_CHAIN = 4 };
+enum { XAPI_OPT_DEVICE = 1, XAPI_OPT_MAJOR = 2, XAPI_OPT_CHAIN = 4, XAPI_OPT_CODE = 8 };
 
 /* The options of an exchange-table statement, each at most once, among allowed
  * (XAPI_OPT_* bits). */
 static int parse_py_xapi_options(struct parser *p, struct line_toks *lt, struct cts_py_xapi *x,
                                  unsigned allowed) {
-  static const char *const words[] = {"device", "major", "chain", NULL};
+  static const char *const words[] = {"device", "major", "chain", "code", NULL};
   static const char *const expected[] = {"", "expected device", "expected major",
                                          "expected device or major", "expected chain",
                                          "expected device or chain", "expected major or chain",
-                                         "expected device, major or chain"};
+                                         "expected device, major or chain", "expected code",
+                                         "expected device or code", "expected major or code",
+                                         "expected device, major or code"};
   const struct tok *seen[MAX_TOKS];
   size_t n_seen = 0;
   while (peek(lt)->kind != T_END) {
@@ -763,6 +765,7 @@ static int parse_py_xapi_options(struct parser *p, struct line_toks *lt, struct 
     if (i == 1 && (x->has_major = 1, parse_int(p, lt, 0, &x->major, "a major version")))
       return -1;
     if (i == 2) x->chain = 1;
+    if (i == 3 && (x->has_code = 1, parse_pair(p, lt, x->code))) return -1;
   }
   return 0;
 }
@@ -784,13 +787,19 @@ static int parse_py_xalloc(struct parser *p, struct line_toks *lt, struct cts_st
   return parse_py_proto(p, lt, x) || parse_py_xapi_options(p, lt, x, XAPI_OPT_DEVICE) ? -1 : 0;
 }
 
-/* `capsule C = forge SHAPE DTYPE [major N] [device (T, I)]` */
+/* `capsule C = forge SHAPE DTYPE [major N] [device (T, I)] [code (C, B)]` */
 static int parse_py_forge(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   struct cts_py_xapi *x = &st->u.py_xapi;
-  return parse_py_proto(p, lt, x) ||
-                 parse_py_xapi_options(p, lt, x, XAPI_OPT_DEVICE | XAPI_OPT_MAJOR)
-             ? -1
-             : 0;
+  if (parse_py_proto(p, lt, x) ||
+      parse_py_xapi_options(p, lt, x, XAPI_OPT_DEVICE | XAPI_OPT_MAJOR | XAPI_OPT_CODE))
+    return -1;
+  if (x->has_code && (x->code[0] < 0 || x->code[0] > 255 || x->code[1] < 1 ||
+                      x->code[1] > 255 || x->code[1] % 8)) {
+    fail_at(p, lt->line, st->col, "forge's code (C, B) takes a type code 0..255 and bits "
+            "1..255 that are whole bytes");
+    return -1;
+  }
+  return 0;
 }
 
 /* `tensor T = exchange A [major N] [chain]` */

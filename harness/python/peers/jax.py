@@ -10,8 +10,8 @@ class JaxPeer(Peer):
     # jax's default 32-bit mode (jax_enable_x64 off) makes no 64-bit arrays: jnp.asarray
     # gives float32, int32 and uint32 instead; its imports are left to the cases
     # (and complex64 for complex128)
-    dtypes = ALL_DTYPES - {"float64", "int64", "uint64"} | {"complex64"} | FLOAT8
-    imports = ALL_DTYPES | COMPLEX | FLOAT8
+    dtypes = ALL_DTYPES - {"float64", "int64", "uint64"} | {"complex64", "float8_e3m4"} | FLOAT8
+    imports = ALL_DTYPES | COMPLEX | FLOAT8 | {"float8_e3m4"}
     dist = "jax"
 
     def __init__(self):

@@ -13,7 +13,7 @@ class TvmFfiPeer(Peer):
     dtypes = ALL_DTYPES - {"bfloat16"}
     # tvm_ffi.from_dlpack takes complex tensors (whose dtype it cannot name:
     # harness/expectations/python-tvm-ffi.txt) and float8 ones
-    imports = ALL_DTYPES | COMPLEX | FLOAT8
+    imports = ALL_DTYPES | COMPLEX | FLOAT8 | {"float8_e3m4"}
     dist = "apache-tvm-ffi"
 
     def __init__(self):
