@@ -13,7 +13,8 @@ clauses: [DLP.DEL.1, DLP.EXPORT.1, DLP.EXPORT.2, DLP.EXPORT.3, DLP.EXPORT.4, DLP
                    [--reproduce BLOB]
 
 A Hypothesis state machine (CapsuleExchange) makes arrays on the peers (random shapes
-with zero extents, every dtype the peer has, views with steps, negative and zero strides,
+with zero extents, every dtype the peer has (jax's float8 types included), views with
+steps, negative and zero strides,
 transposes, read-only), exports them (legacy and versioned, max_version from (0, 8) to
 (2, 0), copy None/False/True, refused stream= and dl_device=), rewrites unconsumed
 capsules into equivalent or refused descriptions (byte_offset, NULL strides, any stride
@@ -79,13 +80,14 @@ REF_HOLDS = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint
              "float16", "bfloat16", "float32", "float64")
 ALL_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
               "uint64", "float16", "float32", "float64", "complex64", "complex128")
+FLOAT8 = ("float8_e3m4", "float8_e4m3fn", "float8_e5m2")  # DLPack codes 7, 10, 12 (jax)
 # Per peer: the dtypes it makes arrays of, whether it makes views (strides, offsets) and
 # whether it can export the versioned form (DLP.PY.NAME.1: "when the producer supports it").
 PRODUCERS = {
     "tsmref": dict(dtypes=REF_MAKES, views=False, versioned=True),
     "numpy": dict(dtypes=ALL_DTYPES, views=True, versioned=True),
     "tvm-ffi": dict(dtypes=ALL_DTYPES[:12], views=True, versioned=True),
-    "jax": dict(dtypes=ALL_DTYPES[:13] + ("bfloat16",), views=False, versioned=False),
+    "jax": dict(dtypes=ALL_DTYPES[:13] + ("bfloat16",) + FLOAT8, views=False, versioned=False),
 }
 # Counters of the whole run: known = checks a line of harness/expectations covers;
 # peer_refusals = exchanges a peer declined (a dtype or layout it does not take), which
@@ -126,10 +128,7 @@ def available_peers(wanted):
 
 
 def np_dtype(name):
-    if name == "bfloat16":
-        import ml_dtypes
-        return np.dtype(ml_dtypes.bfloat16)
-    return np.dtype(name)
+    return dl.np_dtype(name)  # ml_dtypes' for bfloat16 and the float8 types
 
 
 def random_values(seed, dtype, n):
