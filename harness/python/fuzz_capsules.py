@@ -14,8 +14,7 @@ clauses: [DLP.DEL.1, DLP.EXPORT.1, DLP.EXPORT.2, DLP.EXPORT.3, DLP.EXPORT.4, DLP
 
 A Hypothesis state machine (CapsuleExchange) makes arrays on the peers (random shapes
 with zero extents, every dtype the peer has (jax's float8 types included), views with
-steps, negative and zero strides,
-transposes, read-only), exports them (legacy and versioned, max_version from (0, 8) to
+steps, negative and zero strides, transposes, read-only), exports them (legacy and versioned, max_version from (0, 8) to
 (2, 0), copy None/False/True, refused stream= and dl_device=), rewrites unconsumed
 capsules into equivalent or refused descriptions (byte_offset, NULL strides, any stride
 on an extent-1 dimension, major version 0 or 2, minor 2 without strides), consumes them
