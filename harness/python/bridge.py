@@ -371,6 +371,8 @@ class Run:
         reaches outside would read freed or foreign memory): a made array's span."""
         import numpy as np
         _, shape, strides = st["how"]
+        if st["src"] in self.views:
+            self.fail(f"strided: {st['src']} is a view; strided views an array of make")
         lo, hi = self.span(st["src"])
         arr = self.env[st["src"]][1]
         itemsize = self.dl.np_dtype(self.P.dtype(arr)).itemsize
