@@ -332,8 +332,9 @@ class Run:
         self._consume(holder, probe, st["name"])
 
     def op_from(self, st):
-        arr = self.get(st["src"], ["array"])[1]
-        dtype = None if st["src"] in self.unexportable else self.P.dtype(arr)
+        kind, arr, _ = self.get(st["src"], ["array", "tensor"])  # a tensor: re-imported
+        owner = self.P if kind == "array" else self.C
+        dtype = None if st["src"] in self.unexportable else owner.dtype(arr)
         if dtype is not None and dtype not in self.C.imports:
             self.refuses(dtype, Holder(self, array=arr))
         kw = {"copy": st["copy"]} if "copy" in st else {}
@@ -345,7 +346,9 @@ class Run:
             pair, kw["device"] = kw["device"], self.C.device_object(kw["device"])
             if kw["device"] is None:  # None would ask for no device at all
                 raise NotSupported(f"{self.C.name} has no name for device {pair}", self.C.name)
-        h = Holder(self, array=arr, readonly=self.views.get(st["src"]) == ("readonly",))
+        readonly = self.views.get(st["src"]) == ("readonly",) or (
+            kind == "tensor" and self.C.writeable(arr) is False)  # numpy's legacy imports
+        h = Holder(self, array=arr, readonly=readonly)
         try:
             self._consume(h, None, st["name"], **kw)
         except (BufferError, ValueError) as e:

@@ -812,7 +812,7 @@ static int parse_py_exchange(struct parser *p, struct line_toks *lt, struct cts_
  * consumer was handed. */
 static int parse_py_from(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   static const char *const truth[] = {"false", "true", NULL};
-  if (use_a(p, lt, st, CTS_SYM_ARRAY)) return -1;
+  if (use_a(p, lt, st, CTS_SYM_ARRAY | CTS_SYM_TENSOR)) return -1; /* a tensor: re-import */
   struct cts_py_export *e = &st->u.py_export;
   if (tok_is(peek(lt), "copy")) { /* from_dlpack(A, copy=...) */
     next(lt);
