@@ -70,6 +70,7 @@ struct cts_dl_opts {
   int64_t offset;        /* byte_offset */
   int64_t major, minor;
   int readonly, copied, no_deleter, null_data;
+  int padded;            /* a sub-byte dtype one element per byte (versioned flag) */
   int where;             /* enum cts_dl_where */
   int code, bits, lanes; /* dtype; 0 bits: the literal's f32 or i32 */
 };

@@ -460,14 +460,15 @@ static int pick_word(struct parser *p, struct line_toks *lt, const char *const *
 }
 
 /* `dtype NAME`: a dtype of the case language (as the positional one), or a DLPack type
- * the model holds none of (f8, an e4m3 float8; c64, a complex64), which a consumer
- * refuses (DLP.IMPORT.6). */
+ * the model holds none of (f8, an e4m3 float8; c64, a complex64; f4, an e2m1 float4 of
+ * 4 bits, packed unless `padded`), which a consumer refuses (DLP.IMPORT.6). */
 static int parse_make_dtype(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
-  static const char *const names[] = {"f8", "c64", NULL};
-  static const int codes[] = {CTS_DL_F8_E4M3, CTS_DL_COMPLEX}, bits[] = {8, 64};
+  static const char *const names[] = {"f8", "c64", "f4", NULL};
+  static const int codes[] = {CTS_DL_F8_E4M3, CTS_DL_COMPLEX, CTS_DL_F4_E2M1FN},
+                   bits[] = {8, 64, 4};
   struct cts_dl_opts *dl = &st->u.make.dl;
   if (take_dtype(p, lt, &st->u.make.literal.dtype)) return 0;
-  int i = pick_word(p, lt, names, "expected a dtype (" CTS_DTYPE_LIST "), f8 or c64");
+  int i = pick_word(p, lt, names, "expected a dtype (" CTS_DTYPE_LIST "), f8, c64 or f4");
   if (i < 0) return -1;
   dl->code = codes[i];
   dl->bits = bits[i];
@@ -510,6 +511,7 @@ static int *flag_option(struct cts_dl_opts *dl, const struct tok *t) {
   if (tok_is(t, "readonly")) return &dl->readonly;
   if (tok_is(t, "copied")) return &dl->copied;
   if (tok_is(t, "nodeleter")) return &dl->no_deleter;
+  if (tok_is(t, "padded")) return &dl->padded;
   return tok_is(t, "nulldata") ? &dl->null_data : NULL;
 }
 
@@ -587,6 +589,15 @@ static int parse_make(struct parser *p, struct line_toks *lt, struct cts_stmt *s
   if (literal_within_limit(p, lt, shape_col, lit, 1) ||
       make_buffer_within_limit(p, lt, shape_col, st))
     return -1;
+  if (dl->padded && (dl->form != TSM_DLPACK_VERSIONED || !dl->bits || dl->bits * dl->lanes >= 8)) {
+    fail_at(p, lt->line, st->col, "padded is a flag of the versioned form, for a sub-byte "
+            "dtype (dtype f4)");
+    return -1;
+  }
+  if (dl->bits && dl->bits * dl->lanes < 8 && dl->n_strides) {
+    fail_at(p, lt->line, st->col, "a sub-byte dtype is compact: no strides");
+    return -1;
+  }
   if (lit->fill == CTS_VALUES && (int64_t)lit->nvals != cts_opsem_literal_elems(lit->ndim, lit->shape)) {
     fail_at(p, lt->line, st->col, "%zu values for a shape of %lld elements", lit->nvals,
             (long long)cts_opsem_literal_elems(lit->ndim, lit->shape));

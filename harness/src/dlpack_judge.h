@@ -24,9 +24,10 @@
 enum { CTS_DL_CPU = 1, CTS_DL_CUDA = 2, CTS_DL_CUDA_HOST = 3, CTS_DL_OPENCL = 4,
        CTS_DL_VULKAN = 7, CTS_DL_CUDA_MANAGED = 13 };
 enum { CTS_DL_INT = 0, CTS_DL_UINT = 1, CTS_DL_FLOAT = 2, CTS_DL_BFLOAT = 4,
-       CTS_DL_COMPLEX = 5, CTS_DL_BOOL = 6, CTS_DL_F8_E4M3 = 8 };
+       CTS_DL_COMPLEX = 5, CTS_DL_BOOL = 6, CTS_DL_F8_E4M3 = 8, CTS_DL_F4_E2M1FN = 17 };
 #define CTS_DL_READ_ONLY (1ull << 0)
 #define CTS_DL_IS_COPIED (1ull << 1)
+#define CTS_DL_SUBBYTE_PADDED (1ull << 2) /* DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED */
 
 /* A managed tensor's fields, whatever its form. Plain values; data is borrowed. */
 struct cts_dl_view {
