@@ -18,7 +18,7 @@ DTYPES = {"bool": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "
           "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
           "c64": "complex64", "c128": "complex128", "f8e3m4": "float8_e3m4",
           "f8e4m3fn": "float8_e4m3fn",
-          "f8e5m2": "float8_e5m2"}
+          "f8e5m2": "float8_e5m2", "f4e2m1fn": "float4_e2m1fn"}
 # the judge's names (MGR.DTYPE.1, and the capsule level's complex and float8 types) ->
 # numpy's (bfloat16 and the float8 types: ml_dtypes')
 

@@ -21,6 +21,7 @@ import numpy as np
 
 FLAG_READ_ONLY = 1 << 0
 FLAG_IS_COPIED = 1 << 1
+FLAG_SUBBYTE_PADDED = 1 << 2
 
 KDLCPU = 1
 
@@ -188,9 +189,10 @@ _NP_DTYPES = {(0, 8): np.int8, (0, 16): np.int16, (0, 32): np.int32, (0, 64): np
 
 
 # ml_dtypes' types (a dependency of jax; numpy has none) by DLPack code: kDLBfloat 4,
-# kDLFloat8_e3m4 7, kDLFloat8_e4m3fn 10, kDLFloat8_e5m2 12
+# kDLFloat8_e3m4 7, kDLFloat8_e4m3fn 10, kDLFloat8_e5m2 12, kDLFloat4_e2m1fn 17 (4 bits,
+# held a byte each by ml_dtypes)
 _ML_DTYPES = {"bfloat16": (4, 16), "float8_e3m4": (7, 8), "float8_e4m3fn": (10, 8),
-              "float8_e5m2": (12, 8)}
+              "float8_e5m2": (12, 8), "float4_e2m1fn": (17, 4)}
 try:
     import ml_dtypes
     for _name, _code in _ML_DTYPES.items():
@@ -214,23 +216,42 @@ def dtype_name(dt):
     return np.dtype(t).name if t is not None and dt.lanes == 1 else f"code{dt.code}/{dt.bits}x{dt.lanes}"
 
 
-def read_dltensor(t):
+def read_dltensor(t, padded=False):
     """Elements of a CPU DLTensor as a nested list (honours byte_offset and strides)."""
-    return copy_dltensor(t).tolist()
+    return copy_dltensor(t, padded).tolist()
 
 
-def copy_dltensor(t):
+def copy_dltensor(t, padded=False):
     """Elements of a CPU DLTensor as a compact numpy array of its own (honours byte_offset
-    and strides)."""
+    and strides). A sub-byte dtype is packed little bit-endian unless padded (the
+    versioned IS_SUBBYTE_TYPE_PADDED flag, DLP.IMPORT.10); packed, it must be compact."""
     shape = [t.shape[i] for i in range(t.ndim)]
     strides = [t.strides[i] for i in range(t.ndim)] if t.strides else None
     npdt = np.dtype(_NP_DTYPES[(t.dtype.code, t.dtype.bits)])
-    return _at(t.data or 0, t.byte_offset, shape, npdt, strides).copy()
+    if t.dtype.bits >= 8 or padded:
+        return _at(t.data or 0, t.byte_offset, shape, npdt, strides).copy()
+    return unpack_subbyte((t.data or 0) + t.byte_offset, shape, npdt, t.dtype.bits, strides)
 
 
 def read_memory(ptr, shape, dtype, strides=None):
-    """Elements at a raw data pointer (a consumer's storage) as a nested list."""
+    """Elements at a raw data pointer (a consumer's storage) as a nested list; a
+    sub-byte dtype packed, as it arrived (DLP.IMPORT.10)."""
+    if dtype in _ML_DTYPES and _ML_DTYPES[dtype][1] < 8:
+        return unpack_subbyte(ptr, shape, np_dtype(dtype), _ML_DTYPES[dtype][1], strides).tolist()
     return _at(ptr, 0, shape, np_dtype(dtype), strides).tolist()
+
+
+def unpack_subbyte(ptr, shape, npdt, bits, strides=None):
+    """The elements of a packed sub-byte tensor at ptr (little bit-endian, compact), one
+    byte each as ml_dtypes holds them."""
+    n = int(np.prod(shape)) if shape else 1
+    if strides is not None and n > 1 and list(strides) != compact_strides(shape):
+        raise ValueError("a packed sub-byte tensor with strides that are not compact")
+    per_byte = 8 // bits
+    raw = (np.frombuffer((ctypes.c_uint8 * ((n + per_byte - 1) // per_byte)).from_address(ptr),
+                         dtype=np.uint8) if n else np.zeros(0, np.uint8))
+    codes = (raw[np.arange(n) // per_byte] >> ((np.arange(n) % per_byte) * bits)) & ((1 << bits) - 1)
+    return codes.astype(np.uint8).view(npdt).reshape(shape)
 
 
 def _at(data, byte_offset, shape, npdt, strides):
@@ -282,7 +303,9 @@ class Probe:
         self.data = (t.data or 0) + t.byte_offset
         try:
             small = Probe.snapshot_values and (int(np.prod(self.shape)) <= 4096 if self.shape else True)
-            self.values = read_dltensor(t) if t.device.device_type == KDLCPU and small else None
+            padded = bool(self.flags and self.flags & FLAG_SUBBYTE_PADDED)
+            self.values = (read_dltensor(t, padded)
+                           if t.device.device_type == KDLCPU and small else None)
         except Exception as e:  # noqa: BLE001 - recorded, checked by expectations
             self.values = f"unreadable: {e}"
         self.calls = 0

@@ -680,7 +680,7 @@ static int parse_py_dtype(struct parser *p, struct line_toks *lt, int *dtype) {
   struct tok *t = peek(lt);
   if (take_dtype(p, lt, dtype)) return 0;
   fail_at(p, lt->line, t->col, "expected a dtype: " CTS_DTYPE_LIST ", or c64, c128, f8e3m4, "
-          "f8e4m3fn or f8e5m2");
+          "f8e4m3fn, f8e5m2 or f4e2m1fn");
   return -1;
 }
 

@@ -10,7 +10,10 @@ class JaxPeer(Peer):
     # jax's default 32-bit mode (jax_enable_x64 off) makes no 64-bit arrays: jnp.asarray
     # gives float32, int32 and uint32 instead; its imports are left to the cases
     # (and complex64 for complex128)
-    dtypes = ALL_DTYPES - {"float64", "int64", "uint64"} | {"complex64", "float8_e3m4"} | FLOAT8
+    # jax exports float4_e2m1fn packed (DLP.IMPORT.10), and refuses its own export of it
+    # ("PjRt CPU buffers only support default layout"), as DLP.IMPORT.6 lets it
+    dtypes = ALL_DTYPES - {"float64", "int64", "uint64"} | {"complex64", "float8_e3m4",
+                                                            "float4_e2m1fn"} | FLOAT8
     imports = ALL_DTYPES | COMPLEX | FLOAT8 | {"float8_e3m4"}
     dist = "jax"
 

@@ -11,9 +11,9 @@ class OnnxruntimePeer(Peer):
     name = "onnxruntime"
     module = "onnxruntime"
     # made through numpy, which has no bfloat16; OrtValue.from_dlpack takes one, and
-    # float8 tensors
+    # float8 and (packed) float4 tensors
     dtypes = ALL_DTYPES - {"bfloat16"}
-    imports = ALL_DTYPES | FLOAT8
+    imports = ALL_DTYPES | FLOAT8 | {"float4_e2m1fn"}
     dist = "onnxruntime"
 
     def __init__(self):
@@ -30,7 +30,7 @@ class OnnxruntimePeer(Peer):
 
     def tolist(self, arr):
         dtype = self.dtype(arr)
-        if dtype == "bfloat16" or dtype in FLOAT8:  # OrtValue.numpy() has no numpy type
+        if dtype in ("bfloat16", "float4_e2m1fn") or dtype in FLOAT8:  # no numpy type
             return dl.read_memory(arr.data_ptr(), self.shape(arr), dtype)
         return arr.numpy().tolist()
 
@@ -38,7 +38,7 @@ class OnnxruntimePeer(Peer):
         name = arr.data_type()  # "tensor(float)"
         name = name[len("tensor("):-1] if name.startswith("tensor(") else name
         return {"float": "float32", "double": "float64", "float8e4m3fn": "float8_e4m3fn",
-                "float8e5m2": "float8_e5m2"}.get(name, name)
+                "float8e5m2": "float8_e5m2", "float4e2m1": "float4_e2m1fn"}.get(name, name)
 
     def shape(self, arr):
         return tuple(arr.shape())

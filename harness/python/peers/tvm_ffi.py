@@ -12,8 +12,8 @@ class TvmFfiPeer(Peer):
     # made from a numpy array (its DLPack), which has no bfloat16
     dtypes = ALL_DTYPES - {"bfloat16"}
     # tvm_ffi.from_dlpack takes complex tensors (whose dtype it cannot name:
-    # harness/expectations/python-tvm-ffi.txt) and float8 ones
-    imports = ALL_DTYPES | COMPLEX | FLOAT8 | {"float8_e3m4"}
+    # harness/expectations/python-tvm-ffi.txt), float8 and float4 ones
+    imports = ALL_DTYPES | COMPLEX | FLOAT8 | {"float8_e3m4", "float4_e2m1fn"}
     dist = "apache-tvm-ffi"
 
     def __init__(self):
