@@ -429,6 +429,28 @@ class Run:
                       f"{st['x']} holds [{a0:#x}, {a1:#x}), {st['y']} [{b0:#x}, {b1:#x})")
 
     # the DLPack 1.3 exchange table (xapi.py)
+    def expect_writeable(self, x, want):
+        """DLP.PY.WRITE.1: a versioned import's writeable flag. Not writeable is also
+        met by arrays that are never writeable and by a writeable copy that shares
+        nothing with the capsule."""
+        _, obj, probe = self.get(x, ["tensor"])
+        if probe is not None and not probe.versioned:
+            raise NotSupported(f"{self.C.name} imported a legacy capsule, whose "
+                               "writeability DLP.PY.WRITE.1 leaves to the consumer", self.C.name)
+        w = self.C.writeable(obj)
+        if w is None and want:
+            raise NotSupported(f"{self.C.name}'s arrays are never writeable", self.C.name)
+        if not w or want:
+            if bool(w) != want:
+                self.fail(f"expect {'' if want else 'not '}writeable {x}: {self.C.name}'s "
+                          f"result is {'' if w else 'not '}writeable")
+            return
+        ptr = self.C.data_ptr(obj)  # writeable, and not wanted: a copy is fine
+        if ptr is None:
+            raise NotSupported(f"{self.C.name} gives no data pointer of its arrays", self.C.name)
+        if probe is not None and ptr == probe.data:
+            self.fail(f"expect not writeable {x}: {self.C.name}'s result is writeable")
+
     def exchange_object(self, arr):
         obj = self.P.exchange_object(arr)
         if obj is None:
@@ -607,27 +629,7 @@ class Run:
         if k in ("shares", "noshares"):
             return self.expect_shares(st)
         if k in ("writeable", "nowriteable"):
-            _, obj, probe = self.get(x, ["tensor"])
-            if probe is not None and not probe.versioned:
-                raise NotSupported(f"{self.C.name} imported a legacy capsule, whose "
-                                   "writeability DLP.PY.WRITE.1 leaves to the consumer",
-                                   self.C.name)
-            w = self.C.writeable(obj)
-            if w is None and k == "nowriteable":
-                return  # arrays that are never writeable honour READ_ONLY
-            if w is None:
-                raise NotSupported(f"{self.C.name}'s arrays are never writeable", self.C.name)
-            if w and k == "nowriteable":  # a writeable copy honours READ_ONLY too
-                ptr = self.C.data_ptr(obj)
-                if ptr is None:
-                    raise NotSupported(f"{self.C.name} gives no data pointer of its arrays",
-                                       self.C.name)
-                if probe is None or ptr != probe.data:
-                    return
-            if w != (k == "writeable"):
-                self.fail(f"expect {'' if k == 'writeable' else 'not '}writeable {x}: "
-                          f"{self.C.name}'s result is {'' if w else 'not '}writeable")
-            return
+            return self.expect_writeable(x, k == "writeable")
         if k in ("name", "version", "flag", "noflag", "deleted", "strides", "offset"):
             _, cap, probe = self.get(x, ["capsule"])
         if k == "name":

@@ -148,9 +148,9 @@ class Forged:
     def __init__(self, shape, dtype, major, device, code=None):
         npdt = np.dtype(dtype)
         n_elems = int(np.prod(shape)) if shape else 1
-        self.values = np.arange(n_elems, dtype=npdt)
-        if code is not None:  # the dtype field says (code, bits) over bits / 8 bytes each
-            self.values = np.arange(n_elems * code[1] // 8, dtype=np.uint8)
+        # with code, the dtype field says (code, bits) over bits / 8 bytes each
+        self.values = (np.arange(n_elems, dtype=npdt) if code is None else
+                       np.arange(n_elems * code[1] // 8, dtype=np.uint8))
         n = len(shape)
         self.shape = (ctypes.c_int64 * max(n, 1))(*shape)
         self.strides = (ctypes.c_int64 * max(n, 1))(*compact_strides(shape))
@@ -191,11 +191,11 @@ _NP_DTYPES = {(0, 8): np.int8, (0, 16): np.int16, (0, 32): np.int32, (0, 64): np
 # ml_dtypes' types (a dependency of jax; numpy has none) by DLPack code: kDLBfloat 4,
 # kDLFloat8_e3m4 7, kDLFloat8_e4m3fn 10, kDLFloat8_e5m2 12, kDLFloat4_e2m1fn 17 (4 bits,
 # held a byte each by ml_dtypes)
-_ML_DTYPES = {"bfloat16": (4, 16), "float8_e3m4": (7, 8), "float8_e4m3fn": (10, 8),
+ML_DTYPES = {"bfloat16": (4, 16), "float8_e3m4": (7, 8), "float8_e4m3fn": (10, 8),
               "float8_e5m2": (12, 8), "float4_e2m1fn": (17, 4)}
 try:
     import ml_dtypes
-    for _name, _code in _ML_DTYPES.items():
+    for _name, _code in ML_DTYPES.items():
         _NP_DTYPES[_code] = np.dtype(getattr(ml_dtypes, _name))
 except ImportError:
     ml_dtypes = None
@@ -204,11 +204,11 @@ except ImportError:
 def np_dtype(name):
     """numpy's dtype of a name numpy gives ("float32", "bfloat16"); LookupError for
     an ml_dtypes type without ml_dtypes (the case is then NotSupported)."""
-    if name not in _ML_DTYPES:
+    if name not in ML_DTYPES:
         return np.dtype(name)
     if ml_dtypes is None:
         raise LookupError(f"{name} needs the ml_dtypes package in this interpreter")
-    return _NP_DTYPES[_ML_DTYPES[name]]
+    return _NP_DTYPES[ML_DTYPES[name]]
 
 
 def dtype_name(dt):
@@ -228,20 +228,26 @@ def copy_dltensor(t, padded=False):
     shape = [t.shape[i] for i in range(t.ndim)]
     strides = [t.strides[i] for i in range(t.ndim)] if t.strides else None
     npdt = np.dtype(_NP_DTYPES[(t.dtype.code, t.dtype.bits)])
-    if t.dtype.bits >= 8 or padded:
-        return _at(t.data or 0, t.byte_offset, shape, npdt, strides).copy()
-    return unpack_subbyte((t.data or 0) + t.byte_offset, shape, npdt, t.dtype.bits, strides)
+    return _elements((t.data or 0) + t.byte_offset, shape, npdt, t.dtype.bits, strides,
+                     padded).copy()
 
 
 def read_memory(ptr, shape, dtype, strides=None):
     """Elements at a raw data pointer (a consumer's storage) as a nested list; a
     sub-byte dtype packed, as it arrived (DLP.IMPORT.10)."""
-    if dtype in _ML_DTYPES and _ML_DTYPES[dtype][1] < 8:
-        return unpack_subbyte(ptr, shape, np_dtype(dtype), _ML_DTYPES[dtype][1], strides).tolist()
-    return _at(ptr, 0, shape, np_dtype(dtype), strides).tolist()
+    bits = ML_DTYPES[dtype][1] if dtype in ML_DTYPES else 8
+    return _elements(ptr, shape, np_dtype(dtype), bits, strides).tolist()
 
 
-def unpack_subbyte(ptr, shape, npdt, bits, strides=None):
+def _elements(ptr, shape, npdt, bits, strides, padded=False):
+    """The elements at ptr: a view (strides in elements, None: compact), or for a
+    sub-byte dtype that is not padded its packed elements unpacked."""
+    if bits >= 8 or padded:
+        return _at(ptr, 0, shape, npdt, strides)
+    return _unpack_subbyte(ptr, shape, npdt, bits, strides)
+
+
+def _unpack_subbyte(ptr, shape, npdt, bits, strides):
     """The elements of a packed sub-byte tensor at ptr (little bit-endian, compact), one
     byte each as ml_dtypes holds them."""
     n = int(np.prod(shape)) if shape else 1

@@ -308,9 +308,10 @@ const char *cts_op_name(int op);
 /* The dtype names a case may write, for messages. */
 #define CTS_DTYPE_LIST "bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32 or f64"
 /* The capsule level's exchange-only dtypes (.pytsm `make` and `expect dtype`): DLPack's
- * complex, float8 and float4 (packed, DLP.IMPORT.10) types, which peers exchange and no implementation must hold
- * (MGR.DTYPE.1 has none, DLP.IMPORT.6 refuses them). X(ENUM, name, values per element of
- * a literal: two, real and imaginary, for a complex type). */
+ * complex, float8 and float4 (packed, DLP.IMPORT.10) types, which peers exchange and no
+ * implementation must hold (MGR.DTYPE.1 has none, DLP.IMPORT.6 refuses them).
+ * X(ENUM, name, values per element of a literal: two, real and imaginary, for a complex
+ * type). */
 #define CTS_PY_EXCHANGE_DTYPES(X)                                                  \
   X(C64, "c64", 2) X(C128, "c128", 2) X(F8E3M4, "f8e3m4", 1) X(F8E4M3FN, "f8e4m3fn", 1)     \
   X(F8E5M2, "f8e5m2", 1) X(F4E2M1FN, "f4e2m1fn", 1)

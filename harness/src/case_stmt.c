@@ -208,12 +208,20 @@ static int parse_recompute(struct parser *p, struct line_toks *lt, struct cts_st
 
 /* ---- managers ---------------------------------------------------------------------- */
 
+/* A literal's LIST: one value per element, two (real, imaginary) for a complex dtype of
+ * the capsule level (cts_py_values_per_element). */
 static int parse_values_for(struct parser *p, struct line_toks *lt, struct cts_literal *lit) {
   struct tok *list = peek(lt);
   if (parse_values(p, lt, &lit->vals, &lit->nvals)) return -1;
-  if ((int64_t)lit->nvals == cts_opsem_literal_elems(lit->ndim, lit->shape)) return 0;
-  fail_at(p, lt->line, list->col, "%zu values for a shape of %lld elements", lit->nvals,
-          (long long)cts_opsem_literal_elems(lit->ndim, lit->shape));
+  int per = cts_py_values_per_element(lit->dtype);
+  long long elems = (long long)cts_opsem_literal_elems(lit->ndim, lit->shape);
+  if ((long long)lit->nvals == per * elems) return 0;
+  if (per == 1)
+    fail_at(p, lt->line, list->col, "%zu values for a shape of %lld elements", lit->nvals,
+            elems);
+  else
+    fail_at(p, lt->line, list->col, "%zu values for a complex shape of %lld elements: two "
+            "(real, imaginary) per element", lit->nvals, elems);
   return -1;
 }
 
@@ -660,16 +668,17 @@ static const struct {
 #undef CTS_PY_DTYPE_ROW
 #define N_PY_EXCHANGE_DTYPES (sizeof py_exchange_dtypes / sizeof py_exchange_dtypes[0])
 
+static int is_exchange_dtype(int dtype) {
+  return dtype > TSM_DTYPE_LAST && dtype < CTS_PY_DTYPES_END;
+}
+
 const char *cts_py_dtype_name(int dtype) {
-  return dtype > TSM_DTYPE_LAST && dtype < CTS_PY_DTYPES_END
-             ? py_exchange_dtypes[dtype - TSM_DTYPE_LAST - 1].name
-             : cts_opsem_dtype_name(dtype);
+  return is_exchange_dtype(dtype) ? py_exchange_dtypes[dtype - TSM_DTYPE_LAST - 1].name
+                                  : cts_opsem_dtype_name(dtype);
 }
 
 int cts_py_values_per_element(int dtype) {
-  return dtype > TSM_DTYPE_LAST && dtype < CTS_PY_DTYPES_END
-             ? py_exchange_dtypes[dtype - TSM_DTYPE_LAST - 1].per
-             : 1;
+  return is_exchange_dtype(dtype) ? py_exchange_dtypes[dtype - TSM_DTYPE_LAST - 1].per : 1;
 }
 
 /* A dtype of the capsule level: MGR.DTYPE.1's, or an exchange-only one (case.h). */
@@ -697,16 +706,7 @@ static int parse_py_make(struct parser *p, struct line_toks *lt, struct cts_stmt
   if (i < 0) return -1;
   lit->fill = fill_kinds[i];
   if (literal_within_limit(p, lt, shape_col, lit, 1)) return -1; /* the peer allocates it */
-  if (lit->fill != CTS_VALUES) return 0;
-  int per = cts_py_values_per_element(lit->dtype);
-  if (per == 1) return parse_values_for(p, lt, lit);
-  struct tok *list = peek(lt);
-  if (parse_values(p, lt, &lit->vals, &lit->nvals)) return -1;
-  int64_t elems = cts_opsem_literal_elems(lit->ndim, lit->shape);
-  if ((int64_t)lit->nvals == per * elems) return 0;
-  fail_at(p, lt->line, list->col, "%zu values for a complex shape of %lld elements: two "
-          "(real, imaginary) per element", lit->nvals, (long long)elems);
-  return -1;
+  return lit->fill == CTS_VALUES ? parse_values_for(p, lt, lit) : 0;
 }
 
 /* One keyword of __dlpack__ after `export A`. */

@@ -30,7 +30,7 @@ class OnnxruntimePeer(Peer):
 
     def tolist(self, arr):
         dtype = self.dtype(arr)
-        if dtype in ("bfloat16", "float4_e2m1fn") or dtype in FLOAT8:  # no numpy type
+        if dtype in dl.ML_DTYPES:  # ml_dtypes' types: OrtValue.numpy() has no numpy type
             return dl.read_memory(arr.data_ptr(), self.shape(arr), dtype)
         return arr.numpy().tolist()
 
