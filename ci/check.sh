@@ -67,11 +67,13 @@ adapter_check() {
 
 # The thread cases (every case citing SCOPE.THREAD) on a ThreadSanitizer build of the
 # judge and the reference (clang). A race report ends the case process with status 66,
-# which the judge reports as Fail.
+# which the judge reports as Fail. First the biased lock's own tests (test-lock), where
+# a revocation that does not wait for the owner is a race TSan sees.
 tsan() {
   local build=build/check-tsan
   make --no-print-directory -j"$JOBS" BUILD=$build CC=clang SAN=-fsanitize=thread \
-    OPT="-O1 -g" $build/bin/tsm-cts $build/lib/tsmref_adapter.so || return 1
+    OPT="-O1 -g" $build/bin/tsm-cts $build/lib/tsmref_adapter.so $build/bin/test-lock || return 1
+  TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" $build/bin/test-lock || return 1
   TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
     $build/bin/tsm-cts run --adapter $build/lib/tsmref_adapter.so -j "$JOBS" \
     --timeout 60000 SCOPE.THREAD >$build/tsan.tap
@@ -169,6 +171,7 @@ lane build-$other_cc build "$other" "$other_cc"
 lane versions bash harness/tests/check_versions.sh "$primary"
 lane model-tests "$primary/bin/test-model"
 lane planner-tests "$primary/bin/test-planner"
+lane lock-tests "$primary/bin/test-lock"
 lane lint cts lint cases
 lane coverage cts coverage
 lane reference reference "$primary"

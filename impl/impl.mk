@@ -8,6 +8,7 @@
 #   $(TSMREF_ADAPTER)  $(B)/lib/tsmref_adapter.so  adapter, libtsmref linked in
 #   $(TSMREF_CUDA)     $(B)/lib/libtsmref_cuda.so  CUDA backend (only with NVCC)
 #   $(TSMREF_TEST_PLANNER)  $(B)/bin/test-planner  unit tests of the graph planner
+#   $(TSMREF_TEST_LOCK)     $(B)/bin/test-lock     tests of the biased context lock
 #   install-impl       libraries, tsmref.h, tsmref_test.h (test hooks) and tsmref.pc
 #                      under $(PREFIX)
 
@@ -53,10 +54,13 @@ endif
 
 TSMREF_TEST_PLANNER := $(B)/bin/test-planner
 TSMREF_TEST_PLANNER_OBJ := $(B)/obj/impl/tests/test_planner.o
+TSMREF_TEST_LOCK := $(B)/bin/test-lock
+TSMREF_TEST_LOCK_OBJ := $(B)/obj/impl/tests/test_lock.o
 
 ALL_TARGETS += $(TSMREF_LIB) $(TSMREF_STATIC) $(TSMREF_ADAPTER) $(TSMREF_CUDA) \
-  $(TSMREF_PC) $(TSMREF_TEST_PLANNER)
-DEPS += $(TSMREF_OBJS:.o=.d) $(TSMREF_ADAPTER_OBJ:.o=.d) $(TSMREF_TEST_PLANNER_OBJ:.o=.d)
+  $(TSMREF_PC) $(TSMREF_TEST_PLANNER) $(TSMREF_TEST_LOCK)
+DEPS += $(TSMREF_OBJS:.o=.d) $(TSMREF_ADAPTER_OBJ:.o=.d) $(TSMREF_TEST_PLANNER_OBJ:.o=.d) \
+  $(TSMREF_TEST_LOCK_OBJ:.o=.d)
 
 $(B)/obj/impl/%.o: impl/%.c
 	@mkdir -p $(@D)
@@ -96,6 +100,16 @@ $(TSMREF_ADAPTER): $(TSMREF_ADAPTER_OBJ) $(TSMREF_STATIC)
 # The planner's unit tests reach its internal interface (impl/src/planner.h) and the
 # fault-injection hook (tsmref_test.h) through the static library.
 $(TSMREF_TEST_PLANNER): $(TSMREF_TEST_PLANNER_OBJ) $(TSMREF_STATIC)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(TSMREF_LDLIBS)
+
+# The lock's tests look at the lock's state (impl/src/internal.h) and call an export's
+# deleter through the packaged DLPack header, so they build apart from $(B)/obj/impl/%.o.
+$(TSMREF_TEST_LOCK_OBJ): impl/tests/test_lock.c | $(DLPACK_V1_INC_FILE)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -pthread $(TSMREF_CFLAGS) -I"$$(cat $(DLPACK_V1_INC_FILE))" -c $< -o $@
+
+$(TSMREF_TEST_LOCK): $(TSMREF_TEST_LOCK_OBJ) $(TSMREF_STATIC)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(TSMREF_LDLIBS)
 

@@ -1,10 +1,8 @@
 /*
  * impl/src/ctx.c: contexts (one session on one device) and live bytes.
  * Clauses: ABI.SESSION.1 (isolated worlds; close releases everything), MGR.ROOT.1,
- * MGR.COUNT.4, DEV.BYTES.1, SCOPE.THREAD.3 (one lock per context).
+ * MGR.COUNT.4, DEV.BYTES.1, SCOPE.THREAD.3 (one lock per context, lock.h).
  */
-#define _GNU_SOURCE /* PTHREAD_MUTEX_ADAPTIVE_NP */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -21,16 +19,7 @@ int tsmr_ctx_open(const char *device, tsmr_ctx **out) {
   tsmr_ctx *ctx = tsmr__alloc(sizeof *ctx);
   if (!ctx) return TSMR_ENOMEM;
   memset(ctx, 0, sizeof *ctx);
-  /* Adaptive: a thread that finds the lock taken spins a little before sleeping in the
-   * kernel, since every call holds it for a few dozen nanoseconds (bench/README.md). */
-  pthread_mutexattr_t attr;
-  int init_rc = pthread_mutexattr_init(&attr);
-  if (init_rc == 0) {
-    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
-    init_rc = pthread_mutex_init(&ctx->lock, &attr);
-    pthread_mutexattr_destroy(&attr);
-  }
-  if (init_rc != 0) {
+  if (tsmr__lock_init(&ctx->lock) != 0) {
     tsmr__free(ctx);
     return TSMR_ENOMEM;
   }
@@ -40,7 +29,7 @@ int tsmr_ctx_open(const char *device, tsmr_ctx **out) {
   tsmr__list_init(&ctx->detached);
   if ((rc = tsmr__mgr_create(ctx, NULL, &ctx->root))) {
     tsmr__table_free(&ctx->mgrs);
-    pthread_mutex_destroy(&ctx->lock);
+    tsmr__lock_destroy(&ctx->lock);
     tsmr__free(ctx);
     return rc;
   }
@@ -53,7 +42,7 @@ void tsmr_ctx_close(tsmr_ctx *ctx) {
   if (!ctx) return;
   struct tsmr__dlx_anchor *anchor = ctx->dlx_anchor;
   tsmr__dlx_close_begin(ctx);     /* export deleters wait (DLP.EXPORT.3) */
-  pthread_mutex_lock(&ctx->lock); /* no other call may run now; keeps TSan informed */
+  tsmr__lock_acquire(&ctx->lock, tsmr__thread_id); /* no other call may run now */
   ctx->cur = NULL;                /* nothing counts any more */
   tsmr__mgr_close(ctx, ctx->root); /* the root closes only here */
   ctx->root = NULL;
@@ -89,8 +78,8 @@ void tsmr_ctx_close(tsmr_ctx *ctx) {
   tsmr__table_free(&ctx->scopes);
   tsmr__graph_free_all(ctx);
   struct tsmr__storage *pending = ctx->dlx_pending; /* aliased imports' deleters */
-  pthread_mutex_unlock(&ctx->lock);
-  pthread_mutex_destroy(&ctx->lock);
+  tsmr__lock_release(&ctx->lock);
+  tsmr__lock_destroy(&ctx->lock);
   tsmr__dlx_close_end(anchor);
   const struct tsmr__backend *be = ctx->be;
   tsmr__free(ctx);

@@ -73,12 +73,12 @@ void tsmr__dlx_rec_drop(struct tsmr__dlx_rec *rec) {
   pthread_mutex_lock(&a->lock);
   tsmr_ctx *ctx = a->ctx;
   if (ctx) {
-    pthread_mutex_lock(&ctx->lock);
+    tsmr__lock_acquire(&ctx->lock, tsmr__thread_id);
     tsmr__list_del(&rec->node);
     tsmr__storage_put(ctx, rec->st);
     pending = ctx->dlx_pending;
     ctx->dlx_pending = NULL;
-    pthread_mutex_unlock(&ctx->lock);
+    tsmr__lock_release(&ctx->lock);
   } else {
     tsmr__list_del(&rec->node);
     dlx_orphan_put(a, rec->st, &pending);

@@ -21,6 +21,7 @@
 
 #include "tsmref.h"
 #include "backend.h"
+#include "lock.h"
 
 /* Internal invariants only; never used for caller errors (ERR.NOABORT.1). */
 #define TSMR_ASSERT(x)                                                         \
@@ -212,10 +213,11 @@ struct tsmr_ctx {
   struct tsmr__storage *free_storages;
   struct tsmr__borrow *free_borrows;   /* recycled records, chained through below */
   /* Threads (SCOPE.THREAD.3): every public entry point holds lock; cur is the state
-   * of the thread holding it (NULL while the context closes). */
-  pthread_mutex_t lock;
+   * of the thread holding it (NULL while the context closes); owner_ts is the state of
+   * the thread the lock is biased toward (lock.h), set with the grant. */
+  struct tsmr__lock lock;
   uint64_t serial;              /* unique per context, never reused */
-  struct tsmr__thread *threads, *cur;
+  struct tsmr__thread *threads, *cur, *owner_ts;
   struct tsmr__table scopes;    /* never-reused slots, obj NULL once disposed */
   /* DLPack (dlpack.c): the anchor of this context's exports (NULL until the first
    * export) and the aliased-import storages whose deleters run at the next leave. */
@@ -232,27 +234,21 @@ struct tsmr__tls {
   struct tsmr__thread *ts;
 };
 extern _Thread_local struct tsmr__tls tsmr__tls;
+/* The calling thread's never-reused id (scope.c), 0 until its first call. */
+extern _Thread_local uint64_t tsmr__thread_id;
 /* Slow path of tsmr__enter: finds or makes the calling thread's state (NULL: ENOMEM). */
 struct tsmr__thread *tsmr__thread_lookup(tsmr_ctx *ctx);
+/* Slow path of tsmr__enter (scope.c): through the mutex. */
+int tsmr__enter_slow(tsmr_ctx *ctx);
 
 /* Takes the context lock and sets ctx->cur. RETURN 0, or TSMR_ENOMEM (lock not held)
  * when a thread's first call cannot allocate its state. */
 static inline int tsmr__enter(tsmr_ctx *ctx) {
-  pthread_mutex_lock(&ctx->lock);
-  struct tsmr__tls *c = &tsmr__tls;
-  if (c->serial == ctx->serial) {
-    ctx->cur = c->ts;
+  if (__builtin_expect(tsmr__lock_owner_enter(&ctx->lock, tsmr__thread_id), 1)) {
+    ctx->cur = ctx->owner_ts;
     return 0;
   }
-  struct tsmr__thread *ts = tsmr__thread_lookup(ctx);
-  if (!ts) {
-    pthread_mutex_unlock(&ctx->lock);
-    return TSMR_ENOMEM;
-  }
-  c->serial = ctx->serial;
-  c->ts = ts;
-  ctx->cur = ts;
-  return 0;
+  return tsmr__enter_slow(ctx);
 }
 /* Runs the foreign DLPack deleters of a pending list and frees its storage structs
  * (dlpack.c); called without any lock. */
@@ -262,7 +258,7 @@ void tsmr__dlx_run_pending(struct tsmr__storage *p);
 static inline void tsmr__leave(tsmr_ctx *ctx) {
   struct tsmr__storage *p = ctx->dlx_pending;
   if (__builtin_expect(p != NULL, 0)) ctx->dlx_pending = NULL;
-  pthread_mutex_unlock(&ctx->lock);
+  tsmr__lock_release(&ctx->lock);
   if (__builtin_expect(p != NULL, 0)) tsmr__dlx_run_pending(p);
 }
 
@@ -433,7 +429,11 @@ static inline void tsmr__res_register(tsmr_ctx *ctx, struct tsmr__tensor *t) {
 int tsmr__mgr_create(tsmr_ctx *ctx, struct tsmr__mgr *parent, struct tsmr__mgr **out);
 void tsmr__mgr_close(tsmr_ctx *ctx, struct tsmr__mgr *m); /* also the root */
 /* Returns 0 when m may receive an addition, else TSMR_ECLOSED / TSMR_ECAPPED. */
-int tsmr__mgr_accepts(const struct tsmr__mgr *m);
+static inline int tsmr__mgr_accepts(const struct tsmr__mgr *m) {
+  if (m->state != TSMR__OPEN) return TSMR_ECLOSED;
+  if (m->capped) return TSMR_ECAPPED;
+  return 0;
+}
 
 /* tensor.c */
 /* Creates a tensor held by m (not NULL, already checked) with numel elements (shape

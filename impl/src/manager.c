@@ -14,12 +14,6 @@
  */
 #include "internal.h"
 
-int tsmr__mgr_accepts(const struct tsmr__mgr *m) {
-  if (m->state != TSMR__OPEN) return TSMR_ECLOSED;
-  if (m->capped) return TSMR_ECAPPED;
-  return 0;
-}
-
 int tsmr__mgr_create(tsmr_ctx *ctx, struct tsmr__mgr *parent, struct tsmr__mgr **out) {
   if (tsmr__table_reserve(&ctx->mgrs)) return TSMR_ENOMEM;
   struct tsmr__mgr *m = tsmr__alloc(sizeof *m);

@@ -4,12 +4,12 @@
  * SCOPE.REL.1-2, SCOPE.MOVE.1-4, SCOPE.DETACH.1, SCOPE.ATTACH.1, SCOPE.ALL.1-2,
  * SCOPE.HAND.1, SCOPE.WRAP.1, SCOPE.STAT.1-3, SCOPE.MGR.1-2, ERR.ORDER.1.
  *
- * Threads. Each context has one mutex, taken by every public entry point
- * (tsmr__enter); so calls on one context from several threads run one after the
- * other (SCOPE.THREAD.3). The state of a thread (its chain head and statistics) is a
+ * Threads. Each context has one lock (lock.h: a mutex, biased toward the first thread
+ * that enters), taken by every public entry point (tsmr__enter); so calls on one
+ * context from several threads run one after the other (SCOPE.THREAD.3). The state of a thread (its chain head and statistics) is a
  * struct tsmr__thread per (context, thread), kept on the context's list and found
  * through a thread-local one-entry cache keyed by the context's never-reused serial.
- * Threads are told apart by a never-reused id (thread_id), not by pthread_self(),
+ * Threads are told apart by a never-reused id (tsmr__thread_id), not by pthread_self(),
  * whose values come back for new threads: a new thread never inherits the chain or
  * the counters of one that ended.
  *
@@ -25,20 +25,40 @@
 #include "internal.h"
 
 _Thread_local struct tsmr__tls tsmr__tls;
-static _Thread_local uint64_t thread_id;
+_Thread_local uint64_t tsmr__thread_id;
 static atomic_uint_fast64_t thread_ids;
 
 struct tsmr__thread *tsmr__thread_lookup(tsmr_ctx *ctx) {
-  if (!thread_id) thread_id = atomic_fetch_add(&thread_ids, 1) + 1;
+  if (!tsmr__thread_id) tsmr__thread_id = atomic_fetch_add(&thread_ids, 1) + 1;
   for (struct tsmr__thread *t = ctx->threads; t; t = t->next)
-    if (t->tid == thread_id) return t;
+    if (t->tid == tsmr__thread_id) return t;
   struct tsmr__thread *t = tsmr__alloc(sizeof *t);
   if (!t) return NULL;
   memset(t, 0, sizeof *t);
-  t->tid = thread_id;
+  t->tid = tsmr__thread_id;
   t->next = ctx->threads;
   ctx->threads = t;
   return t;
+}
+
+int tsmr__enter_slow(tsmr_ctx *ctx) {
+  tsmr__lock_acquire_slow(&ctx->lock, tsmr__thread_id);
+  struct tsmr__tls *c = &tsmr__tls;
+  if (c->serial != ctx->serial) {
+    struct tsmr__thread *ts = tsmr__thread_lookup(ctx);
+    if (!ts) {
+      tsmr__lock_release(&ctx->lock);
+      return TSMR_ENOMEM;
+    }
+    c->serial = ctx->serial;
+    c->ts = ts;
+  }
+  ctx->cur = c->ts;
+  if (!ctx->owner_ts) { /* the first thread in: the lock may be biased toward it */
+    tsmr__lock_grant(&ctx->lock, c->ts->tid);
+    ctx->owner_ts = c->ts;
+  }
+  return 0;
 }
 
 static struct tsmr__stats *tensor_stats(tsmr_ctx *ctx, const struct tsmr__tensor *t) {

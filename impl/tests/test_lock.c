@@ -1,0 +1,239 @@
+/*
+ * impl/tests/test_lock.c: the biased context lock (impl/src/lock.h) through the public
+ * API, with a look at the lock's state (impl/src/internal.h) so that a test of the
+ * bias cannot pass while no lock was ever biased:
+ *   grant     the first thread to call in owns the lock (where the kernel has the
+ *             expedited membarrier the revocation needs; else no lock is biased);
+ *   contend   the owner and another thread create and release at once, each in its own
+ *             sub-manager; the other thread's first call revokes the bias (never
+ *             granted again) while the owner is busy; every count and live byte is as
+ *             if the calls had run one after the other (SCOPE.THREAD.3); ROUNDS
+ *             contexts, so that a revocation meets the owner inside many times;
+ *   exit      the owner ends; a new thread (which glibc may give the same pthread_t)
+ *             starts with no statistics of its own (SCOPE.THREAD.4) and revokes;
+ *   two       one thread owns two contexts and alternates between them;
+ *   deleter   an export's DLPack deleter runs on another thread than the owner
+ *             (DLP.DEL.1): it takes the lock, revoking the bias.
+ * ci/check.sh runs it as it is and in the tsan lane (ThreadSanitizer build).
+ * Run: $(B)/bin/test-lock; prints "# lock: N checks, 0 failed".
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dlpack/dlpack.h>
+
+#include "internal.h"
+
+#define ROUNDS 50    /* contexts of the contention test, each revoked once under load */
+#define ITERS 20000  /* create + release per thread and context in the contention test */
+#define LIVE 64      /* tensors each thread keeps alive while it works */
+
+static int checks, failed;
+
+#define CHECK(cond, ...)                                                              \
+  do {                                                                                \
+    checks++;                                                                         \
+    if (!(cond)) {                                                                    \
+      failed++;                                                                       \
+      fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);                      \
+      fprintf(stderr, __VA_ARGS__);                                                   \
+      fputc('\n', stderr);                                                            \
+    }                                                                                 \
+  } while (0)
+
+#define OK(call) CHECK((call) == 0, "%s", #call)
+
+static const struct tsmr_tensor_desc desc4 = {TSMR_F32, 1, {4}};
+
+/* Whether this kernel lets a lock be biased: a context's first caller owns it. */
+static int bias_supported;
+
+static uint64_t lock_owner(tsmr_ctx *ctx) {
+  return atomic_load(&ctx->lock.owner);
+}
+
+static void test_grant(void) {
+  tsmr_ctx *ctx;
+  tsmr_handle root;
+  OK(tsmr_ctx_open("cpu", &ctx));
+  CHECK(lock_owner(ctx) == TSMR__LOCK_UNBIASED, "a new context's lock is not biased yet");
+  OK(tsmr_mgr_root(ctx, &root));
+  bias_supported = lock_owner(ctx) != TSMR__LOCK_UNBIASED;
+  if (bias_supported)
+    CHECK(lock_owner(ctx) == tsmr__thread_id, "biased toward %llu, the caller is %llu",
+          (unsigned long long)lock_owner(ctx), (unsigned long long)tsmr__thread_id);
+  else
+    printf("# no expedited membarrier here: every lock takes its mutex\n");
+  tsmr_ctx_close(ctx);
+}
+
+/* One side of the contention test: ITERS create + release in sub, keeping LIVE
+ * tensors alive; then its own statistics. */
+struct worker {
+  tsmr_ctx *ctx;
+  tsmr_handle sub;
+  pthread_barrier_t *start;
+  int errors;
+  struct tsmr_scope_stats st;
+};
+
+static void *work(void *arg) {
+  struct worker *w = arg;
+  tsmr_handle live[LIVE];
+  if (w->start) pthread_barrier_wait(w->start);
+  for (int i = 0; i < LIVE; i++) w->errors += tsmr_tensor_new(w->ctx, w->sub, &desc4, NULL, &live[i]) != 0;
+  for (long i = 0; i < ITERS; i++) {
+    tsmr_handle *slot = &live[i % LIVE];
+    w->errors += tsmr_res_release(w->ctx, *slot) != 0;
+    w->errors += tsmr_tensor_new(w->ctx, w->sub, &desc4, NULL, slot) != 0;
+  }
+  for (int i = 0; i < LIVE; i++) w->errors += tsmr_res_release(w->ctx, live[i]) != 0;
+  w->errors += tsmr_thread_stats(w->ctx, TSMR_KIND_TENSOR, &w->st) != 0;
+  return NULL;
+}
+
+/* One context of the contention test. */
+static void contend_once(void) {
+  tsmr_ctx *ctx;
+  tsmr_handle root;
+  pthread_barrier_t start;
+  pthread_t th;
+  struct worker w[2];
+  OK(tsmr_ctx_open("cpu", &ctx));
+  OK(tsmr_mgr_root(ctx, &root)); /* this thread owns the lock */
+  pthread_barrier_init(&start, NULL, 2);
+  for (int i = 0; i < 2; i++) {
+    w[i] = (struct worker){ctx, TSMR_NONE, &start, 0, {0}};
+    OK(tsmr_mgr_new_sub(ctx, root, &w[i].sub));
+  }
+  if (pthread_create(&th, NULL, work, &w[1]) != 0) {
+    CHECK(0, "pthread_create failed");
+    return;
+  }
+  work(&w[0]);
+  pthread_join(th, NULL);
+  pthread_barrier_destroy(&start);
+  for (int i = 0; i < 2; i++) {
+    CHECK(w[i].errors == 0, "worker %d: %d calls failed", i, w[i].errors);
+    CHECK(w[i].st.created_outside == ITERS + LIVE && w[i].st.disposed_outside == ITERS + LIVE,
+          "worker %d counted %llu created, %llu disposed", i,
+          (unsigned long long)w[i].st.created_outside,
+          (unsigned long long)w[i].st.disposed_outside);
+    struct tsmr_mgr_info info;
+    OK(tsmr_mgr_info(ctx, w[i].sub, &info));
+    CHECK(info.live == 0, "worker %d's manager has %llu live", i, (unsigned long long)info.live);
+  }
+  uint64_t bytes = 1;
+  OK(tsmr_live_bytes(ctx, &bytes));
+  CHECK(bytes == 0, "%llu live bytes", (unsigned long long)bytes);
+  if (bias_supported)
+    CHECK(lock_owner(ctx) == TSMR__LOCK_REVOKED, "the other thread's calls revoked the bias");
+  tsmr_ctx_close(ctx);
+}
+
+static void test_contend(void) {
+  for (int r = 0; r < ROUNDS; r++) contend_once();
+}
+
+/* test_exit: the owner's thread. */
+static void *own_and_end(void *arg) {
+  tsmr_ctx *ctx = arg;
+  tsmr_handle root, t, scope;
+  if (tsmr_mgr_root(ctx, &root) || tsmr_scope_open(ctx, &scope) ||
+      tsmr_tensor_new(ctx, root, &desc4, NULL, &t))
+    return (void *)1; /* t stays alive in the scope this thread leaves open */
+  return (void *)(uintptr_t)(bias_supported && lock_owner(ctx) != tsmr__thread_id);
+}
+
+static void *newcomer(void *arg) {
+  tsmr_ctx *ctx = arg;
+  struct tsmr_scope_stats st;
+  tsmr_handle sc = 1;
+  if (tsmr_thread_stats(ctx, TSMR_KIND_TENSOR, &st) || tsmr_scope_current(ctx, &sc))
+    return (void *)1;
+  return (void *)(uintptr_t)(st.created_in_scope != 0 || sc != TSMR_NONE);
+}
+
+static void test_exit(void) {
+  tsmr_ctx *ctx;
+  pthread_t th;
+  void *res = (void *)1;
+  OK(tsmr_ctx_open("cpu", &ctx));
+  if (pthread_create(&th, NULL, own_and_end, ctx) == 0) pthread_join(th, &res);
+  CHECK(res == NULL, "the first thread did not own the lock");
+  res = (void *)1;
+  if (pthread_create(&th, NULL, newcomer, ctx) == 0) pthread_join(th, &res);
+  CHECK(res == NULL, "a new thread inherited the ended owner's scope or statistics");
+  if (bias_supported) CHECK(lock_owner(ctx) == TSMR__LOCK_REVOKED, "not revoked");
+  uint64_t bytes = 0;
+  OK(tsmr_live_bytes(ctx, &bytes));
+  CHECK(bytes == 16, "%llu live bytes, expected the ended thread's 16",
+        (unsigned long long)bytes);
+  tsmr_ctx_close(ctx);
+}
+
+static void test_two(void) {
+  tsmr_ctx *ctx[2];
+  tsmr_handle root[2], t;
+  for (int c = 0; c < 2; c++) {
+    OK(tsmr_ctx_open("cpu", &ctx[c]));
+    OK(tsmr_mgr_root(ctx[c], &root[c]));
+  }
+  for (int i = 0; i < 1000; i++)
+    for (int c = 0; c < 2; c++) {
+      OK(tsmr_tensor_new(ctx[c], root[c], &desc4, NULL, &t));
+      if (i % 2) OK(tsmr_res_release(ctx[c], t));
+    }
+  for (int c = 0; c < 2; c++) {
+    struct tsmr_scope_stats st;
+    uint64_t bytes = 0;
+    OK(tsmr_thread_stats(ctx[c], TSMR_KIND_TENSOR, &st));
+    CHECK(st.created_outside == 1000 && st.disposed_outside == 500,
+          "context %d: %llu created, %llu disposed", c,
+          (unsigned long long)st.created_outside, (unsigned long long)st.disposed_outside);
+    OK(tsmr_live_bytes(ctx[c], &bytes));
+    CHECK(bytes == 500 * 16, "context %d: %llu live bytes", c, (unsigned long long)bytes);
+    if (bias_supported) CHECK(lock_owner(ctx[c]) == tsmr__thread_id, "context %d", c);
+    tsmr_ctx_close(ctx[c]);
+  }
+}
+
+/* test_deleter: runs an export's deleter, as a consumer on its own thread would. */
+static void *drop_export(void *arg) {
+  DLManagedTensorVersioned *m = arg;
+  m->deleter(m);
+  return NULL;
+}
+
+static void test_deleter(void) {
+  tsmr_ctx *ctx;
+  tsmr_handle root, t;
+  void *managed = NULL;
+  pthread_t th;
+  uint64_t bytes = 1;
+  OK(tsmr_ctx_open("cpu", &ctx));
+  OK(tsmr_mgr_root(ctx, &root));
+  OK(tsmr_tensor_new(ctx, root, &desc4, NULL, &t));
+  OK(tsmr_dlpack_export(ctx, t, TSMR_DLPACK_VERSIONED, 0, &managed));
+  OK(tsmr_res_release(ctx, t));
+  OK(tsmr_live_bytes(ctx, &bytes));
+  CHECK(bytes == 16, "the export keeps the storage: %llu live bytes", (unsigned long long)bytes);
+  if (managed && pthread_create(&th, NULL, drop_export, managed) == 0) pthread_join(th, NULL);
+  OK(tsmr_live_bytes(ctx, &bytes));
+  CHECK(bytes == 0, "after the deleter ran on another thread: %llu live bytes",
+        (unsigned long long)bytes);
+  if (bias_supported) CHECK(lock_owner(ctx) == TSMR__LOCK_REVOKED, "not revoked");
+  tsmr_ctx_close(ctx);
+}
+
+int main(void) {
+  test_grant();
+  test_contend();
+  test_exit();
+  test_two();
+  test_deleter();
+  printf("# lock: %d checks, %d failed\n", checks, failed);
+  return failed != 0;
+}
