@@ -42,7 +42,7 @@ void tsmr_ctx_close(tsmr_ctx *ctx) {
   if (!ctx) return;
   struct tsmr__dlx_anchor *anchor = ctx->dlx_anchor;
   tsmr__dlx_close_begin(ctx);     /* export deleters wait (DLP.EXPORT.3) */
-  tsmr__lock_acquire(&ctx->lock, tsmr__thread_id); /* no other call may run now */
+  tsmr__lock_acquire(&ctx->lock, tsmr__tls.thread_id); /* no other call may run now */
   ctx->cur = NULL;                /* nothing counts any more */
   tsmr__mgr_close(ctx, ctx->root); /* the root closes only here */
   ctx->root = NULL;

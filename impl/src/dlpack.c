@@ -73,7 +73,7 @@ void tsmr__dlx_rec_drop(struct tsmr__dlx_rec *rec) {
   pthread_mutex_lock(&a->lock);
   tsmr_ctx *ctx = a->ctx;
   if (ctx) {
-    tsmr__lock_acquire(&ctx->lock, tsmr__thread_id);
+    tsmr__lock_acquire(&ctx->lock, tsmr__tls.thread_id);
     tsmr__list_del(&rec->node);
     tsmr__storage_put(ctx, rec->st);
     pending = ctx->dlx_pending;

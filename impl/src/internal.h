@@ -228,27 +228,28 @@ struct tsmr_ctx {
   struct tsmr__table graphs;
 };
 
-/* Per-thread cache of the last context's thread state (scope.c). */
+/* The calling thread's identity and its cache of the last context's thread state
+ * (scope.c): one thread-local struct, so that a call computes one thread-local address. */
 struct tsmr__tls {
-  uint64_t serial;
+  uint64_t thread_id;        /* never reused; 0 until the thread's first call */
+  uint64_t serial;           /* the context ts belongs to */
   struct tsmr__thread *ts;
 };
 extern _Thread_local struct tsmr__tls tsmr__tls;
-/* The calling thread's never-reused id (scope.c), 0 until its first call. */
-extern _Thread_local uint64_t tsmr__thread_id;
 /* Slow path of tsmr__enter: finds or makes the calling thread's state (NULL: ENOMEM). */
 struct tsmr__thread *tsmr__thread_lookup(tsmr_ctx *ctx);
-/* Slow path of tsmr__enter (scope.c): through the mutex. */
-int tsmr__enter_slow(tsmr_ctx *ctx);
+/* Slow path of tsmr__enter (scope.c): through the mutex. c: the caller's tsmr__tls. */
+int tsmr__enter_slow(tsmr_ctx *ctx, struct tsmr__tls *c);
 
 /* Takes the context lock and sets ctx->cur. RETURN 0, or TSMR_ENOMEM (lock not held)
  * when a thread's first call cannot allocate its state. */
 static inline int tsmr__enter(tsmr_ctx *ctx) {
-  if (__builtin_expect(tsmr__lock_owner_enter(&ctx->lock, tsmr__thread_id), 1)) {
+  struct tsmr__tls *c = &tsmr__tls;
+  if (__builtin_expect(tsmr__lock_owner_enter(&ctx->lock, c->thread_id), 1)) {
     ctx->cur = ctx->owner_ts;
     return 0;
   }
-  return tsmr__enter_slow(ctx);
+  return tsmr__enter_slow(ctx, c);
 }
 /* Runs the foreign DLPack deleters of a pending list and frees its storage structs
  * (dlpack.c); called without any lock. */

@@ -56,10 +56,7 @@ int tsmr__lock_init(struct tsmr__lock *l) {
 
 void tsmr__lock_destroy(struct tsmr__lock *l) { pthread_mutex_destroy(&l->mutex); }
 
-void tsmr__lock_acquire_slow(struct tsmr__lock *l, uint64_t me) {
-  pthread_mutex_lock(&l->mutex);
-  uint64_t owner = atomic_load_explicit(&l->owner, memory_order_relaxed);
-  if (owner == me || owner == TSMR__LOCK_UNBIASED || owner == TSMR__LOCK_REVOKED) return;
+void tsmr__lock_revoke(struct tsmr__lock *l) {
   atomic_store_explicit(&l->owner, TSMR__LOCK_REVOKED, memory_order_relaxed);
   barrier_all_threads(); /* the owner now sees REVOKED, or we see owner_inside */
   while (atomic_load_explicit(&l->owner_inside, memory_order_acquire)) sched_yield();

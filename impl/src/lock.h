@@ -14,7 +14,7 @@
  * on the owner takes the mutex too. Where the kernel has no expedited membarrier, no
  * lock is ever biased.
  *
- * Owner identity is the never-reused thread id of scope.c (tsmr__thread_id), not a
+ * Owner identity is the never-reused thread id of scope.c (tsmr__tls.thread_id), not a
  * pthread_t, which a later thread can get again (SCOPE.THREAD.4).
  */
 #ifndef TSMR_LOCK_H
@@ -40,9 +40,9 @@ struct tsmr__lock {
 /* RETURN 0 or TSMR_ENOMEM (the mutex could not be made). */
 int tsmr__lock_init(struct tsmr__lock *l);
 void tsmr__lock_destroy(struct tsmr__lock *l);
-/* Takes the mutex; when the lock is biased toward another thread than me, revokes the
- * bias first (waits for the owner to leave). */
-void tsmr__lock_acquire_slow(struct tsmr__lock *l, uint64_t me);
+/* Mutex held, the lock biased toward another thread: revokes the bias for good and
+ * waits for the owner to leave. */
+void tsmr__lock_revoke(struct tsmr__lock *l);
 /* Lock held through the mutex: biases it toward me (not 0) when it never was biased
  * and the kernel supports the handshake; me's next acquisition needs no mutex. */
 void tsmr__lock_grant(struct tsmr__lock *l, uint64_t me);
@@ -60,6 +60,14 @@ static inline int tsmr__lock_owner_enter(struct tsmr__lock *l, uint64_t me) {
   }
   atomic_store_explicit(&l->owner_inside, 0, memory_order_release); /* revoked meanwhile */
   return 0;
+}
+
+/* Takes the mutex; when the lock is biased toward another thread than me, revokes the
+ * bias first. */
+static inline void tsmr__lock_acquire_slow(struct tsmr__lock *l, uint64_t me) {
+  pthread_mutex_lock(&l->mutex);
+  uint64_t owner = atomic_load_explicit(&l->owner, memory_order_relaxed);
+  if (__builtin_expect(owner < TSMR__LOCK_REVOKED && owner != me, 0)) tsmr__lock_revoke(l);
 }
 
 static inline void tsmr__lock_acquire(struct tsmr__lock *l, uint64_t me) {

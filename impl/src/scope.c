@@ -9,7 +9,7 @@
  * context from several threads run one after the other (SCOPE.THREAD.3). The state of a thread (its chain head and statistics) is a
  * struct tsmr__thread per (context, thread), kept on the context's list and found
  * through a thread-local one-entry cache keyed by the context's never-reused serial.
- * Threads are told apart by a never-reused id (tsmr__thread_id), not by pthread_self(),
+ * Threads are told apart by a never-reused id (tsmr__tls.thread_id), not by pthread_self(),
  * whose values come back for new threads: a new thread never inherits the chain or
  * the counters of one that ended.
  *
@@ -25,25 +25,24 @@
 #include "internal.h"
 
 _Thread_local struct tsmr__tls tsmr__tls;
-_Thread_local uint64_t tsmr__thread_id;
 static atomic_uint_fast64_t thread_ids;
 
 struct tsmr__thread *tsmr__thread_lookup(tsmr_ctx *ctx) {
-  if (!tsmr__thread_id) tsmr__thread_id = atomic_fetch_add(&thread_ids, 1) + 1;
+  uint64_t *id = &tsmr__tls.thread_id;
+  if (!*id) *id = atomic_fetch_add(&thread_ids, 1) + 1;
   for (struct tsmr__thread *t = ctx->threads; t; t = t->next)
-    if (t->tid == tsmr__thread_id) return t;
+    if (t->tid == *id) return t;
   struct tsmr__thread *t = tsmr__alloc(sizeof *t);
   if (!t) return NULL;
   memset(t, 0, sizeof *t);
-  t->tid = tsmr__thread_id;
+  t->tid = *id;
   t->next = ctx->threads;
   ctx->threads = t;
   return t;
 }
 
-int tsmr__enter_slow(tsmr_ctx *ctx) {
-  tsmr__lock_acquire_slow(&ctx->lock, tsmr__thread_id);
-  struct tsmr__tls *c = &tsmr__tls;
+int tsmr__enter_slow(tsmr_ctx *ctx, struct tsmr__tls *c) {
+  tsmr__lock_acquire_slow(&ctx->lock, c->thread_id);
   if (c->serial != ctx->serial) {
     struct tsmr__thread *ts = tsmr__thread_lookup(ctx);
     if (!ts) {

@@ -62,8 +62,8 @@ static void test_grant(void) {
   OK(tsmr_mgr_root(ctx, &root));
   bias_supported = lock_owner(ctx) != TSMR__LOCK_UNBIASED;
   if (bias_supported)
-    CHECK(lock_owner(ctx) == tsmr__thread_id, "biased toward %llu, the caller is %llu",
-          (unsigned long long)lock_owner(ctx), (unsigned long long)tsmr__thread_id);
+    CHECK(lock_owner(ctx) == tsmr__tls.thread_id, "biased toward %llu, the caller is %llu",
+          (unsigned long long)lock_owner(ctx), (unsigned long long)tsmr__tls.thread_id);
   else
     printf("# no expedited membarrier here: every lock takes its mutex\n");
   tsmr_ctx_close(ctx);
@@ -144,7 +144,7 @@ static void *own_and_end(void *arg) {
   if (tsmr_mgr_root(ctx, &root) || tsmr_scope_open(ctx, &scope) ||
       tsmr_tensor_new(ctx, root, &desc4, NULL, &t))
     return (void *)1; /* t stays alive in the scope this thread leaves open */
-  return (void *)(uintptr_t)(bias_supported && lock_owner(ctx) != tsmr__thread_id);
+  return (void *)(uintptr_t)(bias_supported && lock_owner(ctx) != tsmr__tls.thread_id);
 }
 
 static void *newcomer(void *arg) {
@@ -195,7 +195,7 @@ static void test_two(void) {
           (unsigned long long)st.created_outside, (unsigned long long)st.disposed_outside);
     OK(tsmr_live_bytes(ctx[c], &bytes));
     CHECK(bytes == 500 * 16, "context %d: %llu live bytes", c, (unsigned long long)bytes);
-    if (bias_supported) CHECK(lock_owner(ctx[c]) == tsmr__thread_id, "context %d", c);
+    if (bias_supported) CHECK(lock_owner(ctx[c]) == tsmr__tls.thread_id, "context %d", c);
     tsmr_ctx_close(ctx[c]);
   }
 }
