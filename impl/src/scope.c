@@ -6,12 +6,13 @@
  *
  * Threads. Each context has one lock (lock.h: a mutex, biased toward the first thread
  * that enters), taken by every public entry point (tsmr__enter); so calls on one
- * context from several threads run one after the other (SCOPE.THREAD.3). The state of a thread (its chain head and statistics) is a
- * struct tsmr__thread per (context, thread), kept on the context's list and found
- * through a thread-local one-entry cache keyed by the context's never-reused serial.
- * Threads are told apart by a never-reused id (tsmr__tls.thread_id), not by pthread_self(),
- * whose values come back for new threads: a new thread never inherits the chain or
- * the counters of one that ended.
+ * context from several threads run one after the other (SCOPE.THREAD.3). The state of
+ * a thread (its chain head and statistics) is a struct tsmr__thread per (context,
+ * thread), kept on the context's list and found through a thread-local one-entry cache
+ * keyed by the context's never-reused serial (the lock's owner finds its own through
+ * ctx->owner_ts). Threads are told apart by a never-reused id (tsmr__tls.thread_id),
+ * not by pthread_self(), whose values come back for new threads: a new thread never
+ * inherits the chain or the counters of one that ended.
  *
  * Scopes. An open scope is a struct on its thread's chain (outer/inner links); its
  * handle's slot is never reused, and a disposed scope has no struct (slot obj NULL),
