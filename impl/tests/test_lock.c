@@ -13,12 +13,17 @@
  *             starts with no statistics of its own (SCOPE.THREAD.4) and revokes;
  *   two       one thread owns two contexts and alternates between them;
  *   deleter   an export's DLPack deleter runs on another thread than the owner
- *             (DLP.DEL.1): it takes the lock, revoking the bias.
+ *             (DLP.DEL.1): it takes the lock, revoking the bias;
+ *   fork      a child process inherits a biased lock: its one thread is the owner,
+ *             and a thread it starts revokes the bias there (the child's membarrier,
+ *             which may need registering again).
  * ci/check.sh runs it as it is and in the tsan lane (ThreadSanitizer build).
  * Run: $(B)/bin/test-lock; prints "# lock: N checks, 0 failed".
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -228,12 +233,60 @@ static void test_deleter(void) {
   tsmr_ctx_close(ctx);
 }
 
+/* test_fork: a thread of the child process. */
+static void *child_call(void *arg) {
+  tsmr_ctx *ctx = arg;
+  tsmr_handle root, t;
+  if (tsmr_mgr_root(ctx, &root) || tsmr_tensor_new(ctx, root, &desc4, NULL, &t) ||
+      tsmr_res_release(ctx, t))
+    return (void *)1;
+  return NULL;
+}
+
+/* The child's checks: RETURN 0 when all hold (its exit status). */
+static int child_checks(tsmr_ctx *ctx, tsmr_handle t) {
+  pthread_t th;
+  void *res = (void *)1;
+  uint64_t bytes = 1;
+  int bad = tsmr_res_release(ctx, t) != 0;
+  if (bias_supported) bad |= (lock_owner(ctx) != tsmr__tls.thread_id) << 1;
+  if (pthread_create(&th, NULL, child_call, ctx) == 0) pthread_join(th, &res);
+  bad |= (res != NULL) << 2;
+  if (bias_supported) bad |= (lock_owner(ctx) != TSMR__LOCK_REVOKED) << 3;
+  bad |= (tsmr_live_bytes(ctx, &bytes) != 0 || bytes != 0) << 4;
+  tsmr_ctx_close(ctx);
+  return bad;
+}
+
+static void test_fork(void) {
+  tsmr_ctx *ctx;
+  tsmr_handle root, t;
+  OK(tsmr_ctx_open("cpu", &ctx));
+  OK(tsmr_mgr_root(ctx, &root));
+  OK(tsmr_tensor_new(ctx, root, &desc4, NULL, &t));
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) _exit(child_checks(ctx, t));
+  int status = -1;
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+            WEXITSTATUS(status) == 0,
+        "the child failed: wait status %#x (exit bits: 1 release, 2 owner, 4 thread, "
+        "8 revoked, 16 live bytes)", status);
+  uint64_t bytes = 0;
+  OK(tsmr_live_bytes(ctx, &bytes));
+  CHECK(bytes == 16, "the parent keeps its tensor: %llu live bytes", (unsigned long long)bytes);
+  if (bias_supported)
+    CHECK(lock_owner(ctx) == tsmr__tls.thread_id, "the parent's lock is biased still");
+  tsmr_ctx_close(ctx);
+}
+
 int main(void) {
   test_grant();
   test_contend();
   test_exit();
   test_two();
   test_deleter();
+  test_fork();
   printf("# lock: %d checks, %d failed\n", checks, failed);
   return failed != 0;
 }
