@@ -3,8 +3,8 @@
  *
  * Why biased. Every public call takes its context's lock, and most contexts are only
  * ever used by one thread. A pthread mutex costs two atomic read-modify-write
- * instructions per call even then, which was half of a scoped create + release
- * (bench/README.md). So the first thread that enters a context (its owner) takes the
+ * instructions per call even then, the largest single cost of a scoped create +
+ * release (bench/README.md). So the first thread that enters a context (its owner) takes the
  * lock without any atomic instruction: it announces itself in owner_inside with a
  * plain store, and every other thread takes the mutex. The first other thread that
  * takes it revokes the bias for good: it marks the lock revoked, makes every thread of
