@@ -87,8 +87,9 @@ struct worker {
 static void *work(void *arg) {
   struct worker *w = arg;
   tsmr_handle live[LIVE];
-  if (w->start) pthread_barrier_wait(w->start);
-  for (int i = 0; i < LIVE; i++) w->errors += tsmr_tensor_new(w->ctx, w->sub, &desc4, NULL, &live[i]) != 0;
+  pthread_barrier_wait(w->start);
+  for (int i = 0; i < LIVE; i++)
+    w->errors += tsmr_tensor_new(w->ctx, w->sub, &desc4, NULL, &live[i]) != 0;
   for (long i = 0; i < ITERS; i++) {
     tsmr_handle *slot = &live[i % LIVE];
     w->errors += tsmr_res_release(w->ctx, *slot) != 0;
@@ -115,6 +116,8 @@ static void contend_once(void) {
   }
   if (pthread_create(&th, NULL, work, &w[1]) != 0) {
     CHECK(0, "pthread_create failed");
+    pthread_barrier_destroy(&start);
+    tsmr_ctx_close(ctx);
     return;
   }
   work(&w[0]);
