@@ -24,29 +24,15 @@
 #include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include <dlpack/dlpack.h>
 
+#include "check.h"
 #include "internal.h"
 
 #define ROUNDS 50    /* contexts of the contention test, each revoked once under load */
 #define ITERS 20000  /* create + release per thread and context in the contention test */
 #define LIVE 64      /* tensors each thread keeps alive while it works */
-
-static int checks, failed;
-
-#define CHECK(cond, ...)                                                              \
-  do {                                                                                \
-    checks++;                                                                         \
-    if (!(cond)) {                                                                    \
-      failed++;                                                                       \
-      fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);                      \
-      fprintf(stderr, __VA_ARGS__);                                                   \
-      fputc('\n', stderr);                                                            \
-    }                                                                                 \
-  } while (0)
 
 #define OK(call) CHECK((call) == 0, "%s", #call)
 

@@ -13,23 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "planner.h"
 #include "tsmref_test.h"
 
 #define MAX_NODES 64
-
-static int checks, failed;
-
-#define CHECK(cond, ...)                                                              \
-  do {                                                                                \
-    checks++;                                                                         \
-    if (!(cond)) {                                                                    \
-      failed++;                                                                       \
-      fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);                      \
-      fprintf(stderr, __VA_ARGS__);                                                   \
-      fputc('\n', stderr);                                                            \
-    }                                                                                 \
-  } while (0)
 
 /* A graph under test: nodes in creation order, which is also the execution order. */
 struct tgraph {
