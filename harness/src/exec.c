@@ -9,6 +9,7 @@
  */
 #include "exec.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -315,12 +316,64 @@ static int open_run(struct cts_run *r, int device_index) {
   return 0;
 }
 
+/* A run's first calls: the session, its root manager and, in a thread case, the first
+ * look at the session's state. Owned by run_once. */
+struct opening {
+  struct cts_run *r;
+  int device_index;
+  int opened;   /* a session to close */
+  int ready;    /* the root is bound: the body may run */
+  int checked;  /* the first state check ran here, with result check_rc */
+  int check_rc;
+};
+
+static void *open_session(void *arg) {
+  struct opening *o = arg;
+  struct cts_run *r = o->r;
+  if (open_run(r, o->device_index)) return NULL;
+  o->opened = 1;
+  tsm_handle root = TSM_NONE;
+  int rc = r->a->mgr_root(r->s, &root);
+  if (rc || root == TSM_NONE) {
+    cts__report(r, CTS_FAIL, "mgr_root failed with %s (MGR.ROOT.1)", cts_err_name(rc));
+    return NULL;
+  }
+  cts__remember(r, &r->mgr, &r->mgr_cap, 0, root, CTS_SYM_ROOT, 0);
+  r->sym_obj[CTS_SYM_ROOT] = 0;
+  o->ready = 1;
+  if (r->c->families & TSM_CAP_THREADS) { /* never armed (main.c) */
+    o->check_rc = cts__check_state(r);
+    o->checked = 1;
+  }
+  return NULL;
+}
+
+/* ABI.THREAD.2: a thread case's first calls run on a thread that ends before the body
+ * runs, so the first thread that called the session is gone when the case's own threads
+ * start, and one of them may get its identifier (glibc hands a joined thread's pthread_t
+ * out again): a session that ties a fast path or a thread's state to its first caller
+ * by such an identifier shows it at the first statement. RETURN 0, or -1 when that
+ * thread could not start (reported). */
+static int open_first_calls(struct opening *o) {
+  pthread_t opener;
+  if (!(o->r->c->families & TSM_CAP_THREADS)) {
+    open_session(o);
+    return 0;
+  }
+  if (pthread_create(&opener, NULL, open_session, o) != 0) {
+    cts__report(o->r, CTS_ERROR, "could not start the thread that opens the session");
+    return -1;
+  }
+  pthread_join(opener, NULL);
+  return 0;
+}
+
 /* The body, with allocation `arm` failing when arm > 0. *fired: it failed. */
-static void run_body(struct cts_run *r, uint64_t arm, int *fired) {
+static void run_body(struct cts_run *r, const struct opening *o, uint64_t arm, int *fired) {
   const struct tsm_adapter *a = r->a;
   uint64_t left = 0;
   if (arm) a->debug_alloc_fail(r->s, arm, &left);
-  if (cts__check_state(r) == 0) cts__exec_block(r, &r->c->body);
+  if ((o->checked ? o->check_rc : cts__check_state(r)) == 0) cts__exec_block(r, &r->c->body);
   if (!arm) return;
   a->debug_alloc_fail(r->s, TSM_ALLOC_QUERY, &left);
   *fired = left == 0;
@@ -347,6 +400,7 @@ static void close_run(struct cts_run *r) {
   free(r->handles.v);
 }
 
+/* A run's first calls: the session and its root manager. */
 /* One run of the case on a fresh session; arm > 0 fails that allocation. *fired: the
  * armed failure happened. */
 static int run_once(const struct cts_case *c, const struct tsm_adapter *a, int device_index,
@@ -358,17 +412,9 @@ static int run_once(const struct cts_case *c, const struct tsm_adapter *a, int d
   r.msg = msg;
   r.status = CTS_PASS;
   r.fault = arm > 0;
-  if (open_run(&r, device_index)) return r.status;
-  tsm_handle root = TSM_NONE;
-  int rc = a->mgr_root(r.s, &root);
-  if (rc || root == TSM_NONE) {
-    cts__report(&r, CTS_FAIL, "mgr_root failed with %s (MGR.ROOT.1)", cts_err_name(rc));
-  } else {
-    cts__remember(&r, &r.mgr, &r.mgr_cap, 0, root, CTS_SYM_ROOT, 0);
-    r.sym_obj[CTS_SYM_ROOT] = 0;
-    run_body(&r, arm, fired);
-  }
-  close_run(&r);
+  struct opening o = {&r, device_index, 0, 0, 0, 0};
+  if (open_first_calls(&o) == 0 && o.ready) run_body(&r, &o, arm, fired);
+  if (o.opened) close_run(&r);
   return r.status;
 }
 
