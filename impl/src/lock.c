@@ -63,7 +63,7 @@ void tsmr__lock_revoke(struct tsmr__lock *l) {
 }
 
 void tsmr__lock_grant(struct tsmr__lock *l, uint64_t me) {
-  if (me == 0 || atomic_load_explicit(&l->owner, memory_order_relaxed) != TSMR__LOCK_UNBIASED)
-    return;
+  TSMR_ASSERT(me != 0 && "a thread id is given out before a grant");
+  if (atomic_load_explicit(&l->owner, memory_order_relaxed) != TSMR__LOCK_UNBIASED) return;
   if (barrier_available()) atomic_store_explicit(&l->owner, me, memory_order_relaxed);
 }
