@@ -23,6 +23,24 @@ DEPS :=
 # JSON report REPORT, which README's third-party table counts (report.mk). An adapter's
 # fragment adds its one line.
 THIRD_PARTIES :=
+# The profile of every judgement of the reference and of the suite's own checks: strict,
+# where a broken TSM clause (the suite's own stricter rule) fails like a MUST
+# (spec/README.md, "Strengths"). A third party's lane names its profiles itself
+# (judge_third_party below): standard, what the sources require, with strict beside it.
+export TSM_CTS_PROFILE ?= strict
+
+# A third party's C adapter on cases: $(1) the adapter, $(2) the JSON report of the
+# standard profile (the strict one beside it, $(2:.json=-strict.json), its TAP
+# $(2:.json=-strict.tap)), $(3) more options and the cases. Both runs are --strict about
+# stale expectation lines; the standard run's TAP goes to stdout.
+define judge_third_party
+rc=0; $(TSM_CTS) run --adapter $(1) --profile strict --strict -j $$(nproc) --no-summary \
+  --json $(2:.json=-strict.json) $(3) >$(2:.json=-strict.tap) || \
+  { rc=1; echo "# the strict profile failed: $(2:.json=-strict.tap)"; \
+    grep -A12 '^not ok' $(2:.json=-strict.tap) | grep -v 'TODO XFail' | head -n 40; }; \
+$(TSM_CTS) run --adapter $(1) --profile standard --strict -j $$(nproc) --json $(2) $(3) || rc=1; \
+exit $$rc
+endef
 
 # The library version has one source, the TSMREF_VERSION_* macros of tsmref.h; the .pc
 # file takes it from here (harness/tests/check_versions.sh checks that they agree).

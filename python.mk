@@ -64,8 +64,8 @@ $(PYTHON_EXT): $(PYTHON_EXT_DEPS) $(TSMREF_LIB) $(VENV_STAMP) $(DLPACK_V1_INC_FI
 INTEROP_REPORT := $(B)/report/interop.json
 interop: $(PYTHON_EXT) $(TSM_CTS)
 	@mkdir -p $(dir $(INTEROP_REPORT))
-	$(PYTHON_BRIDGE_ENV) $(VENV_PY) harness/python/bridge.py run $(INTEROP_FLAGS) \
-	  --json $(INTEROP_REPORT) $(PY_CASES)
+	$(PYTHON_BRIDGE_ENV) $(VENV_PY) harness/python/bridge.py run --profile standard \
+	  $(INTEROP_FLAGS) --json $(INTEROP_REPORT) $(PY_CASES)
 
 interop-selftest: $(PYTHON_EXT) $(TSM_CTS)
 	$(PYTHON_BRIDGE_ENV) $(VENV_PY) harness/python/test_bridge.py
@@ -105,6 +105,7 @@ $(SYSTEM_PYTHON_EXT): $(PYTHON_EXT_DEPS) $(TSMREF_LIB) $(DLPACK_V1_INC_FILE) /us
 interop-system: $(SYSTEM_PYTHON_EXT) $(TSM_CTS) $(SYSTEM_PY_MODULES)
 	@mkdir -p $(B)/report
 	$(SYSTEM_BRIDGE_ENV) $(SYSTEM_PY) harness/python/bridge.py run --peers $(SYSTEM_PEERS) \
+	  --profile standard \
 	  --expectations harness/expectations/python-system $(INTEROP_FLAGS) \
 	  --json $(B)/report/interop-system.json $(PY_CASES)
 

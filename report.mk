@@ -8,8 +8,9 @@
 #                      another); REPORT_BASELINE=OLD.json marks new failures and fixes.
 #                      `make run` ends with it.
 #   report-check       the browser lane of `make check`: the page of a fixed small run
-#                      (harness/tests/report/: a Fail, a Crash, an XFail, an Error,
-#                      NotSupported, Skip, case names with markup and with invalid
+#                      (harness/tests/report/: a Fail, two Warnings (a SHOULD and a
+#                      TSM clause), a Crash, an XFail, an Error, NotSupported, Skip,
+#                      the profile and score, case names with markup and with invalid
 #                      UTF-8, an interop matrix with a failing pair, bench
 #                      figures, a fuzz summary, a baseline) rendered and read back from
 #                      headless Chromium's DOM (harness/report/check_report.py), with a

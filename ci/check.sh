@@ -174,6 +174,9 @@ lane planner-tests "$primary/bin/test-planner"
 lane lock-tests "$primary/bin/test-lock"
 lane lint cts lint cases
 lane coverage cts coverage
+# Every known failure of a third party names its clause with the strength spec/ gives
+# it, the source sentence, the upstream location then and at HEAD, and its report.
+lane expectations python3 harness/tests/check_expectations.py
 lane reference reference "$primary"
 lane reference-$other_cc reference "$other"
 lane mutants mutants

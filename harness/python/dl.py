@@ -360,6 +360,14 @@ class Probe:
         if self._orig:
             DELETER(self._orig)(ptr)
 
+    def destructor_cleared(self, cap):
+        """Whether cap's destructor is no longer the one the probe wrapped at export: a
+        consumer took the tensor by clearing (or replacing) it instead of renaming the
+        capsule (DLP.PY.NAME.4 allows it, DLP.PY.NAME.2 recommends the rename)."""
+        if cap is None or not hasattr(self, "_dtor"):
+            return False
+        return _api.PyCapsule_GetDestructor(cap) != ctypes.cast(self._dtor, ctypes.c_void_p).value
+
     @property
     def deleted(self):
         return self.calls

@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """test_bridge.py: the bridge must catch deliberately broken consumers.
 clauses: [DLP.DEL.1, DLP.PY.NAME.2, DLP.PY.ROUND.1, DLP.PY.DTOR.1, DLP.XAPI.CONSUME.1,
-DLP.XAPI.HEADER.2, DLP.PY.UNWIND.1, DLP.PY.EXPORT.1, DLP.PY.WRITE.1, DLP.IMPORT.2,
-DLP.IMPORT.6]
+DLP.XAPI.HEADER.2, DLP.PY.UNWIND.1, DLP.PY.EXPORT.1, DLP.PY.WRITE.1, DLP.IMPORT.6]
 
   iree-leak    renames the capsule to used_* and never runs the deleter
                (IREE before PR #20988, seeds/001): leak
@@ -18,7 +17,7 @@ DLP.IMPORT.6]
   swallow      answers a producer's refusal (__dlpack__ raising) with an empty tensor
                instead of raising (DLP.PY.EXPORT.1)
   refuse-leak  takes a complex capsule (renames it used_*), then refuses it without running
-               its deleter (DLP.IMPORT.2); refuse-clean: the same, running the deleter
+               its deleter (DLP.DEL.1); refuse-clean: the same, running the deleter
                first (control)
   read-only    marks every import not writeable, a versioned one without READ_ONLY
                included (DLP.PY.WRITE.1); writeable: the same consumer marking it
@@ -228,7 +227,7 @@ def main():
         ("roundtrip-dtype-c64.pytsm", consumer("refuse-clean", refuse="clean"), "NotSupported",
          "refused the import"),
         ("roundtrip-dtype-c64.pytsm", consumer("refuse-leak", refuse="leak"), "Fail",
-         "DLP.IMPORT.2"),
+         "DLP.DEL.1"),
         (peer_case("numpy", "writeable.pytsm"), consumer("writeable", writeable_flag=True),
          "Pass", ""),
         (peer_case("numpy", "writeable.pytsm"), consumer("read-only", writeable_flag=False),

@@ -13,8 +13,16 @@ Checks, printing one TAP line each:
   `unshare -rn`, where the kernel allows it; the host resolver mapped to nothing and a
   dead proxy in any case) and dumps its DOM, in which:
   - the summary tables hold the counts of each status of RESULTS.json (and its summary
-    field) and INTEROP.json;
-  - the heatmap has one cell per producer/consumer entry of INTEROP.json's matrix;
+    field) and INTEROP.json, Warning among them, and the family table's Warning column
+    the Warnings of each family;
+  - each report's profile and conformance score (format 3.0: MUST clauses passed of
+    applicable, and the Warnings, which must be the report's count of Warning results)
+    are shown as the report states them; a report without them is said to have none;
+  - the warnings section lists each Warning of the reports once, with the clauses that
+    graded it (graded_by);
+  - the heatmap has one cell per producer/consumer entry of INTEROP.json's matrix, and
+    each cell whose worst outcome is a Warning carries the Warning's label, which is
+    neither the Fail's nor the XFail's;
   - every failure whose message names a line of a readable case file shows that line
     highlighted;
   - each --hostile TEXT (a case name with markup, text with invalid UTF-8 as the reader
@@ -43,7 +51,12 @@ sys.path.insert(0, HERE)
 import inputs  # noqa: E402
 
 SCHEMA = os.path.join(ROOT, "harness", "schema", "results.schema.json")
-STATUSES = ["Pass", "Fail", "Crash", "Timeout", "NotSupported", "Skip", "XFail", "XPass", "Error"]
+STATUSES = ["Pass", "Fail", "Warning", "Crash", "Timeout", "NotSupported", "Skip", "XFail",
+            "XPass", "Error"]
+# What a heatmap cell with these counts shows: a failure, else a Warning, else ...
+CELL_BAD = ("Fail", "XPass", "Crash", "Error", "Timeout")
+SCORE_LINE = re.compile(r"conformance \(profile (?P<profile>\w+)\): MUST clauses passed "
+                        r"(?P<passed>\d+) of (?P<applicable>\d+) applicable, (?P<warnings>\d+) Warnings")
 EXTERNAL = re.compile(r"(?:https?|ftp):|^\s*//")
 URL_IN_CSS = re.compile(r"url\(\s*['\"]?([^'\")]*)", re.I)
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -69,8 +82,9 @@ class Tap:
 
 class Dom(html.parser.HTMLParser):
     """What the checks read from a page: every element (tag, attributes), the count
-    cells of each summary table, the ids of heatmap cells, the text of highlighted
-    source lines and all text."""
+    cells of each summary table, the ids of heatmap cells and the text of its labels,
+    the score lines (attributes and text), the warnings section's entries (their
+    data-graded-by), the text of highlighted source lines and all text."""
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
@@ -79,16 +93,37 @@ class Dom(html.parser.HTMLParser):
         self.heatmap_cells = []
         self.hits = []
         self.text = []
+        self.scores = {}
+        self.score_text = collections.defaultdict(str)
+        self.warnings = []
+        self.family_warnings = {}
+        self.heatmap_text = []
         self._table = None
         self._open = []
+        self._score = None
+        self._figure = False
+        self._svg_text = False
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         self.elements.append((tag, a))
         if tag == "table":
             self._table = a.get("id")
-        if (a.get("id") or "").startswith("heatmap-cell-"):
+        ident = a.get("id") or ""
+        if ident.startswith("heatmap-cell-"):
             self.heatmap_cells.append(a["id"])
+        if ident.startswith("score-"):
+            self.scores[ident] = a
+            self._score = ident
+        if tag == "td" and "data-family" in a:
+            self.family_warnings[a["data-family"]] = int(a["data-warnings"])
+        if re.fullmatch(r"warning-[0-9]+", ident):
+            self.warnings.append(a.get("data-graded-by"))
+        if tag == "figure" and ident == "heatmap":
+            self._figure = True
+        if tag == "text" and self._figure:
+            self.heatmap_text.append("")
+            self._svg_text = True
         if tag == "td" and "data-status" in a and self._table:
             self.counts[self._table][a["data-status"]] = int(a["data-count"])
         if tag == "span" and a.get("class") == "hit":
@@ -100,9 +135,19 @@ class Dom(html.parser.HTMLParser):
     def handle_endtag(self, tag):
         if tag == "span" and self._open:
             self._open.pop()
+        if tag == "p":
+            self._score = None
+        if tag == "figure":
+            self._figure = False
+        if tag == "text":
+            self._svg_text = False
 
     def handle_data(self, data):
         self.text.append(data)
+        if self._score:
+            self.score_text[self._score] += data
+        if self._svg_text:
+            self.heatmap_text[-1] += data
         if self._open and self._open[0] == "hit" and self._open[-1] != "no":
             self.hits[-1] += data
 
@@ -195,13 +240,87 @@ def expected_hits(docs):
     return lines
 
 
+def check_score(tap, dom, doc, label):
+    """The profile and the conformance score of one report, as the page shows them."""
+    ident = f"score-{label}"
+    attrs, text = dom.scores.get(ident), " ".join(dom.score_text.get(ident, "").split())
+    if not tap.ok(attrs is not None, f"{label}: the page has its score line ({ident})",
+                  "no such element"):
+        return
+    warned = sum(1 for r in doc["results"] if r["status"] == "Warning")
+    score = doc.get("score")
+    if score is None:  # a format 2.x report
+        tap.ok("no conformance score" in text and attrs.get("data-profile") == (doc.get("profile") or ""),
+               f"{label}: the report states no score, and the page says so", f"the page says {text!r}")
+        return
+    tap.ok(score["warnings"] == warned,
+           f"{label}: the report's score counts its {warned} Warning results",
+           f"score {score}")
+    want = {"profile": doc.get("profile"), "passed": str(score["must_passed"]),
+            "applicable": str(score["must_applicable"]), "warnings": str(score["warnings"])}
+    have_attrs = {"profile": attrs.get("data-profile"), "passed": attrs.get("data-must-passed"),
+                  "applicable": attrs.get("data-must-applicable"),
+                  "warnings": attrs.get("data-warnings")}
+    line = SCORE_LINE.search(text)
+    have_text = line.groupdict() if line else None
+    tap.ok(have_attrs == want and have_text == want,
+           f"{label}: profile {want['profile']}, MUST clauses passed {want['passed']} of "
+           f"{want['applicable']} applicable, {want['warnings']} Warnings shown",
+           f"the page's attributes {have_attrs}, its text {text!r}")
+
+
+def shown_rows(docs):
+    """The results the page lists: the results report's, then the interop runs it does
+    not already hold (a merged report holds them), as tsm_report.py does."""
+    rows = list(docs["results"]["results"])
+    have = {(r["case"], r["device"], r.get("repeat", 0)) for r in rows}
+    if "interop" in docs:
+        rows += [r for r in docs["interop"]["results"]
+                 if (r["case"], r["device"], r.get("repeat", 0)) not in have]
+    return rows
+
+
+def check_warnings(tap, dom, docs):
+    want = sorted(r.get("graded_by") or "" for r in shown_rows(docs) if r["status"] == "Warning")
+    have = sorted(g or "" for g in dom.warnings)
+    tap.ok(any(a.get("id") == "warnings" for _, a in dom.elements),
+           "the page has its warnings section", "no element with id warnings")
+    tap.ok(have == want, f"the warnings section lists {len(want)} Warnings, each graded by "
+           f"the clauses its report names ({'; '.join(want) or 'none'})",
+           f"the page lists {have}")
+
+
+def check_heatmap(tap, dom, doc):
+    import figures  # the labels the page uses (matplotlib, in the .venv)
+    cells = [c for row in doc["matrix"].values() for c in row.values()]
+    tap.ok(len(dom.heatmap_cells) == len(cells), f"heatmap: {len(cells)} cells, one per matrix entry",
+           f"the page has {len(dom.heatmap_cells)}")
+    label = figures.OUTCOME_LABEL["warning"]
+    warned = sum(1 for c in cells if c.get("Warning", 0) and not sum(c.get(s, 0) for s in CELL_BAD))
+    distinct = label not in (figures.OUTCOME_LABEL["fail"], figures.OUTCOME_LABEL["xfail"]) and \
+        figures.OUTCOME_STYLE["warning"][:2] not in [figures.OUTCOME_STYLE[o][:2] for o in figures.OUTCOME_STYLE if o != "warning"]
+    shown = sum(1 for t in dom.heatmap_text if t.strip() == label)
+    tap.ok(distinct and shown == warned,
+           f"heatmap: {warned} cells whose worst outcome is a Warning labelled {label!r}, "
+           "a colour and hatch of its own", f"{shown} cells so labelled; distinct: {distinct}")
+
+
+def check_family_warnings(tap, dom, doc):
+    want = collections.Counter(r["family"] for r in doc["results"] if r["status"] == "Warning")
+    have = {f: n for f, n in dom.family_warnings.items() if n}
+    tap.ok(have == dict(want), f"the family table counts the Warnings apart ({dict(want)})",
+           f"the page's Warning column: {have}")
+
+
 def check_dom(tap, dom, args, docs):
     check_counts(tap, dom, "summary-results", docs["results"], "results")
+    check_family_warnings(tap, dom, docs["results"])
+    check_score(tap, dom, docs["results"], "results")
     if "interop" in docs:
         check_counts(tap, dom, "summary-interop", docs["interop"], "interop")
-        cells = sum(len(v) for v in docs["interop"]["matrix"].values())
-        tap.ok(len(dom.heatmap_cells) == cells, f"heatmap: {cells} cells, one per matrix entry",
-               f"the page has {len(dom.heatmap_cells)}")
+        check_score(tap, dom, docs["interop"], "interop")
+        check_heatmap(tap, dom, docs["interop"])
+    check_warnings(tap, dom, docs)
     hits = expected_hits(docs.values())
     shown = [h.strip() for h in dom.hits]
     missing = [h for h in hits if h.strip() not in shown]

@@ -22,14 +22,19 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
 # Outcome of a heatmap cell -> (fill, hatch, text colour); Okabe-Ito hues whose
-# lightness differs, hatches so that greyscale prints still tell them apart.
+# lightness differs (vermillion, reddish purple, a light orange, a pale blue), hatches
+# of their own so that greyscale prints and colour-blind readers still tell them apart.
+# A Warning (a broken SHOULD clause, or a TSM rule under --profile standard) is no
+# failure: its own hue and its horizontal hatch, never the Fail's or the XFail's.
 OUTCOME_STYLE = {
     "fail": ("#d55e00", "xx", "white"),
+    "warning": ("#cc79a7", "--", "black"),
     "xfail": ("#f0c05a", "//", "black"),
     "pass": ("#d4ecf7", "", "black"),
     "skip": ("#ffffff", "..", "black"),
 }
-OUTCOME_LABEL = {"fail": "FAIL", "xfail": "known failures", "pass": "pass", "skip": "skipped"}
+OUTCOME_LABEL = {"fail": "FAIL", "warning": "warnings (SHOULD/TSM)", "xfail": "known failures",
+                 "pass": "pass", "skip": "skipped"}
 BAD = ("Fail", "XPass", "Crash", "Error", "Timeout")
 SVG_PROLOGUE = re.compile(r"^.*?(?=<svg)", re.S)
 
@@ -45,8 +50,12 @@ def svg_of(fig, salt):
 
 
 def cell_outcome(counts):
+    """A cell's outcome, the worst of its counts: a failure, then a Warning, then an
+    expected failure, then a pass."""
     if sum(counts.get(s, 0) for s in BAD):
         return "fail"
+    if counts.get("Warning", 0):
+        return "warning"
     if counts.get("XFail", 0):
         return "xfail"
     if counts.get("Pass", 0):

@@ -1,11 +1,13 @@
 """harness/report/inputs.py: what the HTML report reads, made safe to show.
 
-- JSON reports (harness/schema/results.schema.json, format 2.x: the judge's results.json,
-  the bridge's interop.json with its matrix, a merged all.json), the nightly fuzz summary
+- JSON reports (harness/schema/results.schema.json, format 3.x, and 2.x, which has no
+  Warning, profile or score: the judge's results.json, the bridge's interop.json with
+  its matrix, a merged all.json), the nightly fuzz summary
   (ci/nightly-fuzz: {"runs": [...]}) and the bench figures (harness/report/bench_text.py:
   {"bench": ...}), each recognised by its keys.
 - The clauses of spec/*.md: a paragraph opening with its bold id (spec/README.md), its
-  level and text, and the note (`>` lines) after it.
+  level (strength) and text, and in its block (up to the next clause or heading) the
+  note (`>` lines) and the `Source: ` line naming the text that governs it.
 - The lines of a case file around the line a failure message names.
 
 Every string that comes from a case file, an adapter or a report is made valid UTF-8
@@ -77,35 +79,45 @@ def load_inputs(paths):
     return found
 
 
-def clause_paragraphs(lines):
-    """(id, level, text lines) for each clause paragraph of one chapter's lines."""
+def clause_blocks(lines):
+    """(id, level, text lines, block lines) for each clause of one chapter's lines: the
+    paragraph its bold id opens, and the lines after it up to the next clause or heading
+    (where its `>` notes and its `Source: ` line are)."""
     current = None
+    in_paragraph = False
     for line in lines:
         head = CLAUSE_HEAD.match(line)
-        if head:
+        if head or line.startswith("#"):
             if current:
                 yield current
-            current = (head["id"], head["level"] or "", [head["text"]])
-        elif current and line.strip():
+            current = (head["id"], head["level"] or "", [head["text"]], []) if head else None
+            in_paragraph = bool(head)
+        elif current and in_paragraph and line.strip():
             current[2].append(line.strip())
         elif current:
-            yield current
-            current = None
+            in_paragraph = False
+            if line.strip():
+                current[3].append(line.strip())
     if current:
         yield current
 
 
 def load_clauses(spec_dir):
-    """{clause id: {"chapter", "level", "text", "note"}} from every spec/*.md."""
+    """{clause id: {"chapter", "level", "text", "note", "source"}} from every spec/*.md
+    (source: its `Source: ` line without that prefix, "" when it has none)."""
     clauses = {}
     for name in sorted(os.listdir(spec_dir)):
         if not name.endswith(".md"):
             continue
         lines = read_text(os.path.join(spec_dir, name)).splitlines()
-        for cid, level, body in clause_paragraphs(lines):
-            text = " ".join(b for b in body if not b.startswith(">"))
-            note = " ".join(b.lstrip("> ") for b in body if b.startswith(">"))
-            clauses[cid] = {"chapter": name, "level": level, "text": text, "note": note}
+        for cid, level, body, block in clause_blocks(lines):
+            text = " ".join([b for b in body if not b.startswith(">")] +
+                            [b for b in block if b.startswith("Variants: ")])
+            notes = [b for b in body + block if b.startswith(">")]
+            note = " ".join(b.lstrip("> ") for b in notes)
+            source = " ".join(b[len("Source: "):] for b in block if b.startswith("Source: "))
+            clauses[cid] = {"chapter": name, "level": level, "text": text, "note": note,
+                            "source": source}
     return clauses
 
 

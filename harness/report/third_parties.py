@@ -14,6 +14,12 @@ consumer; XFail and NotSupported only where the run is counted against it (the
 report's `attributed_to`: the peer whose python-<peer>.txt lists the failure, the peer
 that lacks what the case needs).
 
+Each row counts the report's profile, standard for a third party (what the sources
+require: a broken SHOULD or TSM clause is a Warning), then its conformance score (the
+MUST clauses its runs cite, and how many no failure broke: harness/python/grading.py)
+and, beside them, the Fail and XFail counts under the strict profile (the suite's own
+TSM rules judged too), derived from the same results (grading.strict_status).
+
 The table goes between the BEGIN and END markers of the README; --check writes nothing
 and fails when the README's table differs from the one the reports give (lane
 third-party-table of `make check`, after the lanes that write the reports).
@@ -26,11 +32,14 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "harness", "python"))
+import grading  # noqa: E402
 BEGIN = ("<!-- third-party table: written by `make third-party-table` from the lanes' JSON "
          "reports; do not edit -->")
 END = "<!-- end of the third-party table -->"
 BAD = ("Fail", "Crash", "Timeout", "Error", "XPass")  # the Fail column
-COLUMNS = ("Pass", "Fail", "XFail", "NotSupported")
+COLUMNS = ("Pass", "Fail", "Warning", "XFail", "NotSupported", "MUSTs passed", "strict: Fail",
+           "strict: XFail")
 
 
 def load(path, target):
@@ -41,10 +50,23 @@ def load(path, target):
         raise SystemExit(f"third_parties.py: no report {path} ({e.strerror}): run 'make {target}'")
 
 
-def counts(results):
+def counts(results, strengths):
     c = collections.Counter(r["status"] for r in results)
-    return {"Pass": c["Pass"], "Fail": sum(c[s] for s in BAD), "XFail": c["XFail"],
-            "NotSupported": c["NotSupported"]}
+    strict = collections.Counter(grading.strict_status(r) for r in results)
+    sc = grading.score(results, strengths)
+    return {"Pass": c["Pass"], "Fail": sum(c[s] for s in BAD), "Warning": c["Warning"],
+            "XFail": c["XFail"], "NotSupported": c["NotSupported"],
+            "MUSTs passed": f"{sc['must_passed']} of {sc['must_applicable']}",
+            "strict: Fail": sum(strict[s] for s in BAD), "strict: XFail": strict["XFail"]}
+
+
+def standard_results(doc, path):
+    """The results of a report judged under the standard profile (a third party's)."""
+    if doc.get("profile") != "standard":
+        raise SystemExit(f"third_parties.py: {path} was judged under the "
+                         f"{doc.get('profile', 'unknown')} profile; a third party's row "
+                         "counts the standard one (--profile standard)")
+    return doc["results"]
 
 
 def expectations_file(name):
@@ -52,16 +74,17 @@ def expectations_file(name):
     return f"`{rel}`" if os.path.isfile(os.path.join(ROOT, rel)) else "none"
 
 
-def adapter_row(spec):
+def adapter_row(spec, strengths):
     name, target, path = spec.split(":", 2)
     doc = load(path, target)
     return {"name": f"{name} (C adapter)", "version": doc["adapter"].get("version", ""),
-            "lane": f"`make {target}`", **counts(doc["results"]),
+            "lane": f"`make {target}`", **counts(standard_results(doc, path), strengths),
             "known": expectations_file(doc["adapter"]["name"])}
 
 
-def peer_rows(path):
+def peer_rows(path, strengths):
     doc = load(path, "interop")
+    standard_results(doc, path)
     modules = doc.get("peer_modules", {})
     rows = []
     for peer in doc["peers"]:
@@ -69,10 +92,11 @@ def peer_rows(path):
         if peer == "tsmref" or info.get("optional"):
             continue
         runs = [r for r in doc["results"] if peer in (r["producer"], r["consumer"])]
-        own = [r for r in runs if r["status"] not in ("XFail", "NotSupported")
-               or r.get("attributed_to") == peer]
+        own = [r for r in runs if r["status"] not in ("XFail", "Warning", "NotSupported")
+               or r.get("attributed_to") == peer or (r["status"] == "Warning"
+                                                     and not r.get("attributed_to"))]
         rows.append({"name": f"{peer} (Python peer)", "version": info.get("version") or "",
-                     "lane": "`make interop`", **counts(own),
+                     "lane": "`make interop`", **counts(own, strengths),
                      "known": expectations_file(f"python-{peer}")})
     return rows
 
@@ -102,9 +126,10 @@ def main(argv=None):
     ap.add_argument("--interop", metavar="REPORT")
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args(argv)
-    rows = [adapter_row(a) for a in args.adapter]
+    strengths = grading.load_strengths(os.path.join(ROOT, "spec"))
+    rows = [adapter_row(a, strengths) for a in args.adapter]
     if args.interop:
-        rows += peer_rows(args.interop)
+        rows += peer_rows(args.interop, strengths)
     with open(args.readme) as f:
         text = f.read()
     new = replace_between_markers(text, table(rows), args.readme)

@@ -10,10 +10,12 @@ BENCH.json the bench figures (harness/report/bench_text.py), FUZZ.json a nightly
 summary (ci/nightly-fuzz); the optional inputs are told apart by their keys. The page
 (harness/report/report.html.j2, rendered by Jinja2 with every text escaped; figures by
 harness/report/figures.py as inline SVG) fetches nothing and needs no script: run
-identity, counts by status, family x device x status, the interop heatmap, every result
-that is not Pass (failures with the failing line of the case source and the cited
-clauses' text from --spec), expected failures with their reason and reference, clause
-coverage per spec chapter, bench plots and the fuzz summary.
+identity with its profile and conformance score, counts by status, family x device x
+status, the interop heatmap, every result that is not Pass (failures with the failing line
+of the case source and the cited clauses' text and source from --spec), the Warnings (a
+broken SHOULD clause, or a TSM rule under --profile standard: counted apart from the
+failures, each with the clauses that graded it), expected failures with their reason and
+reference, clause coverage per spec chapter, bench plots and the fuzz summary.
 
 --baseline OLD.json compares the runs (case, device, repeat) with an older report: new
 failures, fixes and other changed statuses go at the top of the page and to stdout.
@@ -37,7 +39,9 @@ try:
 except ImportError as missing:
     sys.exit(f"missing {missing.name}: it is pinned in deps.mk (PIP_PINS); run 'make deps'")
 
-STATUSES = ["Pass", "Fail", "Crash", "Timeout", "NotSupported", "Skip", "XFail", "XPass", "Error"]
+STATUSES = ["Pass", "Fail", "Warning", "Crash", "Timeout", "NotSupported", "Skip", "XFail",
+            "XPass", "Error"]
+# What fails a run; a Warning never does (harness/schema/results.schema.json, 3.0).
 BAD = {"Fail", "Crash", "Timeout", "XPass", "Error"}
 ROOT = os.path.dirname(os.path.dirname(HERE))
 INTEROP_COLUMN = "producer->consumer pairs"
@@ -56,7 +60,8 @@ def status_counts(results):
 
 
 def family_table(results, devices):
-    """[(family, [(device, [(status, count)])])] and the devices as columns."""
+    """[(family, [(device, [(status, count)])], warnings)] and the devices as columns;
+    warnings: the family's Warnings on every device, its own column."""
     cells = collections.defaultdict(collections.Counter)
     for r in results:
         # An interop run's device is its producer->consumer pair: one column for them all.
@@ -67,7 +72,8 @@ def family_table(results, devices):
     for family in sorted({f for f, _ in cells}):
         row = [(d, [(s, cells[(family, d)][s]) for s in STATUSES if cells[(family, d)][s]])
                for d in columns]
-        rows.append((family, row))
+        warned = sum(cells[(family, d)]["Warning"] for d in columns)
+        rows.append((family, row, warned))
     return rows, columns
 
 
@@ -77,13 +83,18 @@ def split_expected(text):
     return reason.strip(), reference.strip()
 
 
-def detail(r, clauses, root):
+def detail(r, clauses, root, profile=None):
     """What the page shows of one result that is not Pass."""
     line = inputs.failing_line(r.get("message"))
     reason, reference = split_expected(r.get("expected"))
-    cited = [(c, clauses.get(c)) for c in r.get("clauses", [])]
+    # The clauses that graded it first (a message may name a clause the case does not
+    # cite), then the rest the case cites.
+    graders = [g.split()[0] for g in (r.get("graded_by") or "").split(",") if g.strip()]
+    ids = graders + [c for c in r.get("clauses", []) if c not in graders]
+    cited = [(c, clauses.get(c)) for c in ids]
     return dict(r, line=line, source=inputs.source_excerpt(root, r.get("path", ""), line),
-                reason=reason, reference=reference, cited=cited)
+                reason=reason, reference=reference, cited=cited,
+                graded_by=r.get("graded_by", ""), profile=profile)
 
 
 def not_supported(results, absent):
@@ -132,7 +143,9 @@ def compare(current, baseline):
             continue
         if now in BAD and before not in BAD:
             diff["new_failures"].append((key, before or "(new run)", now))
-        elif before in BAD and now not in BAD:
+        # A failure that is now a Warning (a clause regraded, another profile) is a
+        # change, not a fix.
+        elif before in BAD and now not in BAD and now != "Warning":
             diff["fixes"].append((key, before, now))
         else:
             diff["changed"].append((key, before, now))
@@ -159,6 +172,17 @@ def commit_of(root):
     return head + (" with local changes" if dirty else "")
 
 
+def score_view(doc):
+    """The run's profile and conformance score as its report states them (format 3.0:
+    the profile, and MUST clauses passed of applicable, and the Warnings); None for a
+    field an older report lacks. counted: the Warnings among its results."""
+    score = doc.get("score") or {}
+    return {"profile": doc.get("profile"), "stated": bool(score), "format": doc.get("tsm_cts"),
+            "must_applicable": score.get("must_applicable"),
+            "must_passed": score.get("must_passed"), "warnings": score.get("warnings"),
+            "counted": sum(1 for r in doc["results"] if r["status"] == "Warning")}
+
+
 def interop_view(doc):
     if not doc:
         return None
@@ -171,6 +195,7 @@ def interop_view(doc):
     cols = [c for c in order if c in used_cols] + sorted(used_cols - set(order))
     cells = sum(len(v) for v in doc["matrix"].values())
     return {"doc": doc, "counts": status_counts(doc["results"]), "cells": cells,
+            "score": score_view(doc),
             "svg": Markup(figures.heatmap_svg(rows, cols, doc["matrix"])),
             "legend": [(o, figures.OUTCOME_STYLE[o], figures.OUTCOME_LABEL[o])
                        for o in figures.OUTCOME_STYLE]}
@@ -203,13 +228,21 @@ def page_model(found, args):
     absent = {d["name"] for d in devices if not d.get("available", True)}
     table, columns = family_table(results, [d["name"] for d in devices])
     absent_counts, other_ns = not_supported(rows, absent)
+
+    def shown(status):
+        """The rows of one status, each with the profile of the run that judged it."""
+        interop_profile = (found.get("interop") or {}).get("profile")
+        return [detail(r, clauses, args.root,
+                       interop_profile if "producer" in r else found["results"].get("profile"))
+                for r in rows if r["status"] in status]
+
     return {
         "run": found["results"], "commit": commit_of(args.root),
         "rendered": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "counts": status_counts(results), "table": table, "columns": columns,
+        "score": score_view(found["results"]),
         "interop": interop_view(found.get("interop")),
-        "failures": [detail(r, clauses, args.root) for r in rows if r["status"] in BAD],
-        "xfails": [detail(r, clauses, args.root) for r in rows if r["status"] == "XFail"],
+        "failures": shown(BAD), "warnings": shown({"Warning"}), "xfails": shown({"XFail"}),
         "absent": absent_counts, "not_supported": other_ns,
         "skipped": [r for r in rows if r["status"] == "Skip"],
         "coverage": coverage(rows, clauses),

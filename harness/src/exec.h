@@ -11,6 +11,7 @@
 enum cts_status {
   CTS_PASS,
   CTS_FAIL,
+  CTS_WARNING, /* a failed check of a clause that is no requirement here (grade.h) */
   CTS_CRASH,
   CTS_TIMEOUT,
   CTS_NOTSUPPORTED,
@@ -23,7 +24,7 @@ enum cts_status {
 
 const char *cts_status_name(int status);
 int cts_status_from_name(const char *name); /* -1 if unknown */
-/* Pass, NotSupported, Skip and XFail keep the exit status 0. */
+/* Pass, Warning, NotSupported, Skip and XFail keep the exit status 0. */
 int cts_status_ok(int status);
 
 /* RETURN enum cts_status; msg receives the diagnostic (statement, expected, observed).

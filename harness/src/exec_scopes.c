@@ -2,8 +2,9 @@
  * harness/src/exec_scopes.c: the scopes-and-composites family (spec/scopes.md,
  * spec/composites.md) on the executor side: the wrapped block (SCOPE.WRAP.1), what the
  * judge observes of scopes (each scope's state, the running thread's current scope and
- * statistics, SCOPE.STAT.2) and of a resource's links (its owning scope and composite),
- * what pack, list and component made bound and checked, and the family's hooks. Its
+ * statistics, SCOPE.STAT.2, in either variant of SCOPE.STAT.3, which a passing case's
+ * message names) and of a resource's links (its owning scope and composite), what pack,
+ * list and component made bound and checked, and the family's hooks. Its
  * generic actions are rows in exec_managers.c, its expectations in exec_expect.c.
  */
 #include <stdio.h>
@@ -31,6 +32,10 @@ struct scopes_state {
   struct cts_wrap *wrap;
   int scopes; /* scope_info, scope_current and thread_stats exist */
   int links;  /* res_links exists */
+  /* SCOPE.STAT.3 (MAY): the variant (enum cts_stat_variant) the session took at line
+   * variant_line, the first statement after which the variants' tensor counters differed
+   * and the adapter's were one's; CTS_NONE until then. Afterwards only it is accepted. */
+  int variant, variant_line;
 };
 
 static struct scopes_state *scopes_of(struct cts_run *r) { return r->family[CTS_FAMILY_SCOPES]; }
@@ -108,6 +113,74 @@ int cts__check_scope(struct cts_run *r, int sc) {
   return 0;
 }
 
+static const char *const stat_names[CTS_N_STATS] = {
+    "created_in_scope", "created_outside", "disposed_in_scope", "disposed_outside",
+    "attached",         "detached",        "live"};
+
+/* A counter where both variants of SCOPE.STAT.3 agree is off: the clause that counts it. A
+ * membership counter the adapter has as if the events of scopes opened on other threads
+ * counted on the opener (SCOPE.STAT.4, a rule of the suite) names that clause. */
+static int report_counter(struct cts_run *r, int t, int kind, int i, int64_t want,
+                          int64_t seen) {
+  const char *clause = "SCOPE.STAT.2";
+  if (i == CTS_STAT_ATTACHED || i == CTS_STAT_DETACHED) {
+    int64_t here = 0, lent = 0;
+    cts_model_stats_elsewhere(&r->m, t, kind, i, &here, &lent);
+    if ((here || lent) && seen >= want - here && seen <= want + lent)
+      clause = "SCOPE.STAT.4 (TSM; events count on the thread that performs them, whichever "
+               "thread opened the scope)";
+  }
+  return cts__report(r, CTS_FAIL, "thread %s, %s statistics: %s expected %lld, observed %lld "
+                     "(%s)", r->c->threads[t], kind == TSM_KIND_TENSOR ? "tensor" : "composite",
+                     stat_names[i], (long long)want, (long long)seen, clause);
+}
+
+/* Compares one bucket of thread t's statistics, seen, with the model's counters as each
+ * variant of SCOPE.STAT.3 counts them (want[v]): the adapter's must be one variant's, the
+ * session's once it took one; the first statement where the variants differ and the
+ * adapter's are one's fixes the session's variant. */
+static int check_stats(struct cts_run *r, int t, int kind, const int64_t *seen,
+                       int64_t want[CTS_N_VARIANTS][CTS_N_STATS]) {
+  struct scopes_state *ss = scopes_of(r);
+  size_t size = CTS_N_STATS * sizeof(int64_t);
+  int differ = memcmp(want[CTS_VARIANT_A], want[CTS_VARIANT_B], size) != 0, v = ss->variant;
+  if (v != CTS_NONE && !memcmp(seen, want[v], size)) return 0;
+  for (int k = 0; v == CTS_NONE && k < CTS_N_VARIANTS; k++) {
+    if (memcmp(seen, want[k], size)) continue;
+    if (differ) {
+      ss->variant = k;
+      ss->variant_line = r->cur ? r->cur->line : 0;
+    }
+    return 0;
+  }
+  const char *kname = kind == TSM_KIND_TENSOR ? "tensor" : "composite";
+  for (int i = 0; i < CTS_N_STATS; i++) {
+    int64_t a = want[CTS_VARIANT_A][i], b = want[CTS_VARIANT_B][i];
+    if (v != CTS_NONE ? seen[i] == want[v][i] : seen[i] == a || seen[i] == b) continue;
+    if (a == b) return report_counter(r, t, kind, i, a, seen[i]);
+    if (v != CTS_NONE)
+      return cts__report(r, CTS_FAIL, "thread %s, %s statistics: %s expected %lld as variant "
+                         "(%c), which this session's counters showed at line %d, observed %lld "
+                         "(SCOPE.STAT.3: an implementation counts its components one way)",
+                         r->c->threads[t], kname, stat_names[i], (long long)want[v][i],
+                         "ab"[v], ss->variant_line, (long long)seen[i]);
+    return cts__report(r, CTS_FAIL, "thread %s, %s statistics: %s expected %lld (variant (a)) "
+                       "or %lld (variant (b)), observed %lld (SCOPE.STAT.3)", r->c->threads[t],
+                       kname, stat_names[i], (long long)a, (long long)b, (long long)seen[i]);
+  }
+  /* Each counter is one variant's, but not all are the same variant's. */
+  int ia = -1, ib = -1;
+  for (int i = 0; i < CTS_N_STATS; i++) {
+    if (seen[i] != want[CTS_VARIANT_A][i]) ib = ib < 0 ? i : ib;
+    if (seen[i] != want[CTS_VARIANT_B][i]) ia = ia < 0 ? i : ia;
+  }
+  return cts__report(r, CTS_FAIL, "thread %s, %s statistics: %s is %lld as variant (a) counts "
+                     "components but %s is %lld as variant (b) does, so they match neither "
+                     "(SCOPE.STAT.3: an implementation counts its components one way)",
+                     r->c->threads[t], kname, stat_names[ia], (long long)seen[ia],
+                     stat_names[ib], (long long)seen[ib]);
+}
+
 int cts__check_thread(struct cts_run *r) {
   if (!scopes_of(r)->scopes) return 0;
   char want[160], got[160];
@@ -119,9 +192,6 @@ int cts__check_thread(struct cts_run *r) {
     return cts__report(r, CTS_FAIL, "thread %s: current scope expected %s, observed %s",
                        r->c->threads[t], cts__describe_scope(r, r->m.threads[t].current, want, sizeof want),
                        cts__describe_handle(r, cur, got, sizeof got));
-  static const char *const names[CTS_N_STATS] = {
-      "created_in_scope", "created_outside", "disposed_in_scope", "disposed_outside",
-      "attached",         "detached",        "live"};
   for (int kind = 0; kind < 2; kind++) {
     struct tsm_scope_stats st;
     memset(&st, 0, sizeof st);
@@ -130,14 +200,9 @@ int cts__check_thread(struct cts_run *r) {
     int64_t seen[CTS_N_STATS] = {(int64_t)st.created_in_scope, (int64_t)st.created_outside,
                                  (int64_t)st.disposed_in_scope, (int64_t)st.disposed_outside,
                                  (int64_t)st.attached, (int64_t)st.detached, st.live};
-    int64_t model[CTS_N_STATS];
-    cts_model_stats(&r->m, t, kind, model);
-    for (int i = 0; i < CTS_N_STATS; i++)
-      if (seen[i] != model[i])
-        return cts__report(r, CTS_FAIL, "thread %s, %s statistics: %s expected %lld, observed %lld "
-                           "(SCOPE.STAT.2)", r->c->threads[t],
-                           kind == TSM_KIND_TENSOR ? "tensor" : "composite", names[i],
-                           (long long)model[i], (long long)seen[i]);
+    int64_t want[CTS_N_VARIANTS][CTS_N_STATS];
+    for (int v = 0; v < CTS_N_VARIANTS; v++) cts_model_stats_as(&r->m, t, kind, v, want[v]);
+    if (check_stats(r, t, kind, seen, want)) return -1;
   }
   return 0;
 }
@@ -211,7 +276,16 @@ static void *scopes_new(struct cts_run *r) {
   struct scopes_state *ss = cts_xcalloc(1, sizeof *ss);
   ss->scopes = (r->c->families & TSM_CAP_SCOPES) != 0;
   ss->links = (r->c->families & (TSM_CAP_SCOPES | TSM_CAP_COMPOSITES)) != 0;
+  ss->variant = CTS_NONE;
   return ss;
+}
+
+/* A case that passed says which variant of a MAY clause its session showed. */
+static void scopes_before_close(struct cts_run *r) {
+  const struct scopes_state *ss = scopes_of(r);
+  if (r->status != CTS_PASS || ss->variant == CTS_NONE) return;
+  cts_buf_printf(r->msg, "%sSCOPE.STAT.3 (MAY): variant (%c) observed",
+                 r->msg->buf && r->msg->buf[0] ? "\n" : "", "ab"[ss->variant]);
 }
 
 /* After every step: open or just-disposed scopes, and the running thread's current scope
@@ -323,6 +397,7 @@ const struct cts_family cts_family_scopes = {
     .observe = observe_scopes,
     .observe_res = check_links,
     .observe_thread = cts__check_thread,
+    .before_close = scopes_before_close,
     .describe_handle = describe_scope_handle,
     .state_free = scopes_free,
     .explain = explain_scope,

@@ -1,6 +1,6 @@
 /*
  * harness/src/main.c: the tsm-cts command line: run, lint, parse, coverage, list, merge.
- * Exit status: 0 when every result is Pass, NotSupported, Skip or XFail (or the
+ * Exit status: 0 when every result is Pass, Warning, NotSupported, Skip or XFail (or the
  * check found nothing wrong); 1 when a result or check fails; 2 on a usage or
  * harness error. Never 77 or 99, which build systems read as skip and hard error.
  */
@@ -23,6 +23,7 @@
 #include "opsem.h"
 #include "runner.h"
 #include "gen.h"
+#include "grade.h"
 #include "spec_index.h"
 #include "summary.h"
 #include "tsm/adapter.h"
@@ -39,7 +40,7 @@ static void usage(FILE *f) {
       "       tsm-cts parse --json [--spec DIR] FILE...  (a JSON line per .tsm or .pytsm)\n"
       "       tsm-cts coverage [--spec DIR] [--cases DIR] [--extra DIR,DIR...]\n"
       "       tsm-cts list [--spec DIR] [--cases DIR] [SELECTOR...]\n"
-      "       tsm-cts merge [--json FILE] [--junit FILE] REPORT.json...\n"
+      "       tsm-cts merge [--json FILE] [--junit FILE] [--spec DIR] REPORT.json...\n"
       "       tsm-cts baseline RESULTS.json [--expectations FILE]  (known failures of a\n"
       "                run, each with a placeholder reason to fill in)\n"
       "       tsm-cts gen --seed S --count N [--min N --max N] [--families LIST] OUTDIR\n"
@@ -87,6 +88,11 @@ static void usage_options(FILE *f) {
       "      --shard I/N          run only the I-th of N deterministic slices of the runs\n"
       "                           (1 <= I <= N); join the shards' JSON with `merge`\n"
       "      --no-summary         leave out the summary table on stderr\n"
+      "      --profile P          what a failed check of a clause means (spec/README.md,\n"
+      "                           \"Strengths\"): standard (the default; $TSM_CTS_PROFILE\n"
+      "                           sets another) judges what the sources require, a broken\n"
+      "                           SHOULD or TSM clause is a Warning; strict (the\n"
+      "                           reference's) also fails a broken TSM clause\n"
       "      --strict             a stale expectation line (its case passes now, fails\n"
       "                           another way or is gone) fails the run\n"
       "      --extra DIRS         coverage: more places, comma-separated, whose files cite\n"
@@ -97,8 +103,8 @@ static void usage_options(FILE *f) {
       "\n"
       "run prints TAP 13 on stdout and, on stderr, progress (a live line on a terminal,\n"
       "a line per family otherwise) and a summary table at the end. Exit status: 0 when\n"
-      "every result is Pass, NotSupported, Skip or XFail; 1 when one is not; 2 on a usage\n"
-      "or harness error.\n",
+      "every result is Pass, Warning, NotSupported, Skip or XFail; 1 when one is not; 2 on\n"
+      "a usage or harness error.\n",
       f);
 }
 
@@ -108,6 +114,7 @@ struct options {
   const char *adapter, *cases, *spec, *expectations, *json, *junit, *device, *extra;
   int jobs, timeout_ms, repeat, large, fail_fast, fail_alloc, no_summary, strict;
   int memory_limit_mib; /* 0: none */
+  int profile;          /* enum cts_profile */
   int shard_index, shard_count; /* 1-based; 1/1 when not sharded */
   unsigned long long seed;
   char **selectors;
@@ -116,7 +123,7 @@ struct options {
 
 /* Codes of the long options without a short form. */
 enum { OPT_SEED = 256, OPT_LARGE, OPT_FAIL_FAST, OPT_FAIL_ALLOC, OPT_SHARD, OPT_EXTRA,
-       OPT_NO_SUMMARY, OPT_MEMORY_LIMIT, OPT_STRICT };
+       OPT_NO_SUMMARY, OPT_MEMORY_LIMIT, OPT_STRICT, OPT_PROFILE };
 
 static const struct option long_options[] = {
     {"adapter", required_argument, NULL, 'a'},
@@ -140,6 +147,7 @@ static const struct option long_options[] = {
     {"no-summary", no_argument, NULL, OPT_NO_SUMMARY},
     {"memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT},
     {"strict", no_argument, NULL, OPT_STRICT},
+    {"profile", required_argument, NULL, OPT_PROFILE},
     {NULL, 0, NULL, 0},
 };
 
@@ -164,6 +172,13 @@ static int parse_shard(const char *value, struct options *o) {
   o->shard_index = i;
   o->shard_count = n;
   return 0;
+}
+
+static int parse_profile(const char *value, int *out) {
+  *out = cts_profile_from_name(value);
+  if (*out >= 0) return 0;
+  fprintf(stderr, "tsm-cts: bad value '%s' for --profile (strict or standard)\n", value);
+  return -1;
 }
 
 static int parse_seed(const char *value, unsigned long long *seed) {
@@ -196,6 +211,7 @@ static int set_option(struct options *o, int code, const char *value) {
     case OPT_FAIL_FAST: o->fail_fast = 1; return 0;
     case OPT_NO_SUMMARY: o->no_summary = 1; return 0;
     case OPT_STRICT: o->strict = 1; return 0;
+    case OPT_PROFILE: return parse_profile(value, &o->profile);
     default: return -1; /* getopt_long has printed what was wrong */
   }
 }
@@ -212,6 +228,8 @@ static int parse_options(int argc, char **argv, struct options *o) {
   o->jobs = o->repeat = o->shard_index = o->shard_count = 1;
   o->timeout_ms = DEFAULT_TIMEOUT_MS;
   o->extra = "harness/tests/broken,harness/tests/cases,ci/check.sh";
+  const char *profile = getenv("TSM_CTS_PROFILE");
+  if (profile && *profile && parse_profile(profile, &o->profile) != 0) return -1;
   optind = 1;
   opterr = 0;
   while (optind < argc) {
@@ -495,6 +513,7 @@ static void free_jobs_strings(struct job_list *l) {
     free(l->jobs[i].message);
     free(l->jobs[i].output);
     free(l->jobs[i].expected_reason);
+    free(l->jobs[i].graded_by);
   }
 }
 
@@ -556,8 +575,8 @@ static void plan_jobs(struct job_list *l, const struct options *o, const struct 
 
 static void print_run_header(const struct options *o, const struct cts_adapter_facts *f) {
   if (!f->loaded) return;
-  printf("# tsm-cts: adapter %s %s (%s), seed %llu, devices:", f->name, f->version, o->adapter,
-         o->seed);
+  printf("# tsm-cts: adapter %s %s (%s), profile %s, seed %llu, devices:", f->name, f->version,
+         o->adapter, cts_profile_name(o->profile), o->seed);
   for (int d = 0; d < f->n_devices; d++)
     printf(" %s%s", f->device[d], f->available[d] ? "" : " (unavailable)");
   printf("\n");
@@ -604,6 +623,8 @@ static int cmd_run(const struct options *o) {
   struct cts_run_info info = {.adapter_path = o->adapter, .seed = o->seed,
                               .shard_index = o->shard_index, .shard_count = o->shard_count};
   cts_run_info_begin(&info, cts_spec_dir(o->spec));
+  info.profile = o->profile;
+  cts_grade_begin(&lib.spec, o->profile);
   cts_probe_adapter(o->adapter, cts_case_limit_ms(NULL, o->timeout_ms), &info.facts);
   if (load_expectations(o, &info.facts) != 0) return 2;
   struct job_list l = {0};
@@ -625,7 +646,7 @@ static int cmd_run(const struct options *o) {
 }
 
 static int cmd_merge(const struct options *o) {
-  return cts_merge(o->selectors, o->n_selectors, o->json, o->junit);
+  return cts_merge(o->selectors, o->n_selectors, o->json, o->junit, o->spec);
 }
 
 /* ---- lint, list, coverage -------------------------------------------------- */
@@ -645,7 +666,11 @@ static int cmd_lint(const struct options *o, int list_only) {
       printf("\t%s\n", c->description);
     }
   }
-  if (!list_only) fprintf(stderr, "tsm-cts lint: %zu case files, %d with errors\n", lib.n, bad);
+  int ungraded = list_only ? 0 : cts_spec_check_grades(&lib.spec, cts_spec_dir(o->spec), stdout);
+  if (!list_only)
+    fprintf(stderr, "tsm-cts lint: %zu case files, %d with errors; %zu clauses, %d without a "
+            "strength or a Source line\n", lib.n, bad, lib.spec.n, ungraded);
+  bad += ungraded;
   close_library(&lib);
   return bad ? 1 : 0;
 }
@@ -755,6 +780,7 @@ static int cmd_coverage(const struct options *o) {
   scan_extra_citations(&spec, o->cases, ".pytsm", &errors);
   printf("clause coverage (%s, %s):\n", spec_dir, o->cases);
   size_t uncovered = print_coverage(&spec);
+  errors += cts_spec_check_grades(&spec, spec_dir, stdout);
   printf("%zu clauses, %zu uncovered, %d errors\n", spec.n, uncovered, errors);
   cts_spec_free(&spec);
   return uncovered || errors ? 1 : 0;

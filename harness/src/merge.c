@@ -5,6 +5,8 @@
  */
 #include "merge.h"
 
+#include "grade.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +47,8 @@ static void take_adapter(struct merge *m, const struct cts_json *doc) {
   const struct cts_json *tool = cts_json_get(doc, "tool");
   snprintf(m->info.spec_version, sizeof m->info.spec_version, "%s",
            cts_json_str(tool, "spec", "unknown"));
+  int profile = cts_profile_from_name(cts_json_str(doc, "profile", "standard"));
+  m->info.profile = profile < 0 ? CTS_PROFILE_STANDARD : profile;
 }
 
 static char *dup_or_null(const char *s) { return s ? cts_xstrdup(s) : NULL; }
@@ -62,6 +66,7 @@ static void add_result(struct merge *m, const struct cts_json *r) {
       .message = cts_xstrdup(cts_json_str(r, "message", "")),
       .output = dup_or_null(cts_json_str(r, "output", NULL)),
       .expected_reason = dup_or_null(cts_json_str(r, "expected", NULL)),
+      .graded_by = dup_or_null(cts_json_str(r, "graded_by", NULL)),
       .ms = cts_json_num(r, "duration_ms", 0),
       .family = cts_json_str(r, "family", "?"),
       .n_clauses = clauses ? clauses->n : 0};
@@ -87,8 +92,9 @@ static int read_report(struct merge *m, const char *path) {
   m->n_docs++;
   const char *format = cts_json_str(doc, "tsm_cts", "");
   const struct cts_json *results = cts_json_get(doc, "results");
-  if (strncmp(format, "2.", 2) || !results || results->type != CTS_JSON_ARRAY) {
-    fprintf(stderr, "tsm-cts merge: %s: not a tsm-cts report of format 2.x\n", path);
+  /* Format 3 only: a Fail of 2.x may be a Warning of 3.x, so the two do not mix. */
+  if (strncmp(format, "3.", 2) || !results || results->type != CTS_JSON_ARRAY) {
+    fprintf(stderr, "tsm-cts merge: %s: not a tsm-cts report of format 3.x\n", path);
     return -1;
   }
   if (m->n_docs == 1) take_adapter(m, doc);
@@ -114,6 +120,7 @@ static void free_merge(struct merge *m) {
   for (size_t i = 0; i < m->n_jobs; i++) {
     struct cts_job *j = &m->jobs[i];
     free(j->name), free(j->path), free(j->message), free(j->output), free(j->expected_reason);
+    free(j->graded_by);
     free(j->clauses);
   }
   free(m->jobs);
@@ -121,12 +128,14 @@ static void free_merge(struct merge *m) {
   free(m->docs);
 }
 
-int cts_merge(char **inputs, size_t n, const char *json, const char *junit) {
+int cts_merge(char **inputs, size_t n, const char *json, const char *junit,
+              const char *spec_dir) {
   if (n == 0) {
     fprintf(stderr, "tsm-cts merge: name the JSON reports to merge\n");
     return 2;
   }
   struct merge m = {.docs = cts_xcalloc(n, sizeof *m.docs)};
+  struct cts_spec spec = {0};
   int rc = 0;
   for (size_t i = 0; i < n && rc == 0; i++) rc = read_report(&m, inputs[i]) ? 2 : 0;
   if (rc == 0) {
@@ -136,10 +145,15 @@ int cts_merge(char **inputs, size_t n, const char *json, const char *junit) {
     snprintf(m.info.started, sizeof m.info.started, "%s", started);
     m.info.shard_index = m.info.shard_count = 1;
     qsort(m.jobs, m.n_jobs, sizeof *m.jobs, compare_jobs);
+    /* The score counts MUST clauses: it needs the spec's strengths (the results keep
+     * the grading their runs gave them). */
+    if (cts_spec_load(&spec, cts_spec_dir(spec_dir)) == 0) cts_grade_begin(&spec, m.info.profile);
     rc = cts_write_reports(json, junit, m.jobs, m.n_jobs, &m.info);
     cts_summary_print(stdout, m.jobs, m.n_jobs, &m.info, json, junit);
     for (size_t i = 0; i < m.n_jobs && !rc; i++) rc = !cts_status_ok(m.jobs[i].status);
   }
   free_merge(&m);
+  cts_grade_begin(NULL, CTS_PROFILE_STANDARD);
+  cts_spec_free(&spec);
   return rc;
 }

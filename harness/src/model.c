@@ -114,8 +114,29 @@ void cts_model_set_thread(struct cts_model *m, int thread) {
   m->thread = thread;
 }
 
+/* An event on the running thread, counted alike in both variants of SCOPE.STAT.3. */
 static void count(struct cts_model *m, int kind, int stat) {
-  m->threads[m->thread].stats[kind][stat]++;
+  struct cts_mthread *t = &m->threads[m->thread];
+  t->stats[kind][stat]++;
+  if (kind == TSM_KIND_TENSOR) t->stats_b[stat]++;
+}
+
+/* A component tensor's event on the running thread: the counter variant (a) of
+ * SCOPE.STAT.3 moves, and the one variant (b) moves. */
+static void count_component(struct cts_model *m, int stat_a, int stat_b) {
+  struct cts_mthread *t = &m->threads[m->thread];
+  t->stats[TSM_KIND_TENSOR][stat_a]++;
+  t->stats_b[stat_b]++;
+}
+
+/* A membership event (attached or detached) on the running thread for scope sc, which
+ * may be another thread's (SCOPE.STAT.4). */
+static void count_membership(struct cts_model *m, int kind, int stat, int sc) {
+  count(m, kind, stat);
+  int opener = m->scopes[sc].thread;
+  if (opener == m->thread) return;
+  m->threads[m->thread].elsewhere[kind][stat - CTS_STAT_ATTACHED]++;
+  m->threads[opener].lent[kind][stat - CTS_STAT_ATTACHED]++;
 }
 
 void cts_model_free(struct cts_model *m) {
@@ -228,7 +249,8 @@ static void join_scope(struct cts_model *m, int r, int sc) {
   touch_res(m, r);
 }
 
-/* MGR.REL.1, SCOPE.REL.1, SCOPE.STAT.2-3: components go with their composite. */
+/* MGR.REL.1, SCOPE.REL.1, SCOPE.STAT.2-3: components go with their composite, counted
+ * by the composite's owning scope in variant (b). */
 static void release(struct cts_model *m, int r) {
   struct cts_mres *res = &m->res[r];
   for (size_t i = 0; i < res->components.n; i++) {
@@ -237,7 +259,9 @@ static void release(struct cts_model *m, int r) {
     m->res[c].valid = 0;
     touch_res(m, c);
     storage_unref(m, m->res[c].storage);
-    count(m, TSM_KIND_TENSOR, CTS_STAT_DISPOSED_OUTSIDE);
+    count_component(m, CTS_STAT_DISPOSED_OUTSIDE, m->res[r].scope != CTS_NONE
+                                                      ? CTS_STAT_DISPOSED_IN
+                                                      : CTS_STAT_DISPOSED_OUTSIDE);
   }
   res = &m->res[r];
   count(m, res->kind, res->scope != CTS_NONE ? CTS_STAT_DISPOSED_IN : CTS_STAT_DISPOSED_OUTSIDE);
@@ -267,14 +291,33 @@ uint64_t cts_model_nbytes(const struct cts_model *m, int r) {
   return sum;
 }
 
-void cts_model_stats(struct cts_model *m, int t, int kind, int64_t out[CTS_N_STATS]) {
+/* Makes sure thread t exists, the running thread unchanged. */
+static struct cts_mthread *thread_at(struct cts_model *m, int t) {
   int running = m->thread;
-  cts_model_set_thread(m, t); /* makes sure thread t exists */
+  cts_model_set_thread(m, t);
   m->thread = running;
-  const int64_t *s = m->threads[t].stats[kind];
+  return &m->threads[t];
+}
+
+void cts_model_stats_as(struct cts_model *m, int t, int kind, int variant,
+                        int64_t out[CTS_N_STATS]) {
+  const struct cts_mthread *th = thread_at(m, t);
+  const int64_t *s =
+      kind == TSM_KIND_TENSOR && variant == CTS_VARIANT_B ? th->stats_b : th->stats[kind];
   for (int i = 0; i < CTS_STAT_LIVE; i++) out[i] = s[i];
   out[CTS_STAT_LIVE] = s[CTS_STAT_CREATED_IN] + s[CTS_STAT_CREATED_OUTSIDE] -
                        s[CTS_STAT_DISPOSED_IN] - s[CTS_STAT_DISPOSED_OUTSIDE];
+}
+
+void cts_model_stats(struct cts_model *m, int t, int kind, int64_t out[CTS_N_STATS]) {
+  cts_model_stats_as(m, t, kind, CTS_VARIANT_A, out);
+}
+
+void cts_model_stats_elsewhere(struct cts_model *m, int t, int kind, int stat, int64_t *here,
+                               int64_t *lent) {
+  const struct cts_mthread *th = thread_at(m, t);
+  *here = th->elsewhere[kind][stat - CTS_STAT_ATTACHED];
+  *lent = th->lent[kind][stat - CTS_STAT_ATTACHED];
 }
 
 int cts_model_lender(const struct cts_model *m, int r) {
@@ -610,7 +653,7 @@ int cts_model_scope_dispose(struct cts_model *m, int sc) {
  * scopes (SCOPE.STAT.2). A non-member is left alone (SCOPE.MOVE.3). */
 static void move_member(struct cts_model *m, int sc, int r, int to) {
   if (m->res[r].scope != sc || to == sc) return;
-  if (to == CTS_NONE) count(m, m->res[r].kind, CTS_STAT_DETACHED);
+  if (to == CTS_NONE) count_membership(m, m->res[r].kind, CTS_STAT_DETACHED, sc);
   join_scope(m, r, to);
 }
 
@@ -641,7 +684,7 @@ int cts_model_scope_attach(struct cts_model *m, int sc, int r) {
   int rc = check_scope_op(m, sc, r);
   if (rc) return rc;
   if (m->res[r].scope == sc) return 0;                 /* SCOPE.ATTACH.1 */
-  count(m, m->res[r].kind, CTS_STAT_ATTACHED);
+  count_membership(m, m->res[r].kind, CTS_STAT_ATTACHED, sc);
   join_scope(m, r, sc);
   return 0;
 }
@@ -681,12 +724,16 @@ static int new_composite(struct cts_model *m, int holder) {
   return id;
 }
 
-/* A new component tensor of composite c (SCOPE.STAT.3: created outside). */
+/* A new component tensor of composite c, a member of no scope (SCOPE.STAT.3: created
+ * outside in variant (a); in variant (b) created in the current scope and detached). */
 static int new_component(struct cts_model *m, int c, int dtype, int64_t n, double *vals) {
   int64_t shape[1] = {n};
   int id = new_res(m, CTS_NONE, new_storage(m, dtype, n, vals), dtype, 1, shape);
   m->res[id].composite = c;
-  count(m, TSM_KIND_TENSOR, CTS_STAT_CREATED_OUTSIDE);
+  int scoped = m->threads[m->thread].current != CTS_NONE;
+  count_component(m, CTS_STAT_CREATED_OUTSIDE,
+                  scoped ? CTS_STAT_CREATED_IN : CTS_STAT_CREATED_OUTSIDE);
+  if (scoped) m->threads[m->thread].stats_b[CTS_STAT_DETACHED]++;
   ids_add(&m->res[c].components, id);
   return id;
 }
@@ -812,7 +859,8 @@ int cts_model_list(struct cts_model *m, const int *items, size_t n, int *out) {
   int c = new_composite(m, holder);
   for (size_t i = 0; i < n; i++) {
     int r = items[i];
-    if (m->res[r].scope != CTS_NONE) count(m, TSM_KIND_TENSOR, CTS_STAT_DETACHED);
+    if (m->res[r].scope != CTS_NONE)
+      count_membership(m, TSM_KIND_TENSOR, CTS_STAT_DETACHED, m->res[r].scope);
     leave_scope(m, r);
     set_holder(m, r, CTS_NONE);
     m->res[r].composite = c;

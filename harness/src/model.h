@@ -80,10 +80,22 @@ struct cts_mscope {
   int dirty;
 };
 
+/* SCOPE.STAT.3 (MAY): the ways a component tensor may count in the statistics. (a) the
+ * reference's: created_outside, disposed_outside; (b) TorchSharp's: created_in_scope and
+ * detached when a scope is current at its making, disposed_in_scope when its composite
+ * has an owning scope at its release. The composite counters and `live` are the same. */
+enum cts_stat_variant { CTS_VARIANT_A, CTS_VARIANT_B, CTS_N_VARIANTS };
+
 /* A thread's scope chain head and statistics; owns nothing. */
 struct cts_mthread {
   int current;                     /* innermost open scope, or CTS_NONE */
-  int64_t stats[2][CTS_N_STATS];   /* per enum tsm_kind; [CTS_STAT_LIVE] is derived */
+  int64_t stats[2][CTS_N_STATS];   /* per enum tsm_kind, components counted as variant
+                                    * (a); [CTS_STAT_LIVE] is derived */
+  int64_t stats_b[CTS_N_STATS];    /* the tensor counters with components as variant (b) */
+  /* Membership events (attached, detached) of SCOPE.STAT.4, per enum tsm_kind: counted
+   * here for a scope another thread opened, and counted on other threads for a scope
+   * this thread opened (where an implementation that counts on the opener has them). */
+  int64_t elsewhere[2][2], lent[2][2];
 };
 
 /* What a DLPack tensor the judge makes describes (spec/dlpack.md); plain values. */
@@ -120,7 +132,9 @@ struct cts_mdl {
 struct cts_mgraph {
   int mgr;             /* the manager it belongs to (GRAPH.MGR.1) */
   int released;
-  int planned, stale;  /* a plan exists; flags or nodes changed since */
+  int planned;         /* a plan exists (cts_model_graph_planned) */
+  int stale_nodes;     /* nodes were added since the last plan (GRAPH.PLAN.1) */
+  int stale_flags;     /* flags were added since the last plan (GRAPH.PLAN.5) */
   int computed;        /* values exist */
   struct cts_ids order; /* in-graph tensors in build order: leaves and nodes */
   int dirty;
@@ -140,6 +154,7 @@ struct cts_mgnode {
   int dtype, ndim;
   int64_t shape[TSM_MAX_DIMS];
   uint32_t flags;      /* enum tsm_graph_flag */
+  uint32_t plan_flags; /* flags as of the graph's last plan (GRAPH.PLAN.5) */
   int in_graph;
   int64_t order;       /* execution index of a node once in the graph; -1 leaves */
   int svd_taint;       /* derived from svd factors: compared to a tolerance */
@@ -252,10 +267,31 @@ int cts_model_graph_check(const struct cts_model *m, int g);
  * implementation computed (the model validates them, it does not choose them). */
 void cts_model_graph_compute(struct cts_model *m, int g,
                              const double *(*svd_factor)(void *ctx, int node), void *ctx);
-/* Live range of a placed tensor (GRAPH.REUSE.1): [start, end]; end INT64_MAX when kept. */
+/* Graph g is planned now: not stale, its tensors' flags are those of the plan. */
+void cts_model_graph_planned(struct cts_model *m, int g);
+/* Live range of a placed tensor (GRAPH.REUSE.1 with the suite's GRAPH.REUSE.2,
+ * FLAG.2, SINK.1): [start, end]; end INT64_MAX when kept. */
 void cts_model_graph_live(const struct cts_model *m, int node, int64_t *start, int64_t *end);
 /* 1 when the tensor's value is guaranteed after a compute (GRAPH.OUT.1, SINK.1, FLAG.2). */
 int cts_model_graph_guaranteed(const struct cts_model *m, int node);
+/* The suite's own (TSM) rules a live range or guarantee can leave out, so that the judge
+ * can tell a placement only those forbid from one the documented (MUST) rules forbid. */
+enum cts_graph_relax {
+  CTS_RELAX_LEAF_START = 1, /* GRAPH.REUSE.2 out: a non-INPUT leaf is live from its first
+                             * reader's step, not from before the first node */
+  CTS_RELAX_PARAM = 2,      /* GRAPH.FLAG.2 out: a PARAM tensor ends at its last read and
+                             * may be taken over in place */
+  CTS_RELAX_SINK = 4,       /* GRAPH.SINK.1 out: a sink ends at its own step */
+  CTS_RELAX_ANY_OP = 8,     /* GRAPH.INPLACE.2 out: any operation may take a source over */
+  CTS_RELAX_PLAN_FLAGS = 16 /* GRAPH.PLAN.5 out: the flags as of the last plan count */
+};
+/* cts_model_graph_live and _guaranteed with the rules of relax (enum cts_graph_relax)
+ * left out; relax 0 gives those. */
+void cts_model_graph_live_as(const struct cts_model *m, int node, unsigned relax, int64_t *start,
+                             int64_t *end);
+int cts_model_graph_guaranteed_as(const struct cts_model *m, int node, unsigned relax);
+/* The flags of a tensor as relax counts them (CTS_RELAX_PLAN_FLAGS: as of the last plan). */
+uint32_t cts_model_graph_flags_as(const struct cts_mgnode *n, unsigned relax);
 int cts_model_graph_root(const struct cts_model *m, int node);
 int64_t cts_model_graph_elems(const struct cts_mgnode *n);
 
@@ -264,8 +300,16 @@ int64_t cts_model_graph_elems(const struct cts_mgnode *n);
 int cts_model_holder(const struct cts_model *m, int r);
 int cts_model_borrowed(const struct cts_model *m, int r);
 uint64_t cts_model_nbytes(const struct cts_model *m, int r);
-/* The statistics of thread t for a kind, with live derived (SCOPE.STAT.1). */
+/* The statistics of thread t for a kind, with live derived (SCOPE.STAT.1); components
+ * counted as variant (a) of SCOPE.STAT.3, or as `variant` (enum cts_stat_variant). */
 void cts_model_stats(struct cts_model *m, int t, int kind, int64_t out[CTS_N_STATS]);
+void cts_model_stats_as(struct cts_model *m, int t, int kind, int variant,
+                        int64_t out[CTS_N_STATS]);
+/* Of thread t's `stat` (CTS_STAT_ATTACHED or _DETACHED) for a kind: *here, how many it
+ * counted for scopes other threads opened; *lent, how many other threads counted for
+ * scopes t opened (SCOPE.STAT.4). */
+void cts_model_stats_elsewhere(struct cts_model *m, int t, int kind, int stat, int64_t *here,
+                               int64_t *lent);
 int cts_model_lender(const struct cts_model *m, int r); /* CTS_NONE if not borrowed */
 int64_t cts_model_elems(const struct cts_mres *r);
 const double *cts_model_values(const struct cts_model *m, int r);

@@ -139,8 +139,13 @@ int cts_model_graph_root(const struct cts_model *m, int x) {
   return x;
 }
 
-static void mark_stale(struct cts_model *m, int g) {
-  if (m->graphs[g].planned) m->graphs[g].stale = 1;
+/* A planned graph's plan is stale through new nodes (GRAPH.PLAN.1) or through new flags
+ * (GRAPH.PLAN.5): the judge tells the two apart when it names what a reused plan broke. */
+static void mark_stale(struct cts_model *m, int g, int through_flags) {
+  if (m->graphs[g].planned) {
+    if (through_flags) m->graphs[g].stale_flags = 1;
+    else m->graphs[g].stale_nodes = 1;
+  }
   m->graphs[g].dirty = 1;
 }
 
@@ -152,12 +157,12 @@ int cts_model_graph_flag(struct cts_model *m, int x, uint32_t flags) {
   uint32_t before = m->gnodes[x].flags;
   m->gnodes[x].flags |= flags;
   if (flags & TSM_GRAPH_OUTPUT) m->gnodes[cts_model_graph_root(m, x)].flags |= TSM_GRAPH_OUTPUT;
-  if (m->gnodes[x].flags != before && m->gnodes[x].in_graph) mark_stale(m, m->gnodes[x].graph);
+  if (m->gnodes[x].flags != before && m->gnodes[x].in_graph) mark_stale(m, m->gnodes[x].graph, 1);
   return 0;
 }
 
-/* GRAPH.BUILD.1: post-order, sources in argument order; an svd's three results are
- * produced together, at one step. */
+/* GRAPH.BUILD.3: post-order, sources in argument order; an svd's three results are
+ * produced together, at one step (GRAPH.OP.2). */
 static int64_t next_order(const struct cts_model *m, int g) {
   int64_t k = 0;
   const struct cts_ids *o = &m->graphs[g].order;
@@ -193,7 +198,7 @@ int cts_model_graph_expand(struct cts_model *m, int g, int x) {
   if (rc) return rc;
   size_t before = m->graphs[g].order.n;
   visit(m, x);
-  if (m->graphs[g].order.n != before) mark_stale(m, g);
+  if (m->graphs[g].order.n != before) mark_stale(m, g, 0);
   return 0;
 }
 
@@ -206,9 +211,37 @@ int cts_model_graph_release(struct cts_model *m, int g) {
 
 /* ---- liveness (GRAPH.REUSE.1) ------------------------------------------------ */
 
+uint32_t cts_model_graph_flags_as(const struct cts_mgnode *n, unsigned relax) {
+  return relax & CTS_RELAX_PLAN_FLAGS ? n->plan_flags : n->flags;
+}
+
+/* The first step that reads x (a view of x counts at its own step); -1 when none. */
+static int64_t first_read(const struct cts_model *m, int x) {
+  int64_t first = -1;
+  for (size_t i = 0; i < m->n_gnodes; i++) {
+    const struct cts_mgnode *n = &m->gnodes[i];
+    if (!n->in_graph || n->kind != CTS_GN_OP) continue;
+    for (int k = 0; k < n->n_src; k++)
+      if (n->src[k] == x && (first < 0 || n->order < first)) first = n->order;
+  }
+  return first;
+}
+
+/* The step x's live range starts at: a node's own step; every leaf before the first node
+ * (-1: GRAPH.REUSE.2), or, with CTS_RELAX_LEAF_START, a non-INPUT leaf at its first
+ * reader's (GRAPH.REUSE.1). */
+static int64_t live_start(const struct cts_model *m, int x, unsigned relax) {
+  const struct cts_mgnode *n = &m->gnodes[x];
+  if (n->kind == CTS_GN_OP) return n->order;
+  if (!(relax & CTS_RELAX_LEAF_START) || (cts_model_graph_flags_as(n, relax) & TSM_GRAPH_INPUT))
+    return -1;
+  return first_read(m, x);
+}
+
 /* The last step that reads x, directly or through views of it; KEPT when nothing
- * reads it (a sink, GRAPH.SINK.1) or a view of it nobody reads. */
-static int64_t last_read(const struct cts_model *m, int x) {
+ * reads it (a sink, GRAPH.SINK.1) or a view of it nobody reads, or with
+ * CTS_RELAX_SINK that sink's own step. */
+static int64_t last_read(const struct cts_model *m, int x, unsigned relax) {
   int64_t end = -1;
   int read = 0;
   for (size_t i = 0; i < m->n_gnodes; i++) {
@@ -216,25 +249,41 @@ static int64_t last_read(const struct cts_model *m, int x) {
     if (!n->in_graph || n->kind != CTS_GN_OP) continue;
     for (int k = 0; k < n->n_src; k++) {
       if (n->src[k] != x) continue;
-      int64_t at = n->op == TSM_OP_RESHAPE ? last_read(m, (int)i) : n->order;
+      int64_t at = n->op == TSM_OP_RESHAPE ? last_read(m, (int)i, relax) : n->order;
       if (at == KEPT) return KEPT;
       if (at > end) end = at;
       read = 1;
     }
   }
-  return read ? end : KEPT;
+  if (read) return end;
+  return relax & CTS_RELAX_SINK ? live_start(m, x, relax) : KEPT;
+}
+
+int cts_model_graph_guaranteed_as(const struct cts_model *m, int x, unsigned relax) {
+  int root = cts_model_graph_root(m, x);
+  const struct cts_mgnode *r = &m->gnodes[root];
+  uint32_t flags = cts_model_graph_flags_as(r, relax);
+  if ((flags & TSM_GRAPH_OUTPUT) || r->kind == CTS_GN_EXTERNAL) return 1;
+  if ((flags & TSM_GRAPH_PARAM) && !(relax & CTS_RELAX_PARAM)) return 1;
+  return last_read(m, root, relax) == KEPT;
 }
 
 int cts_model_graph_guaranteed(const struct cts_model *m, int x) {
-  const struct cts_mgnode *r = &m->gnodes[cts_model_graph_root(m, x)];
-  if ((r->flags & (TSM_GRAPH_OUTPUT | TSM_GRAPH_PARAM)) || r->kind == CTS_GN_EXTERNAL) return 1;
-  return last_read(m, cts_model_graph_root(m, x)) == KEPT;
+  return cts_model_graph_guaranteed_as(m, x, 0);
+}
+
+void cts_model_graph_live_as(const struct cts_model *m, int x, unsigned relax, int64_t *start,
+                             int64_t *end) {
+  uint32_t flags = cts_model_graph_flags_as(&m->gnodes[x], relax);
+  *start = live_start(m, x, relax);
+  if ((flags & TSM_GRAPH_OUTPUT) || ((flags & TSM_GRAPH_PARAM) && !(relax & CTS_RELAX_PARAM)))
+    *end = KEPT;
+  else
+    *end = last_read(m, x, relax);
 }
 
 void cts_model_graph_live(const struct cts_model *m, int x, int64_t *start, int64_t *end) {
-  const struct cts_mgnode *n = &m->gnodes[x];
-  *start = n->kind == CTS_GN_OP ? n->order : -1;
-  *end = (n->flags & (TSM_GRAPH_OUTPUT | TSM_GRAPH_PARAM)) ? KEPT : last_read(m, x);
+  cts_model_graph_live_as(m, x, 0, start, end);
 }
 
 /* ---- values (GRAPH.OP.1) ------------------------------------------------------- */
@@ -277,6 +326,12 @@ void cts_model_graph_compute(struct cts_model *m, int g,
   struct cts_mgraph *gr = &m->graphs[g];
   for (size_t i = 0; i < gr->order.n; i++) compute_node(m, gr->order.v[i], factor, ctx);
   m->graphs[g].computed = 1;
-  m->graphs[g].planned = 1;
-  m->graphs[g].stale = 0;
+}
+
+void cts_model_graph_planned(struct cts_model *m, int g) {
+  struct cts_mgraph *gr = &m->graphs[g];
+  for (size_t i = 0; i < gr->order.n; i++)
+    m->gnodes[gr->order.v[i]].plan_flags = m->gnodes[gr->order.v[i]].flags;
+  gr->planned = 1;
+  gr->stale_nodes = gr->stale_flags = 0;
 }

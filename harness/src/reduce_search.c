@@ -101,6 +101,7 @@ int red_run(struct reducer *R, const char *text, struct red_outcome *out) {
   free(job.message);
   free(job.output);
   free(job.expected_reason);
+  free(job.graded_by);
   cts_case_free(c);
   return 0;
 }

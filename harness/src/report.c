@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "exec.h"
+#include "grade.h"
 #include "tsm/adapter.h"
 #include "util.h"
 
@@ -136,6 +137,16 @@ static void tap_diagnostics(const struct cts_job *job, const char *msg) {
   yaml_quoted(job->device_name);
   printf("\n    clauses:\n");
   for (size_t i = 0; i < job->n_clauses; i++) printf("      - %s\n", job->clauses[i]);
+  if (job->graded_by) {
+    printf("    graded_by: ");
+    yaml_quoted(job->graded_by);
+    printf("\n    profile: %s\n", cts_profile_name(cts_grade_profile()));
+  }
+  if (job->expected_reason) {
+    printf("    expected: ");
+    yaml_quoted(job->expected_reason);
+    putchar('\n');
+  }
   if (job->status == CTS_XPASS)
     yaml_block("message", "listed as a known failure, but passed: remove it from the "
                           "expectations file");
@@ -150,7 +161,8 @@ void cts_tap_result(const struct cts_job *job, int number) {
   char label[700];
   job_label(job, label, sizeof label);
   const char *msg = job->message ? job->message : "";
-  int ok = job->status == CTS_PASS || job->status == CTS_NOTSUPPORTED || job->status == CTS_SKIP;
+  int ok = job->status == CTS_PASS || job->status == CTS_WARNING ||
+           job->status == CTS_NOTSUPPORTED || job->status == CTS_SKIP;
   printf("%s %d - ", ok ? "ok" : "not ok", number);
   tap_escaped(label, strlen(label));
   if (job->status == CTS_NOTSUPPORTED || job->status == CTS_SKIP) {
@@ -163,7 +175,15 @@ void cts_tap_result(const struct cts_job *job, int number) {
     tap_escaped(reason, strlen(reason));
   }
   putchar('\n');
-  if (!ok && job->status != CTS_XFAIL) tap_diagnostics(job, msg);
+  /* A Pass may say what it observed (the variant of a MAY clause): a comment per line. */
+  for (const char *at = msg; job->status == CTS_PASS && *at;) {
+    const char *nl = strchr(at, '\n');
+    size_t n = nl ? (size_t)(nl - at) : strlen(at);
+    printf("# %.*s\n", (int)n, at);
+    at += nl ? n + 1 : n;
+  }
+  /* A Warning is an ok line with its diagnostics: counted apart, never failing. */
+  if ((!ok && job->status != CTS_XFAIL) || job->status == CTS_WARNING) tap_diagnostics(job, msg);
   fflush(stdout);
 }
 
@@ -194,6 +214,10 @@ int cts_tap_end(const struct cts_job *jobs, size_t n) {
   printf("#");
   for (int s = 0; s < CTS_N_STATUS; s++) printf(" %s %d%s", cts_status_name(s), count[s],
                                                s + 1 < CTS_N_STATUS ? "," : "\n");
+  struct cts_score sc = cts_grade_score(jobs, n);
+  printf("# profile %s: MUST clauses passed %d of %d applicable, %d Warning%s\n",
+         cts_profile_name(cts_grade_profile()), sc.must_passed, sc.must_applicable, sc.warnings,
+         sc.warnings == 1 ? "" : "s");
   fflush(stdout);
   return bad;
 }
@@ -243,6 +267,7 @@ static void json_header(FILE *o, const struct cts_run_info *info) {
   fprintf(o, "},\n  \"seed\": %llu,\n", info->seed);
   fprintf(o, "  \"shard\": {\"index\": %d, \"count\": %d},\n", info->shard_index,
           info->shard_count);
+  fprintf(o, "  \"profile\": \"%s\",\n", cts_profile_name(info->profile));
   json_adapter(o, info);
 }
 
@@ -257,6 +282,7 @@ static void json_result(FILE *o, const struct cts_job *j) {
   fprintf(o, ", \"repeat\": %d, \"status\": \"%s\"", j->repeat, cts_status_name(j->status));
   json_field(o, ", ", "message", j->message ? j->message : "");
   if (j->expected_reason) json_field(o, ", ", "expected", j->expected_reason);
+  if (j->graded_by) json_field(o, ", ", "graded_by", j->graded_by);
   if (j->output && *j->output) json_field(o, ", ", "output", j->output);
   fprintf(o, ", \"clauses\": ");
   json_string_list(o, j->clauses, j->n_clauses);
@@ -278,7 +304,9 @@ int cts_write_json(const char *path, const struct cts_job *jobs, size_t n,
   fprintf(o, "  ],\n  \"summary\": {");
   for (int s = 0; s < CTS_N_STATUS; s++)
     fprintf(o, "\"%s\": %d%s", cts_status_name(s), count[s], s + 1 < CTS_N_STATUS ? ", " : "");
-  fprintf(o, "}\n}\n");
+  struct cts_score sc = cts_grade_score(jobs, n);
+  fprintf(o, "},\n  \"score\": {\"must_applicable\": %d, \"must_passed\": %d, "
+             "\"warnings\": %d}\n}\n", sc.must_applicable, sc.must_passed, sc.warnings);
   return fclose(o) == 0 ? 0 : -1;
 }
 
@@ -351,7 +379,7 @@ static void junit_outcome(FILE *o, const struct cts_job *j) {
 
 /* A <testcase>: junit-10 allows no properties there, so the case file, device and
  * clauses go into its system-out, ahead of what the case process printed. */
-static void junit_testcase(FILE *o, const struct cts_job *j, const char *suite) {
+static void junit_testcase(FILE *o, const struct cts_job *j, const char *suite, int profile) {
   char label[700];
   job_label(j, label, sizeof label);
   fprintf(o, "    <testcase name=\"");
@@ -367,6 +395,13 @@ static void junit_testcase(FILE *o, const struct cts_job *j, const char *suite) 
   fprintf(o, "\nclauses:");
   for (size_t k = 0; k < j->n_clauses; k++) fprintf(o, " %s", j->clauses[k]);
   fprintf(o, "\n");
+  if (j->status == CTS_WARNING) { /* junit-10 has no warning element: a pass that says so */
+    fprintf(o, "warning (");
+    cts_xml_escaped(o, j->graded_by ? j->graded_by : "");
+    fprintf(o, "; profile %s): ", cts_profile_name(profile));
+    cts_xml_escaped(o, j->message ? j->message : "");
+    fprintf(o, "\n");
+  }
   if (j->output && *j->output) cts_xml_escaped(o, j->output);
   fprintf(o, "</system-out>\n    </testcase>\n");
 }
@@ -389,9 +424,13 @@ static size_t junit_suite(FILE *o, const struct cts_job *jobs, size_t first, siz
   fprintf(o, "      <property name=\"adapter\" value=\"");
   cts_xml_escaped(o, info->facts.name);
   fprintf(o, "\"/>\n      <property name=\"seed\" value=\"%llu\"/>\n", info->seed);
+  int warnings = 0;
+  for (size_t i = first; i < end; i++) warnings += jobs[i].status == CTS_WARNING;
+  fprintf(o, "      <property name=\"profile\" value=\"%s\"/>\n", cts_profile_name(info->profile));
+  fprintf(o, "      <property name=\"warnings\" value=\"%d\"/>\n", warnings);
   fprintf(o, "      <property name=\"run_id\" value=\"%s\"/>\n    </properties>\n",
           info->run_id);
-  for (size_t i = first; i < end; i++) junit_testcase(o, &jobs[i], suite);
+  for (size_t i = first; i < end; i++) junit_testcase(o, &jobs[i], suite, info->profile);
   fprintf(o, "  </testsuite>\n");
   return end;
 }

@@ -11,8 +11,10 @@
 
 /* The "tsm_cts" field of the JSON report: the version of the report format
  * (harness/schema/results.schema.json), which changes its major number only when a
- * field changes meaning or goes away. 2.0: run id, timestamps, tool, shard, family. */
-#define CTS_REPORT_FORMAT_VERSION "2.0"
+ * field changes meaning or goes away. 2.0: run id, timestamps, tool, shard, family.
+ * 3.0: the Warning status, a result's graded_by and strength, the run's profile and
+ * score (a Fail of 2.x may be a Warning now). */
+#define CTS_REPORT_FORMAT_VERSION "3.0"
 
 /* What a report says about the run besides its results. Plain data, copied by value;
  * adapter_path is borrowed from the command line. */
@@ -25,6 +27,7 @@ struct cts_run_info {
   struct cts_adapter_facts facts;
   unsigned long long seed;
   int shard_index, shard_count;
+  int profile; /* enum cts_profile */
 };
 
 /* Fills the run id, the start time and the spec version (from spec_dir/README.md). */

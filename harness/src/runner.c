@@ -28,6 +28,7 @@
 #include "adapter_load.h"
 #include "exec.h"
 #include "expectations.h"
+#include "grade.h"
 #include "report.h"
 #include "summary.h"
 #include "util.h"
@@ -512,6 +513,7 @@ static void publish(struct loop *L, struct cts_job *job) {
 static void queue_jobs(struct loop *L, size_t n) {
   for (size_t i = 0; i < n; i++) {
     if (L->jobs[i].status >= 0) {
+      cts_grade_job(&L->jobs[i]);
       cts_apply_expectation(&L->jobs[i]);
       publish(L, &L->jobs[i]);
     } else
@@ -615,6 +617,7 @@ static void service_slot(struct loop *L, struct slot *s, int np) {
   struct cts_job *job = &L->jobs[s->job];
   end_group(L, s);
   finish(s, job, timed_out, L->opts);
+  cts_grade_job(job);
   cts_apply_expectation(job);
   publish(L, job);
   if (L->opts->fail_fast && !cts_status_ok(job->status)) L->stop = 1;

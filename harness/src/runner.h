@@ -32,7 +32,7 @@ struct cts_adapter_facts {
   char reason[CTS_MAX_DEVICES][256];
 };
 
-/* One result row. Owns name, path, message, output and expected_reason; borrows c
+/* One result row. Owns name, path, message, output, expected_reason and graded_by; borrows c
  * (the case library's), device_name (the adapter facts'), family and clauses (the
  * case's, or a merged report's: see merge.c). */
 struct cts_job {
@@ -48,6 +48,7 @@ struct cts_job {
   char *message;
   char *output;         /* what the child printed (dumps, adapter noise, sanitizer reports) */
   char *expected_reason; /* from the expectations file, when listed */
+  char *graded_by;      /* a Fail or Warning: the clauses that decided it, "ID STRENGTH, ..." */
   double ms;
   const char *family;   /* the summary's row: the case id's first folder, or "interop" */
   size_t family_len;

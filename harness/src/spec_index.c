@@ -31,10 +31,32 @@ int cts_clause_id_valid(const char *id) {
   return p != digits && *p == '\0';
 }
 
+static const char *const strength_names[] = {"", "MUST", "SHOULD", "MAY", "TSM", "withdrawn"};
+
+const char *cts_strength_name(int strength) {
+  return strength > CTS_STRENGTH_NONE && strength <= CTS_STRENGTH_WITHDRAWN
+             ? strength_names[strength]
+             : "";
+}
+
+/* The strength in the parentheses right after a clause's bold id ("** (MUST) ..."). */
+static int read_strength(const char *after_id, const char *eol) {
+  if (*after_id != ' ' || after_id[1] != '(') return CTS_STRENGTH_NONE;
+  const char *open = after_id + 2;
+  const char *close = memchr(open, ')', (size_t)(eol - open));
+  if (!close) return CTS_STRENGTH_NONE;
+  for (int s = CTS_STRENGTH_MUST; s <= CTS_STRENGTH_WITHDRAWN; s++)
+    if ((size_t)(close - open) == strlen(strength_names[s]) &&
+        !strncmp(open, strength_names[s], (size_t)(close - open)))
+      return s;
+  return CTS_STRENGTH_NONE;
+}
+
 static void scan_chapter(struct cts_spec *spec, const char *path, const char *file) {
   char *text = cts_read_file(path, NULL);
   if (!text) return;
   int line = 1;
+  struct cts_clause *open_clause = NULL; /* the clause whose block the scan is in */
   for (char *p = text; *p;) {
     char *eol = strchr(p, '\n');
     size_t len = eol ? (size_t)(eol - p) : strlen(p);
@@ -43,12 +65,18 @@ static void scan_chapter(struct cts_spec *spec, const char *path, const char *fi
       if (end && end < p + len) {
         char *id = cts_xstrndup(p + 2, (size_t)(end - p - 2));
         if (cts_clause_id_valid(id)) {
-          struct cts_clause c = {id, cts_xstrdup(file), line, 0};
+          struct cts_clause c = {id, cts_xstrdup(file), line, 0,
+                                 read_strength(end + 2, p + len), 0};
           CTS_PUSH(spec->clauses, spec->n, spec->cap, c);
+          open_clause = &spec->clauses[spec->n - 1];
         } else {
           free(id);
         }
       }
+    } else if (p[0] == '#') {
+      open_clause = NULL; /* a heading ends a clause's block */
+    } else if (open_clause && !strncmp(p, "Source: ", 8)) {
+      open_clause->has_source = 1;
     }
     line++;
     if (!eol) break;
@@ -69,6 +97,23 @@ int cts_spec_load(struct cts_spec *spec, const char *dir) {
   }
   free(files);
   return 0;
+}
+
+int cts_spec_check_grades(const struct cts_spec *spec, const char *spec_dir, FILE *out) {
+  int bad = 0;
+  for (size_t i = 0; i < spec->n; i++) {
+    const struct cts_clause *c = &spec->clauses[i];
+    if (c->strength == CTS_STRENGTH_WITHDRAWN) continue;
+    if (c->strength == CTS_STRENGTH_NONE)
+      fprintf(out, "%s/%s:%d: %s has no strength: (MUST), (SHOULD), (MAY) or (TSM) after "
+                   "its id (spec/README.md, \"Strengths\")\n", spec_dir, c->file, c->line, c->id);
+    if (!c->has_source)
+      fprintf(out, "%s/%s:%d: %s has no line beginning `Source: ` naming the text that "
+                   "governs it, or `Source: tsm:` and why the suite decides\n",
+              spec_dir, c->file, c->line, c->id);
+    bad += c->strength == CTS_STRENGTH_NONE || !c->has_source;
+  }
+  return bad;
 }
 
 struct cts_clause *cts_spec_find(const struct cts_spec *spec, const char *id) {

@@ -3,6 +3,8 @@
  */
 #include "summary.h"
 
+#include "grade.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -65,7 +67,7 @@ void cts_progress_end(void) {
 /* ---- the summary ----------------------------------------------------------- */
 
 static const char *const short_status[CTS_N_STATUS] = {
-    "Pass", "Fail", "Crash", "Timeout", "NotSup", "Skip", "XFail", "XPass", "Error"};
+    "Pass", "Fail", "Warn", "Crash", "Timeout", "NotSup", "Skip", "XFail", "XPass", "Error"};
 
 /* RETURN 1 when no job before `i` has the family and device of jobs[i]. */
 static int first_of_row(const struct cts_job *jobs, size_t i) {
@@ -122,6 +124,17 @@ static size_t print_failures(FILE *out, const struct cts_job *jobs, size_t n) {
   return bad;
 }
 
+/* Each Warning: the clauses that graded it and the message's first line. */
+static void print_warnings(FILE *out, const struct cts_job *jobs, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const struct cts_job *j = &jobs[i];
+    if (j->status != CTS_WARNING) continue;
+    const char *m = j->message && *j->message ? j->message : "(no message)";
+    fprintf(out, "  Warning [%s] %s (%s): %.*s\n", j->device_name, j->path,
+            j->graded_by ? j->graded_by : "", (int)strcspn(m, "\n"), m);
+  }
+}
+
 void cts_summary_print(FILE *out, const struct cts_job *jobs, size_t n,
                        const struct cts_run_info *info, const char *json, const char *junit) {
   fprintf(out, "\ntsm-cts summary: adapter %s %s, %zu runs", info->facts.name,
@@ -131,6 +144,14 @@ void cts_summary_print(FILE *out, const struct cts_job *jobs, size_t n,
   print_table(out, jobs, n);
   fputs("failures:\n", out);
   if (print_failures(out, jobs, n) == 0) fputs("  none\n", out);
+  struct cts_score sc = cts_grade_score(jobs, n);
+  if (sc.warnings) {
+    fputs("warnings (a broken SHOULD, or a TSM rule under --profile standard):\n", out);
+    print_warnings(out, jobs, n);
+  }
+  fprintf(out, "conformance (profile %s): MUST clauses passed %d of %d applicable, %d Warning%s\n",
+          cts_profile_name(info->profile), sc.must_passed, sc.must_applicable, sc.warnings,
+          sc.warnings == 1 ? "" : "s");
   fprintf(out, "wall time: %.1f s\n", info->wall_s);
   if (json) fprintf(out, "JSON report: %s\n", json);
   if (junit) fprintf(out, "JUnit report: %s\n", junit);

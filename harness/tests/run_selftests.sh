@@ -28,6 +28,12 @@
 # (i) optional slots: the example adapter without one optional slot reports exactly the
 #     cases that call it NotSupported (ABI.SLOT.1).
 # (j) `tsm-cts explain`: the model's view after each statement and its refusal codes.
+# (k) grades (harness/tests/grades: a spec of one clause per strength, a case citing
+#     each alone): `tsm-cts lint --spec` passes on it and fails, naming FILE:LINE, on a
+#     copy with a clause without a strength and on one with a clause without a `Source: `
+#     line; broken_liar (every case fails a check) gives a Fail for the MUST clause, a
+#     Warning for the SHOULD clause, and for the TSM rule a Warning under --profile
+#     standard (exit 0 when only Warnings) and a Fail under --profile strict.
 #
 # Prints one line per check (ok / not ok) and closes with `N passed, M failed`; exits 1
 # if any check failed.
@@ -128,8 +134,11 @@ try:
 except Exception as e:  # the run did not complete, or wrote bad JSON
     print(f"cannot read {path}: {e}")
     sys.exit(1)
-if doc.get("tsm_cts") != "2.0":
-    problems.append(f"tsm_cts is {doc.get('tsm_cts')!r}, expected '2.0'")
+if doc.get("tsm_cts") != "3.0":
+    problems.append(f"tsm_cts is {doc.get('tsm_cts')!r}, expected '3.0'")
+if doc.get("profile") not in ("standard", "strict") or not isinstance(doc.get("score"), dict):
+    problems.append(f"profile {doc.get('profile')!r} and score {doc.get('score')!r}: "
+                    "expected standard or strict, and a score")
 results = doc.get("results", [])
 seen = {}
 for r in results:
@@ -283,6 +292,85 @@ if grep -A1 '^13: expect error CAPPED: tensor z = zeros k \[1\]$' <<<"$out" |
 else
   not_ok "explain errors.tsm: no refusal line for line 13"
   printf '%s\n' "$out" | show
+fi
+
+# ---- (k) grades: the spec lint and what each strength makes of a failed check ----------
+
+GRADES=$TESTS/grades
+lint_spec() { # DIR: the exit status of `tsm-cts lint --spec DIR` on the grades cases; its stdout in $TMP/lint-spec.out
+  local rc=0
+  "${LIMIT[@]}" "$CTS" lint --spec "$1" "$GRADES/cases" >"$TMP/lint-spec.out" 2>"$TMP/lint-spec.err" || rc=$?
+  return $rc
+}
+if lint_spec "$GRADES/spec"; then
+  ok "lint --spec $GRADES/spec is clean (a clause of each strength, each with a Source: line)"
+else
+  not_ok "lint --spec $GRADES/spec: expected clean"
+  cat "$TMP/lint-spec.out" "$TMP/lint-spec.err" | show
+fi
+# planted SPEC_DIR WHAT SED_SCRIPT CLAUSE PATTERN: a copy of the grades spec edited by
+# SED_SCRIPT must fail the lint (exit 1) with a line "SPEC_DIR/grades.md:LINE: CLAUSE ..."
+# matching PATTERN, LINE being the clause's line.
+planted() {
+  local dir="$TMP/grades-$1" rc=0 line want
+  mkdir -p "$dir"
+  sed "$3" "$GRADES/spec/grades.md" >"$dir/grades.md"
+  line=$(grep -n "^\*\*$4\*\*" "$dir/grades.md" | cut -d: -f1)
+  want="$dir/grades.md:$line: $4 $5"
+  lint_spec "$dir" || rc=$?
+  if [ "$rc" -eq 1 ] && [ -n "$line" ] && grep -q "^$want" "$TMP/lint-spec.out"; then
+    ok "lint --spec fails on a clause $2: $want..."
+  else
+    not_ok "lint --spec on a clause $2: exit $rc, expected 1 and a line '$want...'"
+    cat "$TMP/lint-spec.out" "$TMP/lint-spec.err" | show
+  fi
+}
+planted no-strength "without a strength" 's/^\*\*GRADE.SHOULD.1\*\* (SHOULD) /**GRADE.SHOULD.1** /' \
+  GRADE.SHOULD.1 "has no strength"
+planted no-source "without a Source: line" '/^Source: tsm: a self-test clause that the suite decides/d' \
+  GRADE.TSM.1 "has no line beginning \`Source: \`"
+
+# grade_run PROFILE CASES...: broken_liar on the grades cases; "STATUS:GRADED_BY" per case
+# (sorted by case) on stdout, the exit status in $TMP/grade.rc.
+grade_run() {
+  local profile=$1 rc=0
+  shift
+  "${LIMIT[@]}" "$CTS" run --adapter "$BUILD/lib/broken_liar.so" --spec "$GRADES/spec" \
+    --cases "$GRADES/cases" --profile "$profile" --json "$TMP/grade.json" --no-summary "$@" \
+    >"$TMP/grade.tap" 2>/dev/null || rc=$?
+  echo "$rc" >"$TMP/grade.rc"
+  python3 - "$TMP/grade.json" <<'PY' 2>&1 || true
+import json, sys
+for r in sorted(json.load(open(sys.argv[1]))["results"], key=lambda r: r["case"]):
+    print(f"{r['case']}:{r['status']}:{r.get('graded_by', '')}")
+PY
+}
+expect_grades() { # TITLE WANT_RC WANT_LINES PROFILE CASES...
+  local title=$1 want_rc=$2 want=$3 got
+  shift 3
+  got=$(grade_run "$@" | tr '\n' ' ')
+  if [ "$got" = "$want" ] && [ "$(cat "$TMP/grade.rc")" = "$want_rc" ]; then
+    ok "$title"
+  else
+    not_ok "$title: exit $(cat "$TMP/grade.rc") and '$got', expected $want_rc and '$want'"
+  fi
+}
+expect_grades "profile standard: the MUST clause fails, the SHOULD clause and the TSM rule are Warnings (exit 1 for the Fail)" 1 \
+  "must.tsm:Fail:GRADE.MUST.1 MUST should.tsm:Warning:GRADE.SHOULD.1 SHOULD tsm.tsm:Warning:GRADE.TSM.1 TSM " \
+  standard "$GRADES/cases"
+expect_grades "profile standard, only Warnings: exit 0" 0 \
+  "should.tsm:Warning:GRADE.SHOULD.1 SHOULD tsm.tsm:Warning:GRADE.TSM.1 TSM " \
+  standard "$GRADES/cases/should.tsm" "$GRADES/cases/tsm.tsm"
+expect_grades "profile strict: the TSM rule fails, the SHOULD clause stays a Warning" 1 \
+  "must.tsm:Fail:GRADE.MUST.1 MUST should.tsm:Warning:GRADE.SHOULD.1 SHOULD tsm.tsm:Fail:GRADE.TSM.1 TSM " \
+  strict "$GRADES/cases"
+TSM_CTS_PROFILE=strict "$CTS" run --adapter "$BUILD/lib/broken_liar.so" --spec "$GRADES/spec" \
+  --cases "$GRADES/cases" --no-summary "$GRADES/cases/tsm.tsm" >"$TMP/env-strict.tap" 2>/dev/null || true
+if TSM_CTS_PROFILE=strict grade_run standard "$GRADES/cases/tsm.tsm" | grep -q '^tsm.tsm:Warning:' &&
+   grep -q '^not ok 1 - tsm.tsm' "$TMP/env-strict.tap"; then
+  ok "\$TSM_CTS_PROFILE=strict sets the profile; --profile standard overrides it"
+else
+  not_ok "\$TSM_CTS_PROFILE and --profile"
 fi
 
 # ---- (c) the example adapter -----------------------------------------------------------

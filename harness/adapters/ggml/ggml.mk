@@ -44,8 +44,8 @@ THIRD_PARTIES += ggml:ggml-check:$(GGML_REPORT)
 .PHONY: ggml-check
 ggml-check: $(TSM_CTS) $(GGML_ADAPTER)
 	@mkdir -p $(dir $(GGML_REPORT))
-	$(TSM_CTS) run --adapter $(GGML_ADAPTER) --expectations $(GGML_EXPECTATIONS) --strict \
-	  -j $$(nproc) --json $(GGML_REPORT) cases/graphs >$(B)/ggml.tap
+	@$(call judge_third_party,$(GGML_ADAPTER),$(GGML_REPORT),--expectations \
+	  $(GGML_EXPECTATIONS) cases/graphs) >$(B)/ggml.tap
 
 ALL_TARGETS += $(GGML_ADAPTER)
 DEPS += $(GGML_ADAPTER_OBJ:.o=.d)

@@ -45,8 +45,7 @@ LIBTORCH_REPORT := $(B)/report/libtorch.json
 THIRD_PARTIES += libtorch:libtorch-check:$(LIBTORCH_REPORT)
 libtorch-check: $(LIBTORCH_ADAPTER) $(TSM_CTS)
 	@mkdir -p $(dir $(LIBTORCH_REPORT))
-	@$(TSM_CTS) run --adapter $(LIBTORCH_ADAPTER) --strict -j $$(nproc) --json $(LIBTORCH_REPORT) \
-	  cases/dlpack
+	@$(call judge_third_party,$(LIBTORCH_ADAPTER),$(LIBTORCH_REPORT),cases/dlpack)
 
 ALL_TARGETS += $(LIBTORCH_ADAPTER)
 DEPS += $(LIBTORCH_CXX_OBJ:.o=.d) $(LIBTORCH_C_OBJ:.o=.d)

@@ -51,8 +51,7 @@ THIRD_PARTIES += tvm-ffi:tvmffi-check:$(TVMFFI_REPORT)
 .PHONY: tvmffi-check
 tvmffi-check: $(TVMFFI_ADAPTER) $(TSM_CTS)
 	@mkdir -p $(dir $(TVMFFI_REPORT))
-	@$(TSM_CTS) run --adapter $(TVMFFI_ADAPTER) --strict -j $$(nproc) --json $(TVMFFI_REPORT) \
-	  cases/dlpack
+	@$(call judge_third_party,$(TVMFFI_ADAPTER),$(TVMFFI_REPORT),cases/dlpack)
 
 ALL_TARGETS += $(TVMFFI_ADAPTER)
 DEPS += $(TVMFFI_OBJ:.o=.d)

@@ -1,4 +1,13 @@
-"""jax: a jax.Array on CPU (jnp.asarray), jax.dlpack.from_dlpack."""
+"""jax: a jax.Array on CPU (jnp.asarray), jax.dlpack.from_dlpack.
+
+jax runs with jax_enable_x64 on. Its default (x64 off) is a documented 32-bit mode
+(jax-ml/jax docs/default_dtypes.md, "Default dtypes and the X64 flag": the flag "controls
+whether 64-bit values can be created at all"): jnp.asarray and
+jax.dlpack.from_dlpack give float32, int32, uint32 and complex64 for 64-bit input, so an
+import of a 64-bit tensor would be a narrowing copy. That is a configuration of jax, not a
+deviation of its DLPack support, and the matrix judges jax with 64-bit types enabled, as
+a user exchanging 64-bit tensors runs it. The flag is process-wide, but only jax reads it.
+"""
 import numpy as np
 
 from peers import ALL_DTYPES, COMPLEX, FLOAT8, Peer
@@ -7,18 +16,17 @@ from peers import ALL_DTYPES, COMPLEX, FLOAT8, Peer
 class JaxPeer(Peer):
     name = "jax"
     module = "jax"
-    # jax's default 32-bit mode (jax_enable_x64 off) makes no 64-bit arrays: jnp.asarray
-    # gives float32, int32 and uint32 instead; its imports are left to the cases
-    # (and complex64 for complex128)
-    # jax exports float4_e2m1fn packed (DLP.IMPORT.10), and refuses its own export of it
-    # ("PjRt CPU buffers only support default layout"), as DLP.IMPORT.6 lets it
-    dtypes = ALL_DTYPES - {"float64", "int64", "uint64"} | {"complex64", "float8_e3m4",
-                                                            "float4_e2m1fn"} | FLOAT8
+    # with jax_enable_x64 on (the module docstring) jax makes every dtype of MGR.DTYPE.1
+    # and both complex types; jax exports float4_e2m1fn packed (DLP.IMPORT.10), and
+    # refuses its own export of it ("PjRt CPU buffers only support default layout"), as
+    # DLP.IMPORT.6 lets it
+    dtypes = ALL_DTYPES | COMPLEX | {"float8_e3m4", "float4_e2m1fn"} | FLOAT8
     imports = ALL_DTYPES | COMPLEX | FLOAT8 | {"float8_e3m4"}
     dist = "jax"
 
     def __init__(self):
         import jax
+        jax.config.update("jax_enable_x64", True)
         import jax.numpy as jnp
         import jax.dlpack
         self.jax, self.jnp = jax, jnp

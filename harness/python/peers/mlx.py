@@ -31,11 +31,18 @@ class MlxPeer(Peer):
         return self.mx.from_dlpack(obj)
 
     def tolist(self, arr):
+        # numpy has no bfloat16 (np.asarray raises "'bfloat16' is not a valid PEP 3118
+        # buffer format string"): its values are exactly float32's
+        if arr.dtype == self.mx.bfloat16:
+            arr = arr.astype(self.mx.float32)
         return np.asarray(arr).tolist()
 
     def dtype(self, arr):
         return str(arr.dtype).rsplit(".", 1)[-1]
 
     def data_ptr(self, arr):
-        # The buffer protocol hands out mlx's own storage, not a copy.
-        return np.asarray(arr).__array_interface__["data"][0] if arr.size else None
+        # The buffer protocol hands out mlx's own storage, not a copy; it has no format
+        # for bfloat16, whose address is then unknown (None).
+        if not arr.size or arr.dtype == self.mx.bfloat16:
+            return None
+        return np.asarray(arr).__array_interface__["data"][0]

@@ -16,6 +16,15 @@ class NumpyPeer(Peer):
         return values.reshape(shape)
 
     def __init__(self):
+        # numpy before 1.25 (Debian's 1.24) exports and imports no bool array: its DLPack
+        # header predates kDLBool (DLPack 0.8), and __dlpack__ of a bool array raises
+        # BufferError ("DLPack only supports signed/unsigned integers, float and complex
+        # dtypes"), as the array API asks for a dtype DLPack cannot describe. Without
+        # bool, a bool case is NotSupported for it and a bool import must be refused.
+        try:
+            np.zeros(1, dtype=bool).__dlpack__()
+        except BufferError:
+            self.dtypes = self.imports = self.dtypes - {"bool"}
         # np.from_dlpack takes copy= and device= since numpy 2.1 (Debian's 1.24 takes
         # no keyword)
         try:

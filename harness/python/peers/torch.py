@@ -22,6 +22,16 @@ class TorchPeer(Peer):
         import torch
         import torch.utils.dlpack
         self.torch = torch
+        # torch 1.13's DLPack (aten/src/ATen/DLConvertor.cpp, DLPack 0.6) predates
+        # kDLBool: it exports no bool tensor (RuntimeError "Bool type is not supported by
+        # dlpack") and imports none ("Unsupported code 6"). A dtype the vendored DLPack
+        # has no code for is refused, which DLPack allows: without bool, a bool case is
+        # NotSupported for it and a bool import must be refused.
+        try:
+            torch.utils.dlpack.to_dlpack(torch.zeros(1, dtype=torch.bool))
+        except RuntimeError:
+            self.dtypes = self.dtypes - {"bool"}
+            self.imports = self.imports - {"bool"}
 
     def make(self, values, shape, dtype):
         return self.torch.tensor(np.array(values, dtype=dtype).reshape(shape))
