@@ -177,6 +177,9 @@ lane coverage cts coverage
 # Every known failure of a third party names its clause with the strength spec/ gives
 # it, the source sentence, the upstream location then and at HEAD, and its report.
 lane expectations python3 harness/tests/check_expectations.py
+# A MAY clause's variants: the reference patched to count components as TorchSharp does
+# (SCOPE.STAT.3 (b)) passes and says so; one that mixes the variants fails (harness/tests/variants/).
+lane may-variants bash harness/tests/check_variants.sh "$primary"
 lane reference reference "$primary"
 lane reference-$other_cc reference "$other"
 lane mutants mutants

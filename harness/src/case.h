@@ -212,6 +212,8 @@ struct cts_stmt {
       int kind;                                    /* enum tsm_kind */
       int64_t want[CTS_N_STATS];
       unsigned mask;                               /* 1u << enum cts_stat per counter given */
+      int variants;                                /* `LIST | LIST`: want is SCOPE.STAT.3's */
+      int64_t want_b[CTS_N_STATS];                 /* variant (a), want_b variant (b) */
     } stats;                                       /* CTS_SHAPE_STATS */
     struct cts_py_export py_export;                /* CTS_SHAPE_PY_EXPORT */
     struct {

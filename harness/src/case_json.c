@@ -207,18 +207,24 @@ static void put_py_expect(FILE *f, const struct cts_py_expectation *e) {
   }
 }
 
-static void put_stats(FILE *f, const struct cts_stmt *st) {
-  put_str(f, "of", st->u.stats.kind == TSM_KIND_TENSOR ? "tensor" : "composite");
-  put_key(f, "want");
+static void put_counters(FILE *f, const char *key, unsigned mask, const int64_t *want) {
+  put_key(f, key);
   fputc('{', f);
   for (int i = 0, first = 1; i < CTS_N_STATS; i++) {
-    if (!(st->u.stats.mask & (1u << i))) continue;
+    if (!(mask & (1u << i))) continue;
     fputs(first ? "" : ",", f);
     cts_json_string(f, cts_stat_names[i]);
-    fprintf(f, ":%lld", (long long)st->u.stats.want[i]);
+    fprintf(f, ":%lld", (long long)want[i]);
     first = 0;
   }
   fputc('}', f);
+}
+
+/* `LIST | LIST`: want is variant (a)'s list, want_b variant (b)'s (SCOPE.STAT.3). */
+static void put_stats(FILE *f, const struct cts_stmt *st) {
+  put_str(f, "of", st->u.stats.kind == TSM_KIND_TENSOR ? "tensor" : "composite");
+  put_counters(f, "want", st->u.stats.mask, st->u.stats.want);
+  if (st->u.stats.variants) put_counters(f, "want_b", st->u.stats.mask, st->u.stats.want_b);
 }
 
 static void put_state(FILE *f, int state) {

@@ -95,7 +95,7 @@ static size_t scan_token(struct parser *p, const char *line, size_t len, size_t 
   } else if ((ch == '=' || ch == '<') && i + 1 < len && line[i + 1] == '=') {
     t->kind = T_PUNCT;
     j = i + 2;
-  } else if (strchr("[],={}:", ch) || (p->c->capsule_level && strchr("()|", ch))) {
+  } else if (strchr("[],={}:|", ch) || (p->c->capsule_level && strchr("()", ch))) {
     t->kind = T_PUNCT;
     j = i + 1;
   } else {

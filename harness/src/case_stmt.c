@@ -1283,21 +1283,48 @@ const char *const cts_stat_names[CTS_N_STATS + 1] = {
     "created_in", "created_outside", "disposed_in", "disposed_outside",
     "attached",   "detached",        "live",        NULL};
 
+/* `counter N ...` up to the end of the line or a `|`: want and *mask. */
+static int parse_stat_list(struct parser *p, struct line_toks *lt, int64_t *want,
+                           unsigned *mask) {
+  do {
+    int which = pick_word(p, lt, cts_stat_names, "expected a counter: created_in, "
+                          "created_outside, disposed_in, disposed_outside, attached, detached "
+                          "or live");
+    if (which < 0) return -1;
+    if (parse_int(p, lt, which == CTS_STAT_LIVE ? -(int64_t)9e15 : 0, &want[which], "a count"))
+      return -1;
+    *mask |= 1u << which;
+  } while (peek(lt)->kind != T_END && !tok_is(peek(lt), "|"));
+  return 0;
+}
+
+/* `expect stats KIND == LIST`, or for tensors `== LIST | LIST`: the lists of SCOPE.STAT.3's
+ * variants (a) and (b), naming the same counters. */
 static int parse_expect_stats(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   static const char *const kinds[] = {"tensor", "composite", NULL};
-  const char *const *counters = cts_stat_names;
   int k = pick_word(p, lt, kinds, "expected 'tensor' or 'composite'");
   if (k < 0 || expect_punct(p, lt, "==")) return -1;
   st->u.stats.kind = k == 0 ? TSM_KIND_TENSOR : TSM_KIND_COMPOSITE;
-  do {
-    int which = pick_word(p, lt, counters, "expected a counter: created_in, created_outside, "
-                          "disposed_in, disposed_outside, attached, detached or live");
-    if (which < 0) return -1;
-    if (parse_int(p, lt, which == CTS_STAT_LIVE ? -(int64_t)9e15 : 0, &st->u.stats.want[which],
-                  "a count"))
-      return -1;
-    st->u.stats.mask |= 1u << which;
-  } while (peek(lt)->kind != T_END);
+  if (parse_stat_list(p, lt, st->u.stats.want, &st->u.stats.mask)) return -1;
+  if (peek(lt)->kind == T_END) return 0;
+  struct tok *bar = next(lt);
+  if (st->u.stats.kind != TSM_KIND_TENSOR) {
+    fail_at(p, lt->line, bar->col, "the composite counters have one list: only the tensor "
+            "counters have two variants (SCOPE.STAT.3)");
+    return -1;
+  }
+  unsigned mask_b = 0;
+  if (parse_stat_list(p, lt, st->u.stats.want_b, &mask_b)) return -1;
+  if (peek(lt)->kind != T_END) {
+    fail_at(p, lt->line, peek(lt)->col, "expected the end of the line: two lists at most, "
+            "variant (a)'s and variant (b)'s");
+    return -1;
+  }
+  if (mask_b != st->u.stats.mask) {
+    fail_at(p, lt->line, bar->col, "the two lists must name the same counters");
+    return -1;
+  }
+  st->u.stats.variants = 1;
   return 0;
 }
 

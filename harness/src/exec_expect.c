@@ -229,13 +229,20 @@ int cts__expect_stats(struct cts_run *r, const struct cts_stmt *st, int expected
       "attached",   "detached",        "live"};
   int x, y;
   if (expect_operands(r, st, &x, &y)) return -1;
-  int64_t model[CTS_N_STATS];
-  cts_model_stats(&r->m, r->m.thread, st->u.stats.kind, model);
-  for (int i = 0; i < CTS_N_STATS; i++)
-    if ((st->u.stats.mask & (1u << i)) &&
-        cts__model_agrees(r, model[i] == st->u.stats.want[i], "%s is %lld in the model", names[i],
-                          (long long)model[i]))
-      return -1;
+  /* Each list must be its variant's of SCOPE.STAT.3; one list is both variants'. The
+   * adapter's counters are one variant's, the session's (cts__check_thread). */
+  for (int v = 0; v < CTS_N_VARIANTS; v++) {
+    int64_t model[CTS_N_STATS];
+    cts_model_stats_as(&r->m, r->m.thread, st->u.stats.kind, v, model);
+    const int64_t *want = v && st->u.stats.variants ? st->u.stats.want_b : st->u.stats.want;
+    for (int i = 0; i < CTS_N_STATS; i++)
+      if ((st->u.stats.mask & (1u << i)) &&
+          cts__model_agrees(r, model[i] == want[i], "%s is %lld in the model as variant (%c) of "
+                            "SCOPE.STAT.3 counts components%s", names[i], (long long)model[i],
+                            "ab"[v], st->u.stats.variants ? "" : ": give each variant's list, "
+                            "`LIST | LIST`"))
+        return -1;
+  }
   return cts__check_thread(r);
 }
 

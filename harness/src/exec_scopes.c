@@ -127,8 +127,8 @@ static int report_counter(struct cts_run *r, int t, int kind, int i, int64_t wan
     int64_t here = 0, lent = 0;
     cts_model_stats_elsewhere(&r->m, t, kind, i, &here, &lent);
     if ((here || lent) && seen >= want - here && seen <= want + lent)
-      clause = "SCOPE.STAT.4 (TSM; events count on the thread that performs them, whichever "
-               "thread opened the scope)";
+      clause = "SCOPE.STAT.4: the suite counts a membership event on the thread that "
+               "performs it, whichever thread opened the scope";
   }
   return cts__report(r, CTS_FAIL, "thread %s, %s statistics: %s expected %lld, observed %lld "
                      "(%s)", r->c->threads[t], kind == TSM_KIND_TENSOR ? "tensor" : "composite",
