@@ -353,8 +353,8 @@ class Run:
                 if cleared and now == probe.name_at_export:
                     self.taken_unrenamed.add(id(holder.cap))
                 self.fail(f"DLP.PY.NAME.2: after consumption the capsule is named {now!r}, "
-                          f"expected {want!r}" + (" (its destructor cleared instead, which "
-                                                  "DLP.PY.NAME.4 allows)" if cleared else ""))
+                          f"expected {want!r}" + (" (its destructor cleared instead: the "
+                                                  "ownership was taken)" if cleared else ""))
         if name:
             self.env[name] = ("tensor", out, probe)
 
@@ -914,7 +914,13 @@ def run_one(case, producer, consumer, soft=lambda msg: False):
         return "NotSupported", f"{e.peer}: {e}", e.peer
     except Exception as e:  # noqa: BLE001
         tb = traceback.extract_tb(e.__traceback__)
-        return "Fail", f"line {r.line}: unexpected {type(e).__name__}: {e} ({tb[-1].name})", None
+        # A producer's __dlpack__ without a 2023.12 keyword, called with it by a consumer
+        # that does not fall back (the array API's recommended logic): DLP.PY.ARGS.3.
+        new = [k for k in ("max_version", "dl_device", "copy") if k in str(e)]
+        clause = "DLP.PY.ARGS.3: " if isinstance(e, TypeError) and new and \
+            tb[-1].name == "__dlpack__" and "argument" in str(e) else ""
+        return "Fail", f"line {r.line}: {clause}unexpected {type(e).__name__}: {e} " \
+            f"({tb[-1].name})", None
     finally:
         r.env.clear()
         gc.collect()

@@ -9,6 +9,8 @@
  */
 #include "exec.h"
 
+#include <float.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -159,6 +161,97 @@ int cts__check_made_values(struct cts_run *r, const struct cts_stmt *st, int id)
                            "value");
 }
 
+/* ---- values on a device ------------------------------------------------------ */
+
+/* Higham's gamma_n = n u / (1 - n u) for f32 (u = 2^-24): a sum of n f32 terms in any
+ * order is within gamma_(n-1) times the sum of their magnitudes of the exact sum, a dot
+ * product of n terms (with or without fused multiply-adds) within gamma_n times the sum
+ * of the products' magnitudes (N. J. Higham, Accuracy and Stability of Numerical
+ * Algorithms, 2nd ed., sections 3.1 and 3.2); -1 when n is too large to bound. */
+static double f32_gamma(int64_t n) {
+  double nu = (double)n * 0x1p-24;
+  return nu < 0.5 ? nu / (1 - nu) : -1;
+}
+
+/* MGR.OP.7's allowance for an element of an input that is itself a sum or product
+ * (its device value may differ by that much from the model's), else 0. */
+static double input_slack(struct cts_run *r, int id, double v) {
+  return cts_model_approx(&r->m, id) ? CTS_OPSEM_REL_TOL * fmax(1.0, fabs(v)) : 0;
+}
+
+/* How far element i of an f32 `sum` or `matmul` result may lie from the model's value
+ * when the device evaluates it in f32 in another order (the model's value is the exact
+ * one rounded to f32: one term more), with subnormals flushed to zero, from inputs that
+ * agree with the model to MGR.OP.7's tolerance; -1 when it cannot be bounded. */
+static double f32_any_order_bound(struct cts_run *r, int op, int a, int b, int64_t i) {
+  const struct cts_mres *ra = &r->m.res[a];
+  const double *x = cts_model_values(&r->m, a);
+  double mag = 0, spread = 0;
+  int64_t n;
+  if (op == TSM_OP_SUM) {
+    n = cts_model_elems(ra);
+    for (int64_t k = 0; k < n; k++) {
+      double s = input_slack(r, a, x[k]);
+      mag += fabs(x[k]) + s;
+      spread += s;
+    }
+  } else { /* TSM_OP_MATMUL: [rows, n] x [n, cols] */
+    const struct cts_mres *rb = &r->m.res[b];
+    const double *y = cts_model_values(&r->m, b);
+    int64_t cols = rb->shape[1], row = i / cols, col = i % cols;
+    n = ra->shape[1];
+    for (int64_t k = 0; k < n; k++) {
+      double p = x[row * n + k], q = y[k * cols + col];
+      double up = (fabs(p) + input_slack(r, a, p)) * (fabs(q) + input_slack(r, b, q));
+      mag += up;
+      spread += up - fabs(p * q);
+    }
+  }
+  double gamma = f32_gamma(n + 2);
+  return gamma < 0 ? -1 : gamma * mag + spread + 2.0 * (double)(n + 1) * FLT_MIN;
+}
+
+/* DEV.VAL.1 (TSM): on a device other than the CPU (a CUDA session: the only other kind
+ * of device the ABI names), an f32 `sum` or `matmul` whose result
+ * misses MGR.OP.7's tolerance while every element stays within what an f32 evaluation in
+ * another order can give is the device's rounding, graded by DEV.VAL.1; a value beyond
+ * that is a wrong value, left to the value check below (the case's clauses grade it).
+ * RETURNS -1 after reporting the first such element, else 0. */
+static int device_rounding(struct cts_run *r, const struct cts_stmt *st,
+                           const struct cts_operands *o, int made) {
+  int op = st->u.op.op;
+  if (!r->cuda_session || cts_stmt_exec[st->kind].model != cts__model_op ||
+      !cts_model_approx(&r->m, made) || (op != TSM_OP_SUM && op != TSM_OP_MATMUL) ||
+      (op == TSM_OP_MATMUL && o->b < 0))
+    return 0;
+  const struct cts_mres *mr = &r->m.res[made];
+  struct tsm_tensor_desc d;
+  memset(&d, 0, sizeof d);
+  if (r->a->tensor_desc(r->s, r->res[made].h, &d) || d.dtype != TSM_F32 ||
+      !cts_opsem_same_dims(d.ndim, d.shape, mr->ndim, mr->shape))
+    return 0;
+  int64_t n = cts_model_elems(mr), miss = -1;
+  float *got = cts_xmalloc(n ? (size_t)n * sizeof *got : 1);
+  const double *want = cts_model_values(&r->m, made);
+  int rounding = r->a->tensor_read(r->s, r->res[made].h, got, (size_t)n * sizeof *got) == 0;
+  for (int64_t i = 0; rounding && i < n; i++) {
+    double w = cts_opsem_expected(TSM_F32, want[i]), g = got[i];
+    if (cts__values_equal(w, g, 1)) continue;
+    double bound = f32_any_order_bound(r, op, o->a, o->b, i);
+    rounding = isfinite(g) && bound >= 0 && fabs(g - w) <= bound;
+    if (miss < 0) miss = i;
+  }
+  double g = miss >= 0 ? got[miss] : 0;
+  free(got);
+  if (!rounding || miss < 0) return 0;
+  double w = cts_opsem_expected(TSM_F32, want[miss]);
+  char name[200];
+  return cts__report(r, CTS_FAIL, "%s: value element %lld expected %.9g, observed %.9g: beyond "
+                     "the 1e-5 relative tolerance, within the error of an f32 evaluation in "
+                     "another order on this device (DEV.VAL.1)",
+                     cts__res_name(r, made, name, sizeof name), (long long)miss, w, g);
+}
+
 int cts__judge_codes(struct cts_run *r, int model_rc, int adapter_rc, int *expected_err) {
   if (model_rc == CTS_OPSEM_TOO_LARGE) { /* ERR.NOMEM.1: the adapter may not have the memory */
     if (adapter_rc != TSM_ENOMEM)
@@ -258,6 +351,7 @@ int cts__exec_action(struct cts_run *r, const struct cts_stmt *st, int expected_
     rc = cts__judge_codes(r, model_rc, adapter_rc, &expected_err);
     if (rc == 0 && !expected_err) rc = cts__bind_made(r, st, made, made_h);
     if (rc == 0) rc = cts__check_state(r);
+    if (rc == 0 && !expected_err && made != CTS_NONE) rc = device_rounding(r, st, &o, made);
     if (rc == 0 && !expected_err && made != CTS_NONE) rc = cts__check_made_values(r, st, made);
   }
   free(o.list);
