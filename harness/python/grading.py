@@ -125,3 +125,8 @@ def is_soft(message, strengths, profile):
     under the profile (a check whose message names no clause is never soft)."""
     ids = _named(message, strengths)
     return bool(ids) and not any(_breaks_as_fail(strengths.get(c, ""), profile) for c in ids)
+
+
+def breaks_as_fail(ids, strengths, profile):
+    """Whether breaking the clauses ids is a Fail under the profile."""
+    return any(_breaks_as_fail(strengths.get(c, ""), profile) for c in ids)

@@ -10,9 +10,10 @@ target TARGET writes REPORT); its row counts the report's results. --interop: th
 bridge's report (`make interop`); one row per Python peer but the reference and the
 optional peers (`bridge.py peers`; an optional peer is not pinned, so the table would
 depend on the machine). A peer's row counts every run it takes part in, as producer or
-consumer; XFail and NotSupported only where the run is counted against it (the
+consumer; XFail, Warning and NotSupported only where the run is counted against it (the
 report's `attributed_to`: the peer whose python-<peer>.txt lists the failure, the peer
-that lacks what the case needs).
+that lacks what the case needs, the side that shows a Warning with the reference on the
+other side), and a Warning seen only between two peers against both.
 
 Each row counts the report's profile, standard for a third party (what the sources
 require: a broken SHOULD or TSM clause is a Warning), then its conformance score (the

@@ -124,6 +124,20 @@ void cts_grade_job(struct cts_job *job) {
   if (!fail && n > 0) job->status = CTS_WARNING;
 }
 
+int cts_grade_claimed(struct cts_job *job, char *claimed) {
+  free(job->graded_by);
+  job->graded_by = claimed;
+  int fail = 0;
+  char *copy = cts_xstrdup(claimed), *save = NULL;
+  for (char *w = strtok_r(copy, " ,", &save); w; w = strtok_r(NULL, " ,", &save)) {
+    fail |= breaks_as_fail(cts_grade_strength(w));
+    w = strtok_r(NULL, " ,", &save); /* its strength, as spec/ gives it */
+    if (!w) break;
+  }
+  free(copy);
+  return fail;
+}
+
 /* 1 when `list` ("ID STRENGTH, ...") names clause `id`. */
 static int names_clause(const char *list, const char *id) {
   size_t len = strlen(id);

@@ -27,6 +27,12 @@ int cts_grade_strength(const char *id);
  * statuses are left as they are. */
 void cts_grade_job(struct cts_job *job);
 
+/* A listed failure graded by the clauses its expectation line names (`claimed`, "ID
+ * STRENGTH, ..."; owned by the job afterwards): job->graded_by becomes them, and the
+ * RETURN is 1 when one of them is a Fail under the profile, 0 when the failure is a
+ * Warning. */
+int cts_grade_claimed(struct cts_job *job, char *claimed);
+
 /* The conformance score of a run (README.md, "Third parties"): the MUST clauses its
  * run cases cite (those of a NotSupported or Skip result left out), how many of them no
  * result breaks (a Fail or XFail graded by it, or a Crash, Timeout or Error of a case
