@@ -21,6 +21,7 @@ struct graph_state {
   size_t n_unplanned;
   unsigned char *written; /* per model node: a leaf the judge wrote (write_leaves) */
   size_t written_cap;
+  struct cts_buf out3;    /* GRAPH.OUT.3's variant per node read as unspecified */
 };
 
 static struct graph_state *gs_of(struct cts_run *r) { return r->family[CTS_FAMILY_GRAPHS]; }
@@ -652,6 +653,29 @@ static int node_reads(struct cts_run *r, int x, const double *want) {
   return 0;
 }
 
+/* GRAPH.OUT.3 (MAY): a computed node without a guaranteed value reads successfully and
+ * holds (a) its computed value or (b) another tensor's bytes; which one is noted for the
+ * Pass message (graphs_before_close). */
+static int note_unspecified(struct cts_run *r, int x) {
+  const struct cts_mgnode *n = &r->m.gnodes[x];
+  char name[200];
+  node_name(r, x, name, sizeof name);
+  int rc;
+  unsigned char *got = read_node(r, x, &rc);
+  if (rc) {
+    free(got);
+    return cts__report(r, CTS_FAIL, "%s: graph_read failed with %s (GRAPH.OUT.3: reading a "
+                       "node without a guaranteed value succeeds)", name, cts_err_name(rc));
+  }
+  int kept = 1;
+  for (int64_t i = 0; i < cts_model_graph_elems(n) && kept; i++)
+    kept = node_equal(n, n->vals[i], elem_at(n->dtype, got, i));
+  free(got);
+  struct cts_buf *b = &gs_of(r)->out3;
+  cts_buf_printf(b, "%s%s (%c)", b->len ? ", " : "", name, kept ? 'a' : 'b');
+  return 0;
+}
+
 int cts__expect_node(struct cts_run *r, const struct cts_stmt *st, int expected_err) {
   (void)expected_err;
   int x;
@@ -659,8 +683,11 @@ int cts__expect_node(struct cts_run *r, const struct cts_stmt *st, int expected_
   char name[200];
   const struct cts_mgnode *n = &r->m.gnodes[x];
   int guaranteed = n->in_graph && r->m.graphs[n->graph].computed && cts_model_graph_guaranteed(&r->m, x);
-  if (st->u.values.unspecified)
-    return cts__model_agrees(r, !guaranteed, "%s is guaranteed", node_name(r, x, name, sizeof name));
+  if (st->u.values.unspecified) {
+    if (cts__model_agrees(r, !guaranteed, "%s is guaranteed", node_name(r, x, name, sizeof name)))
+      return -1;
+    return n->in_graph && r->m.graphs[n->graph].computed && n->vals ? note_unspecified(r, x) : 0;
+  }
   if (cts__model_agrees(r, guaranteed, "%s has no guaranteed value (GRAPH.OUT.3): flag it "
                         "output, or `expect node ... unspecified`", node_name(r, x, name, sizeof name)))
     return -1;
@@ -736,8 +763,17 @@ static void *graphs_new(struct cts_run *r) {
   return cts_xcalloc(1, sizeof(struct graph_state));
 }
 
+/* A case that passed says which variant of GRAPH.OUT.3 each node it read showed. */
+static void graphs_before_close(struct cts_run *r) {
+  const struct graph_state *gs = gs_of(r);
+  if (r->status != CTS_PASS || !gs->out3.len) return;
+  cts_buf_printf(r->msg, "%sGRAPH.OUT.3 (MAY): variant per node observed: %s",
+                 r->msg->buf && r->msg->buf[0] ? "\n" : "", gs->out3.buf);
+}
+
 static void graphs_free(void *state) {
   struct graph_state *gs = state;
+  cts_buf_free(&gs->out3);
   for (size_t i = 0; i < gs->n_unplanned; i++) free(gs->unplanned[i]);
   free(gs->unplanned);
   free(gs->graph);
@@ -770,5 +806,6 @@ const struct cts_family cts_family_graphs = {
     .held_what = "graph buffers",
     .held_clause = "GRAPH.MGR.1",
     .state_free = graphs_free,
+    .before_close = graphs_before_close,
     .explain = explain_graph,
 };
