@@ -1230,7 +1230,10 @@ def report(results, errors, peers_list, unused, args, secs, strengths):
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         matrix = {p: {c: cell[(p, c)] for c in cols if (p, c) in cell} for p in rows}
         doc = report_document(results, peers_list, args, secs)
+        peer_scores = {p: grading.score(grading.peer_results(results, p), strengths)
+                       for p in peers_list if p != "tsmref"}
         doc.update({"peers": peers_list, "matrix": matrix, "totals": tot, "score": sc,
+                    "peer_scores": peer_scores,
                     "parse_errors": errors,
                     "unused_expectations": [e["file"] for e in unused]})
         with open(args.json, "w") as f:

@@ -130,3 +130,13 @@ def is_soft(message, strengths, profile):
 def breaks_as_fail(ids, strengths, profile):
     """Whether breaking the clauses ids is a Fail under the profile."""
     return any(_breaks_as_fail(strengths.get(c, ""), profile) for c in ids)
+
+
+def peer_results(results, peer):
+    """The interop runs counted against a peer: every run it takes part in, as producer
+    or consumer, but an XFail, Warning or NotSupported only where the report attributes
+    it to the peer (a Warning nobody is attributed, seen only between two peers, counts
+    for both)."""
+    return [r for r in results if peer in (r["producer"], r["consumer"]) and (
+        r["status"] not in ("XFail", "Warning", "NotSupported") or r.get("attributed_to") == peer
+        or (r["status"] == "Warning" and not r.get("attributed_to")))]

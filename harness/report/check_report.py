@@ -269,6 +269,17 @@ def check_score(tap, dom, doc, label):
            f"the page's attributes {have_attrs}, its text {text!r}")
 
 
+def check_peer_scores(tap, dom, doc):
+    """Each peer's conformance score in the interop report, as the page's table rows."""
+    want = {p: {k: str(v) for k, v in s.items()} for p, s in (doc.get("peer_scores") or {}).items()}
+    have = {a["data-peer"]: {"must_passed": a.get("data-must-passed"),
+                             "must_applicable": a.get("data-must-applicable"),
+                             "warnings": a.get("data-warnings")}
+            for tag, a in dom.elements if tag == "tr" and "data-peer" in a}
+    tap.ok(have == want, f"interop: the score of each of {len(want)} peers shown",
+           f"the page shows {have}, the report says {want}")
+
+
 def shown_rows(docs):
     """The results the page lists: the results report's, then the interop runs it does
     not already hold (a merged report holds them), as tsm_report.py does."""
@@ -319,6 +330,7 @@ def check_dom(tap, dom, args, docs):
     if "interop" in docs:
         check_counts(tap, dom, "summary-interop", docs["interop"], "interop")
         check_score(tap, dom, docs["interop"], "interop")
+        check_peer_scores(tap, dom, docs["interop"])
         check_heatmap(tap, dom, docs["interop"])
     check_warnings(tap, dom, docs)
     hits = expected_hits(docs.values())

@@ -92,10 +92,7 @@ def peer_rows(path, strengths):
         info = modules.get(peer, {})
         if peer == "tsmref" or info.get("optional"):
             continue
-        runs = [r for r in doc["results"] if peer in (r["producer"], r["consumer"])]
-        own = [r for r in runs if r["status"] not in ("XFail", "Warning", "NotSupported")
-               or r.get("attributed_to") == peer or (r["status"] == "Warning"
-                                                     and not r.get("attributed_to"))]
+        own = grading.peer_results(doc["results"], peer)
         rows.append({"name": f"{peer} (Python peer)", "version": info.get("version") or "",
                      "lane": "`make interop`", **counts(own, strengths),
                      "known": expectations_file(f"python-{peer}")})

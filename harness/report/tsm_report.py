@@ -196,6 +196,7 @@ def interop_view(doc):
     cells = sum(len(v) for v in doc["matrix"].values())
     return {"doc": doc, "counts": status_counts(doc["results"]), "cells": cells,
             "score": score_view(doc),
+            "peer_scores": sorted((doc.get("peer_scores") or {}).items()),
             "svg": Markup(figures.heatmap_svg(rows, cols, doc["matrix"])),
             "legend": [(o, figures.OUTCOME_STYLE[o], figures.OUTCOME_LABEL[o])
                        for o in figures.OUTCOME_STYLE]}
