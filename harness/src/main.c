@@ -820,16 +820,44 @@ static int cmd_parse(int argc, char **argv) {
   return bad;
 }
 
+static int cmd_parse_main(int argc, char **argv) { return cmd_parse(argc - 1, argv + 1); }
+static int cmd_lint_cases(const struct options *o) { return cmd_lint(o, 0); }
+static int cmd_list(const struct options *o) { return cmd_lint(o, 1); }
+
+static int cmd_baseline(const struct options *o) {
+  if (o->n_selectors == 1) return cts_baseline_main(o->selectors[0], o->expectations);
+  fprintf(stderr, "tsm-cts baseline: give one RESULTS.json\n");
+  return 2;
+}
+
+/* The commands that read their own arguments (argv[0] is the command's name). */
+static const struct {
+  const char *name;
+  int (*main)(int argc, char **argv);
+} own_argument_commands[] = {
+    {"gen", cts_gen_main},         {"combos", cts_combos_main},   {"parse", cmd_parse_main},
+    {"reduce", cts_reduce_main},   {"explain", cts_explain_main},
+};
+
+/* The commands that take the common options (usage_options). */
+static const struct {
+  const char *name;
+  int (*run)(const struct options *o);
+} option_commands[] = {
+    {"run", cmd_run},           {"lint", cmd_lint_cases}, {"list", cmd_list},
+    {"coverage", cmd_coverage}, {"merge", cmd_merge},     {"baseline", cmd_baseline},
+};
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
     return 2;
   }
-  if (!strcmp(argv[1], "gen")) return cts_gen_main(argc - 1, argv + 1);
-  if (!strcmp(argv[1], "combos")) return cts_combos_main(argc - 1, argv + 1);
-  if (!strcmp(argv[1], "parse")) return cmd_parse(argc - 2, argv + 2);
-  if (!strcmp(argv[1], "reduce")) return cts_reduce_main(argc - 1, argv + 1);
-  if (!strcmp(argv[1], "explain")) return cts_explain_main(argc - 1, argv + 1);
+  for (size_t i = 0; i < N_OF(own_argument_commands); i++)
+    if (!strcmp(argv[1], own_argument_commands[i].name))
+      return own_argument_commands[i].main(argc - 1, argv + 1);
   struct options o;
   /* getopt_long reads from argv[1]: the command is argv[0] of what it is given, unless
    * the command line starts with an option (--help, --version). */
@@ -839,19 +867,14 @@ int main(int argc, char **argv) {
     free(o.selectors);
     return parsed > 0 ? 0 : 2;
   }
-  int rc;
+  int rc = -1;
   if (!command_first) {
     fprintf(stderr, "tsm-cts: the command comes first (run, lint, coverage, list, merge, baseline)\n");
     rc = 2;
-  } else if (!strcmp(argv[1], "run")) rc = cmd_run(&o);
-  else if (!strcmp(argv[1], "lint")) rc = cmd_lint(&o, 0);
-  else if (!strcmp(argv[1], "list")) rc = cmd_lint(&o, 1);
-  else if (!strcmp(argv[1], "coverage")) rc = cmd_coverage(&o);
-  else if (!strcmp(argv[1], "merge")) rc = cmd_merge(&o);
-  else if (!strcmp(argv[1], "baseline"))
-    rc = o.n_selectors == 1 ? cts_baseline_main(o.selectors[0], o.expectations)
-                            : (fprintf(stderr, "tsm-cts baseline: give one RESULTS.json\n"), 2);
-  else {
+  }
+  for (size_t i = 0; rc < 0 && i < N_OF(option_commands); i++)
+    if (!strcmp(argv[1], option_commands[i].name)) rc = option_commands[i].run(&o);
+  if (rc < 0) {
     fprintf(stderr, "tsm-cts: unknown command '%s'\n", argv[1]);
     usage(stderr);
     rc = 2;
