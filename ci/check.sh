@@ -176,6 +176,10 @@ lane model-tests "$primary/bin/test-model"
 lane planner-tests "$primary/bin/test-planner"
 lane lock-tests "$primary/bin/test-lock"
 lane lint cts lint cases
+# README.md's table of these lanes is the one this file gives, and every link of README.md,
+# CONTRIBUTING.md, bench/README.md and docs/*.md leads to a file of the repository
+# (harness/tests/lanes_table.py; `--write` rewrites the table).
+lane docs python3 harness/tests/lanes_table.py --check
 lane coverage cts coverage
 # Every known failure of a third party names its clause with the strength spec/ gives
 # it, the source sentence, the upstream location then and at HEAD, and its report.
