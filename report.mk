@@ -16,7 +16,7 @@
 #                      headless Chromium's DOM (harness/report/check_report.py), with a
 #                      screenshot $(REPORT)/report-check.png; then, when the case lanes
 #                      left $(REPORT)/results.json, the page of that run, checked alike.
-#   report-screenshot  regenerates docs/report.png (README.md shows it) from the fixture.
+#   report-screenshot  regenerates docs/report.png (docs/reports.md shows it) from the fixture.
 #   bench-report       `make bench`, its figures as $(REPORT)/bench.json, then `report`.
 #   third-party-table  runs the lane of every third party (THIRD_PARTIES' targets, then
 #                      `interop` for the Python peers) and writes README.md's table of

@@ -168,18 +168,22 @@ other_cc=clang
 # few generated inputs (fuzz/replay.sh, fuzz/README.md).
 fuzz_replay() { make --no-print-directory BUILD="$primary" CC="$CC" fuzz-replay; }
 
+# The tools the lanes need, each named with its Debian package.
 lane tools tools
+# The library, the judge, the adapters, the tests and benches, built by each compiler.
 lane build-$(basename "$CC") build "$primary" "$CC"
 lane build-$other_cc build "$other" "$other_cc"
 lane versions bash harness/tests/check_versions.sh "$primary"
 lane model-tests "$primary/bin/test-model"
 lane planner-tests "$primary/bin/test-planner"
 lane lock-tests "$primary/bin/test-lock"
+# Every case's syntax and citations, and every clause's strength and Source line (tsm-cts lint).
 lane lint cts lint cases
 # README.md's table of these lanes is the one this file gives, and every link of README.md,
 # CONTRIBUTING.md, bench/README.md and docs/*.md leads to a file of the repository
 # (harness/tests/lanes_table.py; `--write` rewrites the table).
 lane docs python3 harness/tests/lanes_table.py --check
+# Clauses no case cites (tsm-cts coverage).
 lane coverage cts coverage
 # Every known failure of a third party names its clause with the strength spec/ gives
 # it, the source sentence, the upstream location then and at HEAD, and its report.
@@ -191,6 +195,7 @@ lane reference reference "$primary"
 lane reference-$other_cc reference "$other"
 lane mutants mutants
 lane combinations combinations
+# The case library through the copy-me example adapter (harness/adapters/example).
 lane example-adapter example
 lane ggml-adapter make --no-print-directory BUILD="$primary" CC="$CC" ggml-check
 lane tvm-ffi-adapter adapter_check tvmffi-check tvmffi
