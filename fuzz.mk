@@ -76,13 +76,16 @@ fuzz: fuzz-libfuzzer
 	@$(MAKE) --no-print-directory fuzz-capsules
 
 # The replay lane: the standalone targets and the reference adapter with ASan+UBSan (so
-# that UB and leaks in the judge and the reference fail too) in $(FUZZ_REPLAY_BUILD).
+# that UB and leaks in the judge and the reference fail too) in $(FUZZ_REPLAY_BUILD);
+# each finding's bytes must still decode to its stored case (fuzz/README.md), and the
+# self-test check_fuzz_decode.sh shows a changed or missing case fails.
 FUZZ_REPLAY_BUILD := $(B)/fuzz-replay
 FUZZ_REPLAY_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 fuzz-replay:
 	$(MAKE) --no-print-directory BUILD=$(FUZZ_REPLAY_BUILD) SAN="$(FUZZ_REPLAY_SAN)" OPT="-O1 -g" \
 	  fuzz-bins $(FUZZ_REPLAY_BUILD)/lib/tsmref_adapter.so
 	FUZZ_CC="$(CC)" bash fuzz/replay.sh $(FUZZ_REPLAY_BUILD)/fuzz/bin
+	bash harness/tests/check_fuzz_decode.sh $(FUZZ_REPLAY_BUILD)
 
 fuzz-bench: $(FUZZ_BINS)
 	bash bench/fuzz_execs.sh $(FUZZ_BIN)

@@ -20,7 +20,7 @@ for bin in "$work"/fuzz/bin/*; do
   cp "$bin" "$OUT/$target"
   [ -f "fuzz/$target.dict" ] && cp "fuzz/$target.dict" "$OUT/$target.dict"
   rm -f "$OUT/${target}_seed_corpus.zip"
-  seeds=$(ls fuzz/findings/"$target"/* 2>/dev/null | grep -v '\.desc$' || true)
+  seeds=$(ls fuzz/findings/"$target"/* 2>/dev/null | grep -Ev '\.(desc|tsm)$' || true)
   [ "$target" = parse ] && seeds="$seeds $(find cases harness/tests/malformed -name '*.tsm' | sort)"
   # Flat names (cases/ has the same file name in several folders): a/b.tsm -> a__b.tsm.
   # shellcheck disable=SC2086 # the list is a list of paths without spaces

@@ -17,6 +17,8 @@
  * tensors the scenario made (GRAPH.EXT.1, GRAPH.PLAN.1). No bytes left: the plain stream.
  *
  * A finding prints the scenario as a case any adapter replays (finding_case).
+ * $FUZZ_DECODE prints the case the input decodes to on stdout and runs nothing: the
+ * fuzz-replay lane compares it with the finding's stored `<name>.tsm` (fuzz/README.md).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +192,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   write_scenario(data, size, a->caps, a->dtypes, &gc);
   char *text = cts_gen_render(&gc, 0, 0, NULL);
   if (getenv("FUZZ_VERBOSE")) fputs(text, stderr);
+  static int decode_only = -1; /* $FUZZ_DECODE: print the case the bytes decode to, run nothing */
+  if (decode_only < 0) decode_only = getenv("FUZZ_DECODE") != NULL;
+  if (decode_only) {
+    fputs(text, stdout);
+    cts_gen_case_free(&gc);
+    free(text);
+    return 0;
+  }
   struct cts_parse_error err;
   struct cts_case *c = cts_case_parse("scenario.tsm", text, NULL, &err);
   FUZZ_CHECK(c, "harness/src/gen.c", "the scenario does not parse: %d:%d: %s\n%s", err.line,

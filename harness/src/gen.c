@@ -30,6 +30,32 @@ const struct gen_row gen_rows[] = {CTS_STATEMENTS(GEN__ROW)};
 #undef GEN__ROW
 const size_t gen_n_rows = sizeof gen_rows / sizeof gen_rows[0];
 
+/* The rows by stable key (stmt_table.h, CTS_STMT_KEYS): 1 + the row's kind, 0 for a free
+ * key. The build fails when a row has no key (GEN__KEY_<KIND> undeclared), when a key
+ * is past the key space (an initializer out of the array) and when two rows share one
+ * (a duplicate case in row_of_key). */
+#define GEN__KEY_ENUM(kind, key) GEN__KEY_##kind = key,
+enum { CTS_STMT_KEYS(GEN__KEY_ENUM) };
+#undef GEN__KEY_ENUM
+#define GEN__KEY_OF(kind, ...) +0 * GEN__KEY_##kind
+enum { GEN__EVERY_ROW_KEYED = 1 CTS_STATEMENTS(GEN__KEY_OF) };
+#undef GEN__KEY_OF
+#define GEN__BY_KEY(kind, key) [key] = CTS_##kind + 1,
+static const unsigned char kind_of_key[CTS_STMT_KEY_SPACE] = {CTS_STMT_KEYS(GEN__BY_KEY)};
+#undef GEN__BY_KEY
+
+/* The row of a stable key, or NULL for a free one. */
+#define GEN__KEY_CASE(kind, key) case key:
+static const struct gen_row *row_of_key(uint64_t key) {
+  switch (key) {
+    CTS_STMT_KEYS(GEN__KEY_CASE)
+    return &gen_rows[kind_of_key[key] - 1];
+  default:
+    return NULL;
+  }
+}
+#undef GEN__KEY_CASE
+
 /* The op table: name, tensor operands, where it may stand. */
 #define GEN__OP(name, op, arity, in_mgr, in_graph) {name, op, arity, in_mgr, in_graph},
 const struct gen_op gen_ops[] = {CTS_OPS(GEN__OP)};
@@ -221,14 +247,17 @@ static int wanted(const struct gen *g, const struct gen_row *row) {
          (!g->families || (g->families & row->cap));
 }
 
-/* Any row; under g->want, one of the usable rows that bind what it names (NULL: none). */
+/* A row drawn by stable key, never by position (stmt_table.h, CTS_STMT_KEYS): NULL for
+ * a free key. Under g->want, the first row at or after the drawn key (cyclically) that
+ * is usable and binds what it names, NULL when none is: a row added later at a free
+ * key changes only the draws that landed on or before it in a gap. */
 static const struct gen_row *draw_row(struct gen *g) {
-  if (!g->want) return &gen_rows[gen_rand(g, gen_n_rows)];
-  size_t n = 0;
-  for (size_t i = 0; i < gen_n_rows; i++) n += (size_t)wanted(g, &gen_rows[i]);
-  size_t k = n ? (size_t)gen_rand(g, n) : 0;
-  for (size_t i = 0; i < gen_n_rows; i++)
-    if (wanted(g, &gen_rows[i]) && k-- == 0) return &gen_rows[i];
+  uint64_t key = gen_rand(g, CTS_STMT_KEY_SPACE);
+  if (!g->want) return row_of_key(key);
+  for (uint64_t i = 0; i < CTS_STMT_KEY_SPACE; i++) {
+    const struct gen_row *row = row_of_key((key + i) % CTS_STMT_KEY_SPACE);
+    if (row && wanted(g, row)) return row;
+  }
   return NULL;
 }
 
@@ -237,7 +266,8 @@ static const struct gen_row *draw_row(struct gen *g) {
 int gen_statement(struct gen *g, struct cts_gen_case *gc) {
   for (int tries = 0; tries < 16; tries++) {
     const struct gen_row *row = draw_row(g);
-    if (!row) return 0;
+    if (!row && g->want) return 0;
+    if (!row) continue; /* a free key */
     if (g->families && !(g->families & row->cap)) continue;
     if (gen_block_usable(row) && !g->want) {
       if (g->depth >= GEN_MAX_DEPTH || gen_rand(g, 2)) continue;

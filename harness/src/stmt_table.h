@@ -138,6 +138,34 @@
   X(EXPECT_NODE, CTS_CLASS_EXPECT, "expect", "node", 0, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_VALUES, CTS_MADE_NOTHING, parse_expect_node, cts__model_none, cts__adapter_none, cts__expect_node) \
   X(EXPECT_PLANNED, CTS_CLASS_EXPECT, "expect", "planned", 0, CTS_FAMILY_GRAPHS, TSM_CAP_GRAPHS, CTS_SHAPE_COUNT, CTS_MADE_NOTHING, parse_expect_planned, cts__model_none, cts__adapter_none, cts__expect_planned)
 
+/* Each row's stable key (fuzz/README.md, "Stable keys"): X(KIND, KEY). The scenario
+ * generator (gen.c) draws a row by key, never by position, so the bytes of a stored fuzz
+ * finding decode to the same rows whatever rows are inserted or reordered. A new row
+ * takes the next free key below CTS_STMT_KEY_SPACE; a key is never changed or reused.
+ * gen.c fails to build when a row has no key or two rows share one. */
+#define CTS_STMT_KEY_SPACE 128
+#define CTS_STMT_KEYS(X) \
+  X(MGR_SUB, 0) X(MGR_SUB_OF, 1) X(CREATE, 2) X(OP, 3) X(ATTACH, 4) X(DETACH, 5) \
+  X(BORROW, 6) X(RET, 7) X(ADOPT, 8) X(RELEASE, 9) X(CLOSE, 10) X(CAP, 11) X(DUMP, 12) \
+  X(REPEAT, 13) X(THREAD, 14) X(JOIN, 15) X(PARALLEL, 16) X(SCOPE_OPEN, 17) \
+  X(SCOPE_DISPOSE, 18) X(SCOPE_MOVE_OUTER, 19) X(SCOPE_MOVE_OTHER, 20) X(SCOPE_DETACH, 21) \
+  X(SCOPE_ATTACH, 22) X(SCOPE_DISPOSE_ALL, 23) X(SCOPE_HANDOVER, 24) X(WRAPPED, 25) \
+  X(RESULT, 26) X(PACK, 27) X(LIST, 28) X(COMPONENT, 29) X(DL_EXPORT, 30) X(DL_MAKE, 31) \
+  X(DL_IMPORT, 32) X(DL_OUTLIVE, 33) X(DL_DROP, 34) X(G_NEW, 35) X(G_LEAF, 36) \
+  X(G_EXTERNAL, 37) X(G_OP, 38) X(G_FLAG, 39) X(G_EXPAND, 40) X(G_COMPUTE, 41) \
+  X(G_RECOMPUTE, 42) X(G_READ, 43) X(G_RELEASE, 44) X(PY_MAKE, 45) X(PY_EXPORT, 46) \
+  X(PY_SLICE, 47) X(PY_TRANSPOSE, 48) X(PY_STRIDED, 49) X(PY_UNEXPORTABLE, 50) \
+  X(PY_READONLY, 51) X(PY_CONSUME, 52) X(PY_FROM, 53) X(PY_RECONSUME, 54) X(PY_DROP, 55) \
+  X(PY_COLLECT, 56) X(PY_FLAT, 57) X(PY_UNWIND, 58) X(PY_EXPECT_ERROR, 59) X(PY_XFROM, 60) \
+  X(PY_XALLOC, 61) X(PY_FORGE, 62) X(PY_XTO, 63) X(PY_ECHO, 64) X(PY_EXCHANGE, 65) \
+  X(PY_EXPECT, 66) X(EXPECT_ERROR, 67) X(EXPECT_OWNER, 68) X(EXPECT_LENDER, 69) \
+  X(EXPECT_BORROWED, 70) X(EXPECT_VALID, 71) X(EXPECT_COUNT, 72) X(EXPECT_CHILDREN, 73) \
+  X(EXPECT_STATE, 74) X(EXPECT_PARENT, 75) X(EXPECT_VALUES, 76) X(EXPECT_SHAPE, 77) \
+  X(EXPECT_BYTES, 78) X(EXPECT_SCOPE, 79) X(EXPECT_SCOPE_STATE, 80) X(EXPECT_CURRENT, 81) \
+  X(EXPECT_MEMBERS, 82) X(EXPECT_OUTER, 83) X(EXPECT_STATS, 84) X(EXPECT_COMPOSITE, 85) \
+  X(EXPECT_ABSENT, 86) X(EXPECT_DELETED, 87) X(EXPECT_GRAPH_STATE, 88) X(EXPECT_NODE, 89) \
+  X(EXPECT_PLANNED, 90)
+
 /* The ops (enum tsm_op): X(NAME, OP, ARITY, IN_MANAGERS, IN_GRAPHS). ARITY counts the
  * tensor operands; reshape also takes a shape. */
 #define CTS_OPS(X) \
