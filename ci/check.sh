@@ -179,6 +179,9 @@ lane planner-tests "$primary/bin/test-planner"
 lane lock-tests "$primary/bin/test-lock"
 # Every case's syntax and citations, and every clause's strength and Source line (tsm-cts lint).
 lane lint cts lint cases
+# cases/README.md's statement list is the statement table's (tsm-cts statements), and
+# every row the generator draws has a writer and a clause.
+lane statements cts statements --check cases/README.md
 # README.md's table of these lanes is the one this file gives, and every link of README.md,
 # CONTRIBUTING.md, bench/README.md and docs/*.md leads to a file of the repository
 # (harness/tests/lanes_table.py; `--write` rewrites the table).

@@ -19,25 +19,25 @@
 
 typedef int (*parse_fn)(struct parser *p, struct line_toks *lt, struct cts_stmt *st);
 
-#define CTS__DECLARE_PARSE(kind, cls, lead, verb, binds, fam, cap, shape, made, parse, ...) \
-  static int parse(struct parser *p, struct line_toks *lt, struct cts_stmt *st);
+/* A row's columns by label (stmt_table.h): PARSE(f) pasted onto a prefix. */
+#define CTS__DECLARE_PARSE_PARSE(f)                                                         \
+  static int f(struct parser *p, struct line_toks *lt, struct cts_stmt *st);
+#define CTS__DECLARE_PARSE(KIND, KEY, DATA, PARSE, ...) CTS__DECLARE_PARSE_##PARSE
 CTS_STATEMENTS(CTS__DECLARE_PARSE)
 #undef CTS__DECLARE_PARSE
 
 struct stmt_row {
   const char *name; /* the kind's enum name without CTS_ */
-  int kind, cls;
-  const char *lead, *verb;
-  int binds;
-  int family; /* enum cts_family_id: CTS_FAMILY_DLPACK_PY rows are .pytsm's */
-  uint32_t cap;
-  int shape;
+  int kind;
+  CTS_STMT_DATA_FIELDS; /* .family: CTS_FAMILY_DLPACK_PY rows are .pytsm's */
   parse_fn parse;
 };
 
+#define CTS__ROW_DATA(...) __VA_ARGS__
+#define CTS__ROW_PARSE(f) f
 static const struct stmt_row rows[CTS_N_STMT_KINDS] = {
-#define CTS__ROW(kind, cls, lead, verb, binds, fam, cap, shape, made, parse, ...) \
-  {#kind, CTS_##kind, cls, lead, verb, binds, fam, cap, shape, parse},
+#define CTS__ROW(KIND, KEY, DATA, PARSE, ...) \
+  [CTS_##KIND] = {.name = #KIND, .kind = CTS_##KIND, CTS__ROW_##DATA, .parse = CTS__ROW_##PARSE},
     CTS_STATEMENTS(CTS__ROW)
 #undef CTS__ROW
 };

@@ -131,28 +131,31 @@ typedef int (*cts_model_fn)(struct cts_model *m, const struct cts_stmt *st,
 typedef int (*cts_adapter_fn)(struct cts_run *r, const struct cts_stmt *st,
                               const struct cts_handles *h, tsm_handle *made);
 
-/* One statement kind's executor side (its row of stmt_table.h). */
+/* One statement kind's executor side (its row of stmt_table.h): EXEC, MODEL, ADAPTER and
+ * the row's DATA (.made, what a generic action made, enum cts_made; .binds, enum
+ * cts_sym_kind; .family, enum cts_family_id; ...). */
 struct cts_stmt_exec {
   cts_exec_fn exec;
   cts_model_fn model;
   cts_adapter_fn adapter;
-  int made;   /* enum cts_made */
-  int binds;  /* enum cts_sym_kind */
-  int family; /* enum cts_family_id */
+  CTS_STMT_DATA_FIELDS;
 };
 
 extern const struct cts_stmt_exec cts_stmt_exec[CTS_N_STMT_KINDS];
 
-/* Every row's functions, declared from the statement table. */
-#define CTS__DECLARE_EXEC(kind, cls, lead, verb, binds, fam, cap, shape, made, parse, model,  \
-                          adapter, exec)                                                       \
-  int model(struct cts_model *m, const struct cts_stmt *st, const struct cts_operands *o,     \
-            int *made_id);                                                                     \
-  int adapter(struct cts_run *r, const struct cts_stmt *st, const struct cts_handles *h,      \
-              tsm_handle *made_h);                                                             \
-  int exec(struct cts_run *r, const struct cts_stmt *st, int expected_err);
-CTS_STATEMENTS(CTS__DECLARE_EXEC)
-#undef CTS__DECLARE_EXEC
+/* Every row's functions, declared from the statement table (its labelled columns MODEL,
+ * ADAPTER and EXEC, each pasted onto a prefix). */
+#define CTS__DECLARE_MODEL(f)                                                               \
+  int f(struct cts_model *m, const struct cts_stmt *st, const struct cts_operands *o,       \
+        int *made_id);
+#define CTS__DECLARE_ADAPTER(f)                                                             \
+  int f(struct cts_run *r, const struct cts_stmt *st, const struct cts_handles *h,          \
+        tsm_handle *made_h);
+#define CTS__DECLARE_EXEC(f) int f(struct cts_run *r, const struct cts_stmt *st, int expected_err);
+#define CTS__DECLARE_ROW(KIND, KEY, DATA, PARSE, MODEL, ADAPTER, EXEC, WRITER)              \
+  CTS__DECLARE_##MODEL CTS__DECLARE_##ADAPTER CTS__DECLARE_##EXEC
+CTS_STATEMENTS(CTS__DECLARE_ROW)
+#undef CTS__DECLARE_ROW
 
 /* Runs a block's statements in order. RETURN 0, or -1 after reporting. */
 int cts__exec_block(struct cts_run *r, const struct cts_block *b);

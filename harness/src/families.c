@@ -50,9 +50,12 @@ const struct cts_family *const cts_families[CTS_N_FAMILIES] = {
 };
 
 const struct cts_stmt_exec cts_stmt_exec[CTS_N_STMT_KINDS] = {
-#define CTS__EXEC(kind, cls, lead, verb, binds, fam, cap, shape, made, parse, model, adapter, \
-                  exec)                                                                     \
-  [CTS_##kind] = {exec, model, adapter, made, binds, fam},
+#define CTS__EXEC_DATA(...) __VA_ARGS__
+#define CTS__EXEC_MODEL(f) .model = f
+#define CTS__EXEC_ADAPTER(f) .adapter = f
+#define CTS__EXEC_EXEC(f) .exec = f
+#define CTS__EXEC(KIND, KEY, DATA, PARSE, MODEL, ADAPTER, EXEC, WRITER)                     \
+  [CTS_##KIND] = {CTS__EXEC_##EXEC, CTS__EXEC_##MODEL, CTS__EXEC_##ADAPTER, CTS__EXEC_##DATA},
     CTS_STATEMENTS(CTS__EXEC)
 #undef CTS__EXEC
 };

@@ -1,14 +1,14 @@
 /*
  * harness/src/gen.c: the scenario generator's statement stream. Every action row of the
- * statement table (stmt_table.h) whose PARSE function has a writer here is a candidate at
- * every step, so a new row with an existing argument shape is generated the day it is
- * added; its keyword and verbs come from the row, its operands from the symbols bound so
+ * statement table (stmt_table.h) whose WRITER column names a writer (gen_write.c) is a
+ * candidate at every step, so a new row with an existing argument shape is generated the
+ * day it is added; its keyword and verbs come from the row, its operands from the symbols bound so
  * far (right kinds, bound before use), biased toward odd resources: views, components,
  * imported tensors, and whatever a release, close, dispose, move or borrow touched.
  * A block row with a block writer (gen_write.c: `wrapped`) is a candidate too while
  * fewer than GEN_MAX_DEPTH blocks are open: its inner statements are drawn the same way,
  * one level deeper, and what they bind stays usable after the block, as names are.
- * Clauses come from the per-row list below; the frontmatter from the rows used. The
+ * Clauses come from the rows' .clause; the frontmatter from the rows used. The
  * combination generator (combo_enum.c) writes single lines through the same writers
  * under a hold (gen_hold): gen_pick returns its target and focus first, and the line's
  * first word choice is the alternative it names; each kept symbol records what it was
@@ -23,32 +23,20 @@
 #include "gen_internal.h"
 #include "spec_index.h"
 
-/* The statement table's rows, as the generator reads them. */
-#define GEN__ROW(kind, cls, lead, verb, binds, fam, cap, shape, made, parse, ...) \
-  {CTS_##kind, cls, lead, verb, binds, fam, cap, #parse},
-const struct gen_row gen_rows[] = {CTS_STATEMENTS(GEN__ROW)};
-#undef GEN__ROW
-const size_t gen_n_rows = sizeof gen_rows / sizeof gen_rows[0];
-
-/* The rows by stable key (stmt_table.h, CTS_STMT_KEYS): 1 + the row's kind, 0 for a free
- * key. The build fails when a row has no key (GEN__KEY_<KIND> undeclared), when a key
- * is past the key space (an initializer out of the array) and when two rows share one
- * (a duplicate case in row_of_key). */
-#define GEN__KEY_ENUM(kind, key) GEN__KEY_##kind = key,
-enum { CTS_STMT_KEYS(GEN__KEY_ENUM) };
-#undef GEN__KEY_ENUM
-#define GEN__KEY_OF(kind, ...) +0 * GEN__KEY_##kind
-enum { GEN__EVERY_ROW_KEYED = 1 CTS_STATEMENTS(GEN__KEY_OF) };
-#undef GEN__KEY_OF
-#define GEN__BY_KEY(kind, key) [key] = CTS_##kind + 1,
-static const unsigned char kind_of_key[CTS_STMT_KEY_SPACE] = {CTS_STMT_KEYS(GEN__BY_KEY)};
+/* The rows by stable key (stmt_table.h, KEY): 1 + the row's kind, 0 for a free key.
+ * The build fails when a row has no KEY column (a macro given too few arguments), when
+ * a key is past the key space (an initializer out of the array) and when two rows share
+ * one (a duplicate case in row_of_key). */
+#define GEN__KEY_KEY(k) k
+#define GEN__BY_KEY(KIND, KEY, ...) [GEN__KEY_##KEY] = CTS_##KIND + 1,
+static const unsigned char kind_of_key[CTS_STMT_KEY_SPACE] = {CTS_STATEMENTS(GEN__BY_KEY)};
 #undef GEN__BY_KEY
 
 /* The row of a stable key, or NULL for a free one. */
-#define GEN__KEY_CASE(kind, key) case key:
+#define GEN__KEY_CASE(KIND, KEY, ...) case GEN__KEY_##KEY:
 static const struct gen_row *row_of_key(uint64_t key) {
   switch (key) {
-    CTS_STMT_KEYS(GEN__KEY_CASE)
+    CTS_STATEMENTS(GEN__KEY_CASE)
     return &gen_rows[kind_of_key[key] - 1];
   default:
     return NULL;
@@ -62,33 +50,28 @@ const struct gen_op gen_ops[] = {CTS_OPS(GEN__OP)};
 #undef GEN__OP
 const size_t gen_n_ops = sizeof gen_ops / sizeof gen_ops[0];
 
-/* The clause each row's statement checks first (spec/), by kind name. */
-static const char *const row_clauses[][2] = {
-    {"MGR_SUB", "MGR.SUB.1"}, {"MGR_SUB_OF", "MGR.SUB.4"}, {"CREATE", "MGR.CREATE.1"},
-    {"OP", "MGR.OP.1"}, {"ATTACH", "MGR.ATTACH.1"}, {"DETACH", "MGR.DETACH.1"},
-    {"BORROW", "MGR.TEMP.1"}, {"RET", "MGR.RET.1"}, {"RELEASE", "MGR.REL.1"}, {"ADOPT", "MGR.ADOPT.1"},
-    {"CLOSE", "MGR.CLOSE.1"}, {"CAP", "MGR.CAP.1"}, {"DUMP", "MGR.COUNT.1"},
-    {"SCOPE_OPEN", "SCOPE.STACK.1"}, {"SCOPE_DISPOSE", "SCOPE.DISP.1"},
-    {"SCOPE_MOVE_OUTER", "SCOPE.MOVE.1"}, {"SCOPE_MOVE_OTHER", "SCOPE.MOVE.2"},
-    {"SCOPE_DETACH", "SCOPE.DETACH.1"}, {"SCOPE_ATTACH", "SCOPE.ATTACH.1"},
-    {"SCOPE_DISPOSE_ALL", "SCOPE.ALL.1"}, {"SCOPE_HANDOVER", "SCOPE.HAND.1"},
-    {"WRAPPED", "SCOPE.WRAP.1"},
-    {"PACK", "COMP.PACK.1"}, {"LIST", "COMP.LIST.1"}, {"COMPONENT", "COMP.UNIT.1"},
-    {"DL_EXPORT", "DLP.EXPORT.1"}, {"DL_MAKE", "DLP.IMPORT.1"}, {"DL_IMPORT", "DLP.MGR.1"},
-    {"DL_DROP", "DLP.DEL.1"}, {"DL_OUTLIVE", "DLP.EXPORT.6"}, {"G_NEW", "GRAPH.MGR.1"}, {"G_LEAF", "GRAPH.BUILD.1"},
-    {"G_EXTERNAL", "GRAPH.EXT.1"}, {"G_OP", "GRAPH.OP.1"}, {"G_FLAG", "GRAPH.FLAG.1"},
-    {"G_EXPAND", "GRAPH.BUILD.1"}, {"G_COMPUTE", "GRAPH.PLAN.1"},
-    {"G_RECOMPUTE", "GRAPH.PLAN.1"}, {"G_READ", "GRAPH.EXT.2"}, {"G_RELEASE", "GRAPH.MGR.1"},
-    {"EXPECT_ERROR", "ERR.CODE.1"}, {"EXPECT_VALID", "MGR.REL.1"},
-    {"EXPECT_STATE", "MGR.CLOSE.1"}, {"EXPECT_SCOPE_STATE", "SCOPE.DISP.1"},
-    {"EXPECT_GRAPH_STATE", "GRAPH.MGR.1"}, {"EXPECT_DELETED", "DLP.DEL.1"},
-};
+/* The clause each row's statement checks first (stmt_table.h, DATA's .clause). */
+const char *gen_row_clause(int kind) { return gen_rows[kind].clause; }
 
-const char *gen_row_clause(int kind) {
-  const char *name = cts_stmt_kind_name(kind);
-  for (size_t i = 0; i < sizeof row_clauses / sizeof row_clauses[0]; i++)
-    if (!strcmp(row_clauses[i][0], name)) return row_clauses[i][1];
-  return NULL;
+int gen_rows_check(void) {
+  int bad = 0;
+  for (size_t k = 0; k < gen_n_rows; k++) {
+    const struct gen_row *row = &gen_rows[k];
+    const char *name = cts_stmt_kind_name(row->kind);
+    if (row->kind != (int)k || !row->syntax || !row->about || !row->lead) {
+      fprintf(stderr, "stmt_table.h: row %zu (%s) lacks its kind, lead, syntax or about\n", k, name);
+      bad++;
+    }
+    if ((row->write || row->write_block) && !row->clause) {
+      fprintf(stderr, "stmt_table.h: %s has a writer but no .clause\n", name);
+      bad++;
+    }
+    if (!row->write && !row->write_block && (!row->why_not || !*row->why_not)) {
+      fprintf(stderr, "stmt_table.h: %s has no writer and no NO_WRITER reason\n", name);
+      bad++;
+    }
+  }
+  return bad;
 }
 
 uint32_t gen_row_cap(int kind) { return gen_rows[kind].cap; }
@@ -219,12 +202,12 @@ const char *gen_fresh(struct gen *g, int kind, int elems, int odd) {
  * are not theirs, even where a writer exists for the same argument shape. */
 int gen_row_usable(const struct gen_row *row) {
   return row->cls == CTS_CLASS_ACTION && row->family != CTS_FAMILY_DLPACK_PY &&
-         gen_writer_of(row->parse) != NULL;
+         row->write != NULL;
 }
 
 int gen_block_usable(const struct gen_row *row) {
   return row->cls == CTS_CLASS_BLOCK && row->family != CTS_FAMILY_DLPACK_PY &&
-         gen_block_writer_of(row->parse) != NULL;
+         row->write_block != NULL;
 }
 
 int gen_write_row(struct gen *g, const struct gen_row *row) {
@@ -232,7 +215,7 @@ int gen_write_row(struct gen *g, const struct gen_row *row) {
   g->n_pending = 0;
   g->hold.used_focus = g->hold.used_target = g->hold.words = g->hold.no_variant = 0;
   g->hold.picked = 0;
-  return gen_writer_of(row->parse)(g, row);
+  return row->write(g, row);
 }
 
 void gen_add_line(struct gen *g, struct cts_gen_case *gc, const char *text, const char *alt,
@@ -247,7 +230,7 @@ static int wanted(const struct gen *g, const struct gen_row *row) {
          (!g->families || (g->families & row->cap));
 }
 
-/* A row drawn by stable key, never by position (stmt_table.h, CTS_STMT_KEYS): NULL for
+/* A row drawn by stable key, never by position (stmt_table.h, KEY): NULL for
  * a free key. Under g->want, the first row at or after the drawn key (cyclically) that
  * is usable and binds what it names, NULL when none is: a row added later at a free
  * key changes only the draws that landed on or before it in a gap. */
@@ -271,7 +254,7 @@ int gen_statement(struct gen *g, struct cts_gen_case *gc) {
     if (g->families && !(g->families & row->cap)) continue;
     if (gen_block_usable(row) && !g->want) {
       if (g->depth >= GEN_MAX_DEPTH || gen_rand(g, 2)) continue;
-      int n = gen_block_writer_of(row->parse)(g, row, gc);
+      int n = row->write_block(g, row, gc);
       if (n > 0) return n;
       continue;
     }

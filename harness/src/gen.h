@@ -78,4 +78,11 @@ const char *cts_gen_default_adapter(void);
 /* `tsm-cts gen` with its own arguments (argv[0] is "gen"). RETURN the exit status. */
 int cts_gen_main(int argc, char **argv);
 
+/* `tsm-cts statements [--markdown | --check FILE | --write FILE]`: the language reference
+ * from the statement table's rows (stmt_table.h), as text or Markdown; --check fails when
+ * FILE's block between the statement markers (cases/README.md) differs from it or a row
+ * is inconsistent (a writer without a clause, no writer and no reason), --write rewrites
+ * the block. RETURN the exit status. */
+int cts_statements_main(int argc, char **argv);
+
 #endif

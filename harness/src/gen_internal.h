@@ -10,18 +10,29 @@
 #include <stdint.h>
 
 #include "gen.h"
+#include "stmt_table.h"
 
 #define GEN_MAX_SYMS 256
 #define GEN_RECENT 4 /* symbols gen_pick comes back to: statements meet on one resource */
 #define GEN_MAX_DEPTH 2 /* blocks the generator nests: a wrapped block in a wrapped block */
 
-/* A statement table row as the generator reads it (stmt_table.h). */
+struct gen;
+struct gen_row;
+typedef int (*gen_writer)(struct gen *g, const struct gen_row *row);
+/* A block row's writer: the whole block (its head, inner statements drawn through
+ * gen_statement, its closing lines) into gc. RETURN the statements written, 0 if none. */
+typedef int (*gen_block_writer)(struct gen *g, const struct gen_row *row,
+                                struct cts_gen_case *gc);
+
+/* A statement table row as the generator reads it (stmt_table.h): its kind, key and data,
+ * and its WRITER (write), BLOCK_WRITER (write_block) or NO_WRITER (why_not). */
 struct gen_row {
-  int kind, cls;
-  const char *lead, *verb;
-  int binds, family;
-  unsigned cap;
-  const char *parse; /* the PARSE function's name: it picks the writer */
+  int kind, key;
+  CTS_STMT_DATA_FIELDS;
+  gen_writer write;             /* NULL: not one line the generator writes */
+  gen_block_writer write_block; /* NULL: not a block the generator writes */
+  const char *writer;           /* the writer's name, NULL with NO_WRITER */
+  const char *why_not;          /* NO_WRITER's reason, NULL with a writer */
 };
 
 /* An op table row. */
@@ -77,12 +88,6 @@ struct gen {
   struct cts_buf line;
 };
 
-typedef int (*gen_writer)(struct gen *g, const struct gen_row *row);
-/* A block row's writer: the whole block (its head, inner statements drawn through
- * gen_statement, its closing lines) into gc. RETURN the statements written, 0 if none. */
-typedef int (*gen_block_writer)(struct gen *g, const struct gen_row *row,
-                                struct cts_gen_case *gc);
-
 extern const struct gen_row gen_rows[];
 extern const size_t gen_n_rows;
 extern const struct gen_op gen_ops[];
@@ -109,9 +114,9 @@ int gen_row_usable(const struct gen_row *row);
 int gen_block_usable(const struct gen_row *row);
 const char *gen_row_clause(int kind); /* NULL when the row has none */
 uint32_t gen_row_cap(int kind);
-/* The writer of a PARSE function (gen_write.c), or NULL when none is written yet. */
-gen_writer gen_writer_of(const char *parse);
-gen_block_writer gen_block_writer_of(const char *parse);
+/* The rows' consistency: every row with a writer has a clause, every row without one
+ * says why. Writes each problem to stderr. RETURN the number of problems. */
+int gen_rows_check(void);
 /* text as a body line of gc, indented by g->depth; alt likewise (NULL: none); takes
  * neither string. */
 void gen_add_line(struct gen *g, struct cts_gen_case *gc, const char *text, const char *alt,

@@ -1,11 +1,12 @@
 /*
- * harness/src/gen_write.c: the generator's writers, one per PARSE function of the
- * statement table (stmt_table.h), keyed by its name: a writer puts the row's keyword and
- * a verb of the row, then operands of the kinds the parse function reads, into the line.
- * A block row's writer (block_writers: `wrapped`, whose `result` line it writes itself)
- * writes the whole block into the case, its inner statements drawn like any other; the
- * combination generator, which combines single lines, does not use it. Rows with no
- * writer here (the blocks repeat, thread and parallel) are not generated. A line's first
+ * harness/src/gen_write.c: the generator's writers, named by the rows of the statement
+ * table (stmt_table.h, column WRITER), and gen_rows, the rows with their writers: a
+ * writer puts the row's keyword and a verb of the row, then operands of the kinds the
+ * row's parse function reads, into the line. A block row's writer (BLOCK_WRITER: `wrapped`,
+ * whose `result` line it writes itself) writes the whole block into the case, its inner
+ * statements drawn like any other; the combination generator, which combines single
+ * lines, does not use it. Rows with NO_WRITER (the blocks repeat, thread and parallel,
+ * the expectations, the .pytsm rows) are not drawn. A line's first
  * word choice (gen_pick_word,
  * pick_op: a verb, an op, a DLPack form, a flag, a component part) is the variant a
  * combination's hold may name. The final expectations (gen_expectations,
@@ -422,30 +423,6 @@ static int w_expand(struct gen *g, const struct gen_row *row) {
   return 0;
 }
 
-static const struct {
-  const char *parse;
-  gen_writer write;
-} writers[] = {
-    {"parse_use_manager", w_use_manager}, {"parse_use_resource", w_use_resource},
-    {"parse_create", w_create}, {"parse_op", w_op}, {"parse_graph_op", w_op},
-    {"parse_attach", w_attach}, {"parse_detach", w_detach}, {"parse_borrow", w_borrow},
-    {"parse_ret", w_ret}, {"parse_release", w_release}, {"parse_dump", w_dump},
-    {"parse_nothing", w_nothing}, {"parse_dispose", w_dispose}, {"parse_move", w_move},
-    {"parse_use_scope", w_use_scope}, {"parse_pack", w_pack},
-    {"parse_list_items", w_list_items}, {"parse_component", w_component},
-    {"parse_export", w_export}, {"parse_make", w_make}, {"parse_import", w_import},
-    {"parse_use_dlpack", w_use_dlpack}, {"parse_leaf", w_leaf},
-    {"parse_external", w_external}, {"parse_flag", w_flag}, {"parse_expand", w_expand},
-    {"parse_use_graph", w_use_graph}, {"parse_recompute", w_recompute},
-    {"parse_read", w_read},
-};
-
-gen_writer gen_writer_of(const char *parse) {
-  for (size_t i = 0; i < sizeof writers / sizeof writers[0]; i++)
-    if (!strcmp(writers[i].parse, parse)) return writers[i].write;
-  return NULL;
-}
-
 /* ---- blocks ------------------------------------------------------------------------ */
 
 /* The result of a wrapped block whose inner statements bound syms[from] on: usually
@@ -514,19 +491,6 @@ static int w_wrapped(struct gen *g, const struct gen_row *row, struct cts_gen_ca
   return written;
 }
 
-static const struct {
-  const char *parse;
-  gen_block_writer write;
-} block_writers[] = {
-    {"parse_wrapped", w_wrapped},
-};
-
-gen_block_writer gen_block_writer_of(const char *parse) {
-  for (size_t i = 0; i < sizeof block_writers / sizeof block_writers[0]; i++)
-    if (!strcmp(block_writers[i].parse, parse)) return block_writers[i].write;
-  return NULL;
-}
-
 /* ---- expectations at the end -------------------------------------------------- */
 
 /* A symbol's candidate expectation and its other state, by its kind. */
@@ -562,3 +526,18 @@ void gen_expectation_of(struct cts_gen_case *gc, const struct gen_sym *sym) {
 void gen_expectations(struct gen *g, struct cts_gen_case *gc) {
   for (size_t i = 1; i < g->n_syms; i++) gen_expectation_of(gc, &g->syms[i]);
 }
+
+/* ---- the rows ------------------------------------------------------------------------ */
+
+/* The statement table's rows as the generator reads them, with their writers (its
+ * WRITER, BLOCK_WRITER or NO_WRITER column), in kind order. */
+#define GEN__ROW_KEY(k) k
+#define GEN__ROW_DATA(...) __VA_ARGS__
+#define GEN__ROW_WRITER(w) .write = w, .writer = #w
+#define GEN__ROW_BLOCK_WRITER(w) .write_block = w, .writer = #w
+#define GEN__ROW_NO_WRITER(why) .why_not = why
+#define GEN__ROW(KIND, KEY, DATA, PARSE, MODEL, ADAPTER, EXEC, WRITER)                      \
+  [CTS_##KIND] = {.kind = CTS_##KIND, .key = GEN__ROW_##KEY, GEN__ROW_##DATA, GEN__ROW_##WRITER},
+const struct gen_row gen_rows[] = {CTS_STATEMENTS(GEN__ROW)};
+#undef GEN__ROW
+const size_t gen_n_rows = sizeof gen_rows / sizeof gen_rows[0];

@@ -49,6 +49,8 @@ static void usage(FILE *f) {
       "       tsm-cts combos [--depth N] [-j N] [--known FILE] [--json FILE] [--save DIR]\n"
       "       tsm-cts explain FILE --adapter SO [--device NAME]  (the model's view after\n"
       "                every statement: what the judge expects)\n"
+      "       tsm-cts statements [--markdown | --check FILE | --write FILE]  (the\n"
+      "                language reference, from the statement table)\n"
       "       tsm-cts --help | --version\n\n"
       "SELECTOR: a case file or folder, a glob over case ids (managers/temp/*), or a\n"
       "clause id or prefix (MGR.TEMP.4, MGR.TEMP). Default: every case under --cases.\n"
@@ -837,6 +839,7 @@ static const struct {
 } own_argument_commands[] = {
     {"gen", cts_gen_main},         {"combos", cts_combos_main},   {"parse", cmd_parse_main},
     {"reduce", cts_reduce_main},   {"explain", cts_explain_main},
+    {"statements", cts_statements_main},
 };
 
 /* The commands that take the common options (usage_options). */
