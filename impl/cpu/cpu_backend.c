@@ -107,8 +107,9 @@ static int cpu_gather(void *out, const void *table, const int32_t *idx,
   return 0;
 }
 
-static int cpu_matmul(float *out, const float *a, const float *b, int64_t m,
-                      int64_t k, int64_t n) {
+static int cpu_matmul(float *out, const float *a, const float *b,
+                      const struct tsmr__mm_dims *d) {
+  int64_t m = d->m, k = d->k, n = d->n;
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {
       double acc = 0.0;
@@ -118,8 +119,9 @@ static int cpu_matmul(float *out, const float *a, const float *b, int64_t m,
   return 0;
 }
 
-static int cpu_sgemm(float *out, const float *a, const float *b, int64_t m,
-                     int64_t k, int64_t n) {
+static int cpu_sgemm(float *out, const float *a, const float *b,
+                     const struct tsmr__mm_dims *d) {
+  int64_t m = d->m, k = d->k, n = d->n;
   if (m > INT32_MAX || k > INT32_MAX || n > INT32_MAX) return TSMR_ENOMEM;
   if (k == 0) {
     memset(out, 0, (size_t)m * (size_t)n * sizeof(float));
@@ -148,8 +150,9 @@ static int cpu_diag32(void *out, const void *a, int64_t k) {
   return 0;
 }
 
-static int cpu_sgesvd(float *u, float *s, float *vt, const float *a, int64_t m,
+static int cpu_sgesvd(const struct tsmr__svd_out *o, const float *a, int64_t m,
                       int64_t n) {
+  float *u = o->u, *s = o->s, *vt = o->vt;
   if (m > INT32_MAX || n > INT32_MAX) return TSMR_ENOMEM;
   int rc = la_get();
   if (rc) return rc;

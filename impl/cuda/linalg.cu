@@ -17,7 +17,8 @@
 #include "tsmr_cuda.cuh"
 
 static __global__ void matmul_kernel(float *o, const float *a, const float *b,
-                                     int64_t m, int64_t k, int64_t n) {
+                                     struct tsmr__mm_dims d) {
+  const int64_t m = d.m, k = d.k, n = d.n;
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < m * n;
        i += (int64_t)blockDim.x * gridDim.x) {
     int64_t r = i / n, c = i % n;
@@ -27,9 +28,9 @@ static __global__ void matmul_kernel(float *o, const float *a, const float *b,
   }
 }
 
-int tsmr_cuda_matmul(float *out, const float *a, const float *b, int64_t m, int64_t k,
-                     int64_t n) {
-  matmul_kernel<<<tsmr__cuda_blocks(m * n), TSMR_CUDA_THREADS>>>(out, a, b, m, k, n);
+int tsmr_cuda_matmul(float *out, const float *a, const float *b,
+                     const struct tsmr__mm_dims *d) {
+  matmul_kernel<<<tsmr__cuda_blocks(d->m * d->n), TSMR_CUDA_THREADS>>>(out, a, b, *d);
   CUDA_CHECK(cudaGetLastError());
   return 0;
 }
@@ -63,8 +64,9 @@ void tsmr_cuda_release_cache(void) {
 
 /* Row-major C[m,n] = A[m,k] B[k,n] is column-major C^T = B^T A^T: B's memory is
  * column-major B^T [n,k] (ld n), A's is A^T [k,m] (ld k). */
-int tsmr_cuda_sgemm(float *out, const float *a, const float *b, int64_t m, int64_t k,
-                    int64_t n) {
+int tsmr_cuda_sgemm(float *out, const float *a, const float *b,
+                    const struct tsmr__mm_dims *d) {
+  const int64_t m = d->m, k = d->k, n = d->n;
   if (m > INT32_MAX || k > INT32_MAX || n > INT32_MAX) return TSMR_ENOMEM;
   if (k == 0) {
     CUDA_CHECK(cudaMemset(out, 0, (size_t)m * (size_t)n * sizeof(float)));
@@ -84,9 +86,10 @@ int tsmr_cuda_sgemm(float *out, const float *a, const float *b, int64_t m, int64
   return 0;
 }
 
-/* Column-major gesvd of M x N (M >= N) matrix w (destroyed): s, u (M x N, ld M),
- * vt (N x N, ld N). Lock held. */
-static int gesvd_col_major(float *w, int M, int N, float *s, float *u, float *vt) {
+/* Column-major gesvd of M x N (M >= N) matrix w (destroyed): o->s, o->u (M x N, ld M),
+ * o->vt (N x N, ld N). Lock held. */
+static int gesvd_col_major(float *w, int M, int N, const struct tsmr__svd_out *o) {
+  float *u = o->u, *s = o->s, *vt = o->vt;
   int lwork = 0, info = 0, rc = 0;
   float *work = NULL;
   int *dinfo = NULL;
@@ -119,7 +122,8 @@ static int gesvd_col_major(float *w, int M, int N, float *s, float *u, float *vt
  *   (ld n) is row-major Vt [k,n]: both written in place.
  * m > n: gesvd of A itself (column-major m x n, made by a transpose): U (column-major
  *   [m,n]) and Vt (column-major [n,n]) are transposed into row-major. */
-int tsmr_cuda_sgesvd(float *u, float *s, float *vt, const float *a, int64_t m, int64_t n) {
+int tsmr_cuda_sgesvd(const struct tsmr__svd_out *o, const float *a, int64_t m, int64_t n) {
+  float *u = o->u, *s = o->s, *vt = o->vt;
   if (m > INT32_MAX || n > INT32_MAX) return TSMR_ENOMEM;
   std::lock_guard<std::mutex> guard(la_lock);
   int rc = la_init();
@@ -129,13 +133,15 @@ int tsmr_cuda_sgesvd(float *u, float *s, float *vt, const float *a, int64_t m, i
   CUDA_CHECK(cudaMalloc(&w, mn));
   if (m <= n) {
     rc = tsmr__cuda_d2d_raw(w, a, mn);
-    if (!rc) rc = gesvd_col_major(w, (int)n, (int)m, s, vt, u);
+    const struct tsmr__svd_out t = {vt, s, u}; /* A^T's U' is Vt, its V'^T is U */
+    if (!rc) rc = gesvd_col_major(w, (int)n, (int)m, &t);
   } else {
     rc = tsmr_cuda_transpose32(w, a, m, n);
     if (!rc && cudaMalloc(&uc, mn) != cudaSuccess) rc = TSMR_ENOMEM;
     if (!rc && cudaMalloc(&vc, (size_t)n * (size_t)n * sizeof(float)) != cudaSuccess)
       rc = TSMR_ENOMEM;
-    if (!rc) rc = gesvd_col_major(w, (int)m, (int)n, s, uc, vc);
+    const struct tsmr__svd_out c = {uc, s, vc};
+    if (!rc) rc = gesvd_col_major(w, (int)m, (int)n, &c);
     if (!rc) rc = tsmr_cuda_transpose32(u, uc, n, m);  /* row-major [n,m] -> [m,n] */
     if (!rc) rc = tsmr_cuda_transpose32(vt, vc, n, n); /* row-major [n,n] -> [n,n]^T */
   }

@@ -48,11 +48,11 @@ int tsmr_cuda_gather(void *out, const void *table, const int32_t *idx, int64_t n
 int tsmr_cuda_transpose32(void *out, const void *a, int64_t m, int64_t n);
 int tsmr_cuda_diag32(void *out, const void *a, int64_t k);
 /* linalg.cu (MGR.OP.7, GRAPH.OP.1) */
-int tsmr_cuda_matmul(float *out, const float *a, const float *b, int64_t m, int64_t k,
-                     int64_t n);
-int tsmr_cuda_sgemm(float *out, const float *a, const float *b, int64_t m, int64_t k,
-                    int64_t n);
-int tsmr_cuda_sgesvd(float *u, float *s, float *vt, const float *a, int64_t m, int64_t n);
+int tsmr_cuda_matmul(float *out, const float *a, const float *b,
+                     const struct tsmr__mm_dims *d);
+int tsmr_cuda_sgemm(float *out, const float *a, const float *b,
+                    const struct tsmr__mm_dims *d);
+int tsmr_cuda_sgesvd(const struct tsmr__svd_out *o, const float *a, int64_t m, int64_t n);
 void tsmr_cuda_release_cache(void);
 
 static inline int tsmr__cuda_d2d_raw(void *dst, const void *src, size_t n) {

@@ -6,8 +6,8 @@
  *
  * Pointers named dst/src/a/b/out are device pointers of this backend unless the name
  * says host. No slot is called with a byte or element count of 0. Every slot returns
- * 0 or a negative TSMR_* code; a slot the backend lacks is NULL and the dispatcher
- * (impl/src/ops.c) answers TSMR_ENOTSUP.
+ * 0 or a negative TSMR_* code; a slot the backend lacks is NULL and the op table
+ * (impl/src/optable.c, which names each op's slot) answers TSMR_ENOTSUP.
  *
  * C and CUDA C++ both include this header (impl/cuda builds the CUDA instance).
  */
@@ -21,7 +21,17 @@
 extern "C" {
 #endif
 
-#define TSMR__BACKEND_API_VERSION 3
+#define TSMR__BACKEND_API_VERSION 4
+
+/* The dimensions of a matrix product out[m,n] = a[m,k] x b[k,n]. */
+struct tsmr__mm_dims {
+  int64_t m, k, n;
+};
+
+/* The three results of an economy SVD (device pointers). */
+struct tsmr__svd_out {
+  float *u, *s, *vt;
+};
 
 struct tsmr__backend {
   int api_version;       /* TSMR__BACKEND_API_VERSION; the loader refuses others */
@@ -50,23 +60,21 @@ struct tsmr__backend {
   int (*gather)(void *out, const void *table, const int32_t *idx, int64_t n_idx,
                 size_t row_bytes);
   /* out[m,n] = a[m,k] x b[k,n], f32, accumulated in double. */
-  int (*matmul)(float *out, const float *a, const float *b, int64_t m, int64_t k,
-                int64_t n);
+  int (*matmul)(float *out, const float *a, const float *b, const struct tsmr__mm_dims *d);
   /* ---- version 2: graph operations (impl/src/graph.c, GRAPH.OP.1) ---- */
   /* Byte alignment of planner offsets (a power of two, >= 4). */
   size_t graph_align;
   /* out[m,n] = a[m,k] x b[k,n], f32, by the platform BLAS (cblas_sgemm, cublasSgemm);
    * k may be 0 (out = 0); m, n >= 1. out never aliases a or b. */
-  int (*sgemm)(float *out, const float *a, const float *b, int64_t m, int64_t k,
-               int64_t n);
+  int (*sgemm)(float *out, const float *a, const float *b, const struct tsmr__mm_dims *d);
   /* out[j, i] = a[i, j] for a [m, n] of 32-bit words; out never aliases a. */
   int (*transpose32)(void *out, const void *a, int64_t m, int64_t n);
   /* out [k, k] = 0 with out[i, i] = a[i], 32-bit words. */
   int (*diag32)(void *out, const void *a, int64_t k);
   /* Economy SVD of f32 a [m, n] (m, n >= 1, not modified), k = min(m, n): u [m, k],
-   * s [k] (non-increasing), vt [k, n], all row-major, by LAPACK (LAPACKE_sgesvd) or
-   * cuSOLVER (cusolverDnSgesvd). */
-  int (*sgesvd)(float *u, float *s, float *vt, const float *a, int64_t m, int64_t n);
+   * s [k] (non-increasing), vt [k, n] (o's three pointers), all row-major, by LAPACK
+   * (LAPACKE_sgesvd) or cuSOLVER (cusolverDnSgesvd). */
+  int (*sgesvd)(const struct tsmr__svd_out *o, const float *a, int64_t m, int64_t n);
   /* Frees what the backend keeps between calls (library handles, workspaces); called
    * when the last context on the device closes, never during a call. (optional: NULL
    * when it keeps nothing) */

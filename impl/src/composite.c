@@ -35,11 +35,23 @@ static int put_host(tsmr_ctx *ctx, struct tsmr__tensor *t, const void *src,
   return ctx->be->copy_h2d(t->st->data, src, n);
 }
 
-/* data[off[t] + j] = seqs[sorted[j]][t]: on the host directly; on a device by one
- * gather over the concatenated sequences (all copies stay on the device). */
+/* A pack's layout, built aside (COMP.PACK.1); the arrays are owned by it and freed
+ * with pack_work_free. */
+struct pack_work {
+  struct tsmr__tensor **in; /* the sequences, in argument order */
+  struct tsmr_len_idx *li;  /* lengths, longest first */
+  int32_t *sorted, *unsorted, *bs;
+  int64_t *off, total, maxlen;
+};
+
+/* data[off[t] + j] = seqs[sorted[j]][t] (w's arrays, n sequences): on the host
+ * directly; on a device by one gather over the concatenated sequences (all copies stay
+ * on the device). */
 static int pack_data(tsmr_ctx *ctx, struct tsmr__tensor *data,
-                     struct tsmr__tensor **in, int n, const int32_t *sorted,
-                     const int64_t *off, int64_t total) {
+                     const struct pack_work *w, int n) {
+  struct tsmr__tensor **in = w->in;
+  const int32_t *sorted = w->sorted;
+  const int64_t *off = w->off, total = w->total;
   const struct tsmr__backend *be = ctx->be;
   if (be->host_memory) {
     float *dst = data->st->data;
@@ -90,7 +102,8 @@ static int pack_data(tsmr_ctx *ctx, struct tsmr__tensor *data,
 static int new_component(tsmr_ctx *ctx, struct tsmr__tensor *c, int k, int dtype,
                          int64_t extent) {
   struct tsmr__tensor *t;
-  int rc = tsmr__tensor_alloc(ctx, dtype, 1, &extent, extent, NULL, 0, &t);
+  const struct tsmr__tensor_spec s = {dtype, 1, &extent, extent, NULL, 0};
+  int rc = tsmr__tensor_alloc(ctx, &s, &t);
   if (rc) return rc;
   t->rkind = TSMR__RES_COMPONENT;
   t->parent = c;
@@ -136,15 +149,6 @@ static int pack_args(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, int enforce_
   *out_holder = holder;
   return 0;
 }
-
-/* A pack's layout, built aside (COMP.PACK.1); the arrays are owned by it and freed
- * with pack_work_free. */
-struct pack_work {
-  struct tsmr__tensor **in; /* the sequences, in argument order */
-  struct tsmr_len_idx *li;  /* lengths, longest first */
-  int32_t *sorted, *unsorted, *bs;
-  int64_t *off, total, maxlen;
-};
 
 static void pack_work_free(struct pack_work *w) {
   tsmr__free(w->in);
@@ -200,8 +204,7 @@ static int pack_components(tsmr_ctx *ctx, struct tsmr__tensor *c,
       ((rc = new_component(ctx, c, TSMR_COMPONENT_SORTED_INDICES, TSMR_I32, n)) ||
        (rc = new_component(ctx, c, TSMR_COMPONENT_UNSORTED_INDICES, TSMR_I32, n))))
     return rc;
-  if ((rc = pack_data(ctx, c->comps[TSMR_COMPONENT_DATA], w->in, n, w->sorted, w->off,
-                      w->total)) ||
+  if ((rc = pack_data(ctx, c->comps[TSMR_COMPONENT_DATA], w, n)) ||
       (rc = put_host(ctx, c->comps[TSMR_COMPONENT_BATCH_SIZES], w->bs,
                      (size_t)w->maxlen * sizeof *w->bs)))
     return rc;

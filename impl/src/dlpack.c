@@ -166,13 +166,20 @@ static int export_storage(tsmr_ctx *ctx, const struct tsmr__tensor *t, uint32_t 
   return 0;
 }
 
-/* What the export of t over st describes (o: OUT; strides: OUT, its compact strides,
- * like PyTorch's: extent 0 counts as 1; saturated at INT64_MAX where an empty tensor's
- * huge extents, a [0, 2^62, 2], would overflow them: nothing is read through those). */
+struct export_desc {
+  struct tsmr__dlx_out o;
+  int64_t strides[TSMR_MAX_DIMS]; /* o.strides points here */
+};
+
+/* What the export of t over st describes (e->o: OUT; e->strides: OUT, its compact
+ * strides, like PyTorch's: extent 0 counts as 1; saturated at INT64_MAX where an empty
+ * tensor's huge extents, a [0, 2^62, 2], would overflow them: nothing is read through
+ * those). */
 static void export_describe(const tsmr_ctx *ctx, const struct tsmr__tensor *t,
                             const struct tsmr__storage *st, uint32_t request,
-                            int64_t *strides, struct tsmr__dlx_out *o) {
-  int64_t acc = 1;
+                            struct export_desc *e) {
+  struct tsmr__dlx_out *o = &e->o;
+  int64_t *strides = e->strides, acc = 1;
   for (int i = t->ndim - 1; i >= 0; i--) {
     strides[i] = acc;
     if (__builtin_mul_overflow(acc, t->shape[i] > 1 ? t->shape[i] : 1, &acc)) acc = INT64_MAX;
@@ -205,12 +212,11 @@ static int dlpack_export_l(tsmr_ctx *ctx, tsmr_handle th, int form, uint32_t req
   if (!t) return TSMR_ERELEASED;
   if ((rc = dlx_anchor_get(ctx, &a))) return rc;
   if ((rc = export_storage(ctx, t, request, &st))) return rc;
-  int64_t strides[TSMR_MAX_DIMS];
-  struct tsmr__dlx_out o;
-  export_describe(ctx, t, st, request, strides, &o);
+  struct export_desc e;
+  export_describe(ctx, t, st, request, &e);
   struct tsmr__dlx_rec *rec;
   void *managed;
-  if ((rc = f->build(&o, &rec, &managed))) {
+  if ((rc = f->build(&e.o, &rec, &managed))) {
     tsmr__storage_put(ctx, st);
     return rc;
   }
@@ -229,11 +235,13 @@ int tsmr_dlpack_export(tsmr_ctx *ctx, tsmr_handle t, int form, uint32_t request,
 
 /* ---- import ---------------------------------------------------------------------- */
 
-/* dst[k] = the k-th element in row-major order of the strided tensor whose element 0
- * is at element offset origin of base (elements of esize bytes). */
-static void dlx_gather(void *dst, const unsigned char *base, int64_t origin, size_t esize,
-                       int ndim, const int64_t *shape, const int64_t *strides,
-                       int64_t numel) {
+/* dst[k] = the k-th element in row-major order of v's strided tensor (numel elements)
+ * whose element 0 is at element offset origin of base (elements of esize bytes). */
+static void dlx_gather(void *dst, const unsigned char *base, int64_t origin,
+                       const struct tsmr__dlx_view *v, int64_t numel) {
+  size_t esize = ((size_t)v->bits + 7) / 8;
+  int ndim = v->ndim;
+  const int64_t *shape = v->shape, *strides = v->strides;
   unsigned char *d = dst;
   int64_t idx[TSMR_MAX_DIMS] = {0};
   int64_t off = origin;
@@ -250,11 +258,22 @@ static void dlx_gather(void *dst, const unsigned char *base, int64_t origin, siz
   }
 }
 
-/* Copies v's numel elements (element 0 at src) compactly into dst, device memory of
- * ctx. src_dev: src is device memory of the session, else host-accessible memory. */
+/* What an import reads off the managed struct's fields, once they are accepted. */
+struct import_layout {
+  int64_t numel;
+  int compact;     /* row-major contiguous (or no strides) */
+  int64_t lo, hi;  /* element offsets spanned, relative to element 0 */
+  int src_dev;     /* the data is device memory of the session, else host-accessible */
+  int dtype;
+};
+
+/* Copies v's numel elements (element 0 at src; l's layout) compactly into dst, device
+ * memory of ctx. l->src_dev: src is device memory of the session, else host-accessible
+ * memory. */
 static int dlx_copy_in(tsmr_ctx *ctx, void *dst, const struct tsmr__dlx_view *v,
-                       const unsigned char *src, int64_t numel, int compact,
-                       int src_dev, int64_t lo, int64_t hi) {
+                       const unsigned char *src, const struct import_layout *l) {
+  int64_t numel = l->numel, lo = l->lo, hi = l->hi;
+  int compact = l->compact, src_dev = l->src_dev;
   const struct tsmr__backend *be = ctx->be;
   size_t esize = ((size_t)v->bits + 7) / 8, nbytes = (size_t)numel * esize;
   int rc = 0;
@@ -263,7 +282,7 @@ static int dlx_copy_in(tsmr_ctx *ctx, void *dst, const struct tsmr__dlx_view *v,
     return be->copy_h2d(dst, src, nbytes);
   }
   if (!src_dev && be->host_memory) {
-    dlx_gather(dst, src, 0, esize, v->ndim, v->shape, v->strides, numel);
+    dlx_gather(dst, src, 0, v, numel);
     return 0;
   }
   unsigned char *tmp = tsmr__alloc(nbytes), *span = NULL;
@@ -273,24 +292,15 @@ static int dlx_copy_in(tsmr_ctx *ctx, void *dst, const struct tsmr__dlx_view *v,
     if (!(span = tsmr__alloc(span_bytes))) rc = TSMR_ENOMEM;
     else rc = be->copy_d2h(span, src + lo * (int64_t)esize, span_bytes);
     if (rc == 0)
-      dlx_gather(tmp, span, -lo, esize, v->ndim, v->shape, v->strides, numel);
+      dlx_gather(tmp, span, -lo, v, numel);
   } else {
-    dlx_gather(tmp, src, 0, esize, v->ndim, v->shape, v->strides, numel);
+    dlx_gather(tmp, src, 0, v, numel);
   }
   if (rc == 0) rc = be->copy_h2d(dst, tmp, nbytes);
   tsmr__free(span);
   tsmr__free(tmp);
   return rc;
 }
-
-/* What an import reads off the managed struct's fields, once they are accepted. */
-struct import_layout {
-  int64_t numel;
-  int compact;     /* row-major contiguous (or no strides) */
-  int64_t lo, hi;  /* element offsets spanned, relative to element 0 */
-  int src_dev;     /* the data is device memory of the session, else host-accessible */
-  int dtype;
-};
 
 /* DLP.IMPORT.2: the bytes the elements span, lo..hi elements of the declared element
  * size from byte_offset, must be addressable: no int64 overflow anywhere on the way
@@ -393,18 +403,30 @@ static int import_is_own(const tsmr_ctx *ctx, const struct tsmr__dlx_rec *rec,
          (rec->st->ext_del || (size_t)l->numel * tsmr__dtype_size(l->dtype) == rec->st->nbytes);
 }
 
-/* A tensor of m with v's shape over storage st (NULL: a new compact one of its own). */
+/* A tensor of m as s says (the import's dtype and shape) over storage st (NULL: a new
+ * compact one of its own). */
 static int import_tensor(tsmr_ctx *ctx, struct tsmr__mgr *m,
-                         const struct tsmr__dlx_view *v, const struct import_layout *l,
-                         struct tsmr__storage *st, struct tsmr__tensor **t) {
-  return tsmr__tensor_create(ctx, m, l->dtype, v->ndim, v->shape, l->numel, st, 0, t);
+                         const struct tsmr__tensor_spec *s, struct tsmr__storage *st,
+                         struct tsmr__tensor **t) {
+  struct tsmr__tensor_spec over = *s;
+  over.st = st;
+  return tsmr__tensor_create(ctx, m, &over, t);
 }
+
+/* One tsmr_dlpack_import: managed in form f into manager mh; out: OUT. */
+struct import_call {
+  void *managed;
+  const struct tsmr__dlx_form *f;
+  tsmr_handle mh;
+  tsmr_handle *out;
+};
 
 /* *del: OUT, 1 when the caller must run managed's deleter after unlocking (a refusal,
  * or a copy), 0 when managed now belongs to a tensor or was one of our exports. */
-static int dlpack_import_l(tsmr_ctx *ctx, void *managed,
-                           const struct tsmr__dlx_form *f, tsmr_handle mh,
-                           tsmr_handle *out, int *del) {
+static int dlpack_import_l(tsmr_ctx *ctx, const struct import_call *c, int *del) {
+  void *managed = c->managed;
+  const struct tsmr__dlx_form *f = c->f;
+  tsmr_handle mh = c->mh, *out = c->out;
   struct tsmr__mgr *m;
   struct tsmr__tensor *t;
   struct tsmr__dlx_view v;
@@ -421,22 +443,22 @@ static int dlpack_import_l(tsmr_ctx *ctx, void *managed,
   if ((rc = f->parse(managed, &v))) return rc;
   if ((rc = import_shape(&v, &l)) || (rc = import_device_dtype(ctx, &v, &l))) return rc;
   int64_t numel = l.numel;
+  const struct tsmr__tensor_spec spec = {l.dtype, v.ndim, v.shape, numel, NULL, 0};
   unsigned char *src = numel > 0 ? (unsigned char *)v.data + v.byte_offset : NULL;
   struct tsmr__dlx_rec *rec = f->own(managed);
   if (import_is_own(ctx, rec, &v, &l, src)) { /* share the exported storage */
-    rc = import_tensor(ctx, m, &v, &l, rec->st, &t);
+    rc = import_tensor(ctx, m, &spec, rec->st, &t);
     dlx_drop_own_l(ctx, rec); /* consumed either way */
     *del = 0;
   } else if (l.compact && (ctx->be->host_memory || l.src_dev)) {
     struct tsmr__storage *st; /* DLP.MGR.3: alias, deleter at the release */
     if ((rc = tsmr__storage_wrap(ctx, src, managed, f->call_deleter, &st))) return rc;
     *del = 0; /* the storage owns managed now */
-    rc = import_tensor(ctx, m, &v, &l, st, &t);
+    rc = import_tensor(ctx, m, &spec, st, &t);
     tsmr__storage_put(ctx, st); /* on failure the last reference: deleter at leave */
   } else { /* DLP.IMPORT.4, DLP.MGR.3: a compact copy of our own, deleter at once */
-    if ((rc = import_tensor(ctx, m, &v, &l, NULL, &t))) return rc;
-    if (numel > 0 && (rc = dlx_copy_in(ctx, t->st->data, &v, src, numel, l.compact,
-                                       l.src_dev, l.lo, l.hi))) {
+    if ((rc = import_tensor(ctx, m, &spec, NULL, &t))) return rc;
+    if (numel > 0 && (rc = dlx_copy_in(ctx, t->st->data, &v, src, &l))) {
       tsmr__tensor_discard(ctx, t);
       return rc;
     }
@@ -457,7 +479,8 @@ int tsmr_dlpack_import(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
     return TSMR_EINVAL;
   }
   if ((rc = tsmr__enter(ctx)) == 0) {
-    rc = dlpack_import_l(ctx, managed, f, m, out, &del);
+    const struct import_call c = {managed, f, m, out};
+    rc = dlpack_import_l(ctx, &c, &del);
     tsmr__leave(ctx); /* also runs foreign deleters that became due */
   }
   if (del) f->call_deleter(managed); /* DLP.IMPORT.2: never under the lock */

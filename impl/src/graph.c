@@ -201,41 +201,23 @@ static int graph_replan(tsmr_ctx *ctx, struct tsmr__graph *g, int mode) {
 
 /* ---- the executor --------------------------------------------------------------- */
 
+/* Runs in-graph node x by its op's graph kernel (op table, optable.c); the results of
+ * an SVD are computed together, by the first (GRAPH.OP.1). */
 static int graph_eval(tsmr_ctx *ctx, struct tsmr__graph *g, uint32_t x) {
-  const struct tsmr__backend *be = ctx->be;
   const struct tsmr__gnode *xn = &g->n[x];
-  void *o = gptr(ctx, g, x);
-  const void *a = xn->n_src > 0 ? gptr(ctx, g, xn->src[0]) : NULL;
-  const void *b = xn->n_src > 1 ? gptr(ctx, g, xn->src[1]) : NULL;
-  const struct tsmr__gnode *an = xn->n_src > 0 ? &g->n[xn->src[0]] : NULL;
-  switch (xn->op) {
-  case TSMR_OP_ADD:
-    return xn->numel ? be->add(xn->dtype, o, a, b, xn->numel) : 0;
-  case TSMR_OP_SUB:
-    return xn->numel ? be->sub(xn->dtype, o, a, b, xn->numel) : 0;
-  case TSMR_OP_MUL:
-    return xn->numel ? be->mul(xn->dtype, o, a, b, xn->numel) : 0;
-  case TSMR_OP_SUM:
-    return be->sum(xn->dtype, o, a, an->numel);
-  case TSMR_OP_MATMUL:
-    if (!xn->numel) return 0;
-    return be->sgemm(o, a, b, an->shape[0], an->shape[1], xn->shape[1]);
-  case TSMR_OP_RESHAPE:
-    return 0; /* a view: its root's memory */
-  case TSMR_OP_TRANSPOSE:
-    return xn->numel ? be->transpose32(o, a, an->shape[0], an->shape[1]) : 0;
-  case TSMR_OP_DIAG:
-    return xn->numel ? be->diag32(o, a, an->numel) : 0;
-  case TSMR_OP_SVD: {
-    /* the three results are computed together, by the first (GRAPH.OP.1) */
-    uint32_t s0 = xn->sib0;
-    if (x != s0 || !an->shape[0] || !an->shape[1]) return 0;
-    return be->sgesvd(o, gptr(ctx, g, s0 + 1), gptr(ctx, g, s0 + 2), a,
-                      an->shape[0], an->shape[1]);
-  }
-  default:
-    return TSMR_EINVAL;
-  }
+  const struct tsmr__op_def *d = tsmr__op_def(xn->op);
+  if (!d) return TSMR_EINVAL;
+  if (x != xn->sib0 || !d->graph_run) return 0; /* a later sibling; a view */
+  const struct tsmr__gnode *an = &g->n[xn->src[0]], *bn = &g->n[xn->src[xn->n_src - 1]];
+  struct tsmr__operand oa = {an->dtype, an->ndim, an->shape, an->numel};
+  struct tsmr__operand ob = {bn->dtype, bn->ndim, bn->shape, bn->numel};
+  struct tsmr__operand res = {xn->dtype, xn->ndim, xn->shape, xn->numel};
+  struct tsmr__kernel_call k = {ctx->be, xn->dtype, {NULL, NULL, NULL},
+                                gptr(ctx, g, xn->src[0]),
+                                xn->n_src > 1 ? gptr(ctx, g, xn->src[1]) : NULL,
+                                &oa, &ob, &res};
+  for (int r = 0; r < d->n_results; r++) k.out[r] = gptr(ctx, g, x + (uint32_t)r);
+  return d->graph_run(&k);
 }
 
 /* ---- public (locked) ---------------------------------------------------------- */
@@ -333,98 +315,65 @@ static int graph_external_l(tsmr_ctx *ctx, tsmr_handle gh, tsmr_handle th,
 
 /* Steps 1-2 of ERR.ORDER.1 for graph_op: the call, then the handles (EINVAL), then
  * a released graph (ERELEASED). g, si: OUT, the graph and the sources' indices. */
-static int graph_op_args(tsmr_ctx *ctx, tsmr_handle gh, int op, const tsmr_handle *srcs,
-                         int n, const int64_t *params, int n_params, int n_outs,
+static int graph_op_args(tsmr_ctx *ctx, const struct tsmr__op_call *c,
                          struct tsmr__graph **g, uint32_t *si) {
+  const struct tsmr__op_def *d = tsmr__op_def(c->op);
   int rc;
-  if ((rc = graph_get(ctx, gh, g))) return rc;
-  if (op == TSMR_OP_GATHER) return TSMR_ENOTSUP;
-  if (op < TSMR_OP_ADD || op > TSMR_OP_SVD) return TSMR_EINVAL;
-  int want = (op == TSMR_OP_ADD || op == TSMR_OP_SUB || op == TSMR_OP_MUL ||
-              op == TSMR_OP_MATMUL) ? 2 : 1;
-  if (n != want || n_outs != (op == TSMR_OP_SVD ? 3 : 1)) return TSMR_EINVAL;
-  if ((rc = tsmr__op_params_check(op, n_params, params))) return rc;
-  for (int i = 0; i < n; i++) {
+  if ((rc = graph_get(ctx, c->into, g))) return rc;
+  if (d && !(d->where & TSMR__OP_GRAPH)) return TSMR_ENOTSUP; /* gather */
+  if (!d) return TSMR_EINVAL;
+  if (c->n != d->arity || c->n_outs != d->n_results) return TSMR_EINVAL;
+  if ((rc = tsmr__op_params_check(c->op, c->n_params, c->params))) return rc;
+  for (int i = 0; i < c->n; i++) {
     struct tsmr__graph *sg;
-    if ((rc = gnode_get(ctx, srcs[i], &sg, &si[i]))) return rc;
+    if ((rc = gnode_get(ctx, c->inputs[i], &sg, &si[i]))) return rc;
     if (sg != *g) return TSMR_EINVAL; /* a tensor of another graph */
   }
   return (*g)->released ? TSMR_ERELEASED : 0;
 }
 
-/* Step 3: the operation's checks and the results' shapes (GRAPH.OP.1); the ops both
- * managers and graphs run follow tsmr__op_shape. */
-static int graph_op_shapes(int op, const struct tsmr__gnode *a,
-                           const struct tsmr__gnode *b, const int64_t *params,
-                           int n_params, int *ndim, int64_t (*shape)[TSMR_MAX_DIMS]) {
-  switch (op) {
-  case TSMR_OP_TRANSPOSE:
-    if (a->ndim != 2) return TSMR_ESHAPE;
-    ndim[0] = 2;
-    shape[0][0] = a->shape[1];
-    shape[0][1] = a->shape[0];
-    return 0;
-  case TSMR_OP_DIAG: {
-    if (a->ndim != 1) return TSMR_ESHAPE;
-    int64_t sq;
-    if (__builtin_mul_overflow(a->shape[0], a->shape[0], &sq) ||
-        sq > (int64_t)(SIZE_MAX / 8))
-      return TSMR_ENOMEM;
-    ndim[0] = 2;
-    shape[0][0] = shape[0][1] = a->shape[0];
-    return 0;
-  }
-  case TSMR_OP_SVD: {
-    if (a->ndim != 2) return TSMR_ESHAPE;
-    if (a->dtype != TSMR_F32) return TSMR_EDTYPE;
-    int64_t m = a->shape[0], nn = a->shape[1], k = m < nn ? m : nn;
-    ndim[0] = 2, shape[0][0] = m, shape[0][1] = k;
-    ndim[1] = 1, shape[1][0] = k;
-    ndim[2] = 2, shape[2][0] = k, shape[2][1] = nn;
-    return 0;
-  }
-  default: {
-    struct tsmr__operand oa = {a->dtype, a->ndim, a->shape, a->numel};
-    struct tsmr__operand ob = {0, 0, NULL, 0};
-    if (b) ob = (struct tsmr__operand){b->dtype, b->ndim, b->shape, b->numel};
-    return tsmr__op_shape(op, &oa, &ob, params, n_params, &ndim[0], shape[0]);
-  }
-  }
+/* Step 3: the operation's checks and the results' shapes (GRAPH.OP.1) by its shape
+ * rule (optable.c), the same as managers'; then ENOMEM for a result too large.
+ * numel, nbytes: OUT, per result. */
+static int graph_op_shapes(const struct tsmr__op_call *c, struct tsmr__shape_call *sc,
+                           int64_t *numel, size_t *nbytes) {
+  int rc = tsmr__op_def(c->op)->shape(sc);
+  for (int r = 0; r < c->n_outs && !rc; r++)
+    rc = tsmr__shape_check(sc->a.dtype, sc->ndim[r], sc->shape[r], &numel[r], &nbytes[r]);
+  return rc;
 }
 
-static int graph_op_l(tsmr_ctx *ctx, tsmr_handle gh, int op, const tsmr_handle *srcs,
-                      int n, const int64_t *params, int n_params, tsmr_handle *outs,
-                      int n_outs) {
+static int graph_op_l(tsmr_ctx *ctx, const struct tsmr__op_call *c) {
   struct tsmr__graph *g;
-  uint32_t si[2] = {0, 0};
-  int rc;
-  if (!outs || !srcs) return TSMR_EINVAL;
-  if ((rc = graph_op_args(ctx, gh, op, srcs, n, params, n_params, n_outs, &g, si)))
-    return rc;
-  const struct tsmr__gnode *a = &g->n[si[0]], *b = n > 1 ? &g->n[si[1]] : NULL;
-  int64_t shape[3][TSMR_MAX_DIMS];
-  int ndim[3] = {0, 0, 0}, dtype = a->dtype;
-  if ((rc = graph_op_shapes(op, a, b, params, n_params, ndim, shape))) return rc;
+  struct tsmr__shape_call sc;
+  uint32_t si[2] = {0, 0}, idx;
   int64_t numel[3];
   size_t nbytes[3];
-  for (int r = 0; r < n_outs; r++) /* ENOMEM when too large */
-    if ((rc = tsmr__shape_check(dtype, ndim[r], shape[r], &numel[r], &nbytes[r])))
-      return rc;
-  uint32_t idx;
-  if ((rc = gnode_new(g, (uint32_t)n_outs, &idx))) return rc;
-  for (int r = 0; r < n_outs; r++) {
+  int rc, op = c->op, n = c->n;
+  if (!c->outs || !c->inputs) return TSMR_EINVAL;
+  if ((rc = graph_op_args(ctx, c, &g, si))) return rc;
+  const struct tsmr__gnode *a = &g->n[si[0]], *b = n > 1 ? &g->n[si[1]] : NULL;
+  memset(&sc, 0, sizeof sc);
+  sc.a = (struct tsmr__operand){a->dtype, a->ndim, a->shape, a->numel};
+  if (b) sc.b = (struct tsmr__operand){b->dtype, b->ndim, b->shape, b->numel};
+  sc.params = c->params;
+  sc.n_params = c->n_params;
+  if ((rc = graph_op_shapes(c, &sc, numel, nbytes))) return rc;
+  if (!tsmr__backend_has(ctx->be, tsmr__op_def(op)->graph_slot)) return TSMR_ENOTSUP;
+  if ((rc = gnode_new(g, (uint32_t)c->n_outs, &idx))) return rc;
+  for (int r = 0; r < c->n_outs; r++) {
     struct tsmr__gnode *x = &g->n[idx + (uint32_t)r];
     x->op = op;
-    x->dtype = dtype;
-    x->ndim = ndim[r];
-    for (int i = 0; i < ndim[r]; i++) x->shape[i] = shape[r][i];
+    x->dtype = sc.a.dtype;
+    x->ndim = sc.ndim[r];
+    for (int i = 0; i < sc.ndim[r]; i++) x->shape[i] = sc.shape[r][i];
     x->numel = numel[r];
     x->nbytes = nbytes[r];
     x->n_src = n;
     for (int i = 0; i < n; i++) x->src[i] = si[i];
     x->sib0 = idx;
     if (op == TSMR_OP_RESHAPE) x->root = g->n[si[0]].root;
-    outs[r] = gnode_handle(g, idx + (uint32_t)r);
+    c->outs[r] = gnode_handle(g, idx + (uint32_t)r);
   }
   return 0;
 }
@@ -652,7 +601,8 @@ int tsmr_graph_external(tsmr_ctx *ctx, tsmr_handle g, tsmr_handle t, tsmr_handle
 }
 int tsmr_graph_op(tsmr_ctx *ctx, tsmr_handle g, int op, const tsmr_handle *srcs, int n,
                   const int64_t *params, int n_params, tsmr_handle *outs, int n_outs) {
-  TSMR__LOCKED(graph_op_l(ctx, g, op, srcs, n, params, n_params, outs, n_outs));
+  struct tsmr__op_call c = {op, srcs, n, params, n_params, g, outs, n_outs};
+  TSMR__LOCKED(graph_op_l(ctx, &c));
 }
 int tsmr_graph_flag(tsmr_ctx *ctx, tsmr_handle t, uint32_t flags) {
   TSMR__LOCKED(graph_flag_l(ctx, t, flags));

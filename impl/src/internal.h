@@ -274,19 +274,77 @@ static inline void tsmr__leave(tsmr_ctx *ctx) {
     return rc_;                                                                \
   } while (0)
 
-/* ops.c: the op semantics managers and graphs share (MGR.OP.7-9, GRAPH.OP.1). An
- * operand as the shape rules read it (borrowed from a tensor or a graph tensor). */
+/* optable.c: the op table, one row per operation (name, arity, results, where it runs,
+ * shape rule, the backend kernel slots), which managers (ops.c) and graphs (graph.c)
+ * dispatch through; the clauses are MGR.OP.7-9 and GRAPH.OP.1. An operand as the shape
+ * rules read it (borrowed from a tensor or a graph tensor). */
 struct tsmr__operand {
   int dtype, ndim;
   const int64_t *shape;
   int64_t numel;
 };
+
+/* One call of tsmr_op or tsmr_graph_op: the public argument lists, packed once at the
+ * entry point. into: the result's manager (tsmr_op: TSMR_NONE for the first input's
+ * holder) or the graph (tsmr_graph_op). outs: OUT, n_outs handles (tsmr_op: 1). */
+struct tsmr__op_call {
+  int op;
+  const tsmr_handle *inputs;
+  int n;
+  const int64_t *params;
+  int n_params;
+  tsmr_handle into;
+  tsmr_handle *outs;
+  int n_outs;
+};
+
+/* A shape rule's question and answer. a, b: the operands (b zeroed for one input).
+ * ndim, shape: OUT, per result; zero: OUT, the result is all zeros without a kernel
+ * (a sum of nothing, an empty inner dimension; managers skip the kernel then). */
+struct tsmr__shape_call {
+  struct tsmr__operand a, b;
+  const int64_t *params;
+  int n_params;
+  int ndim[3];
+  int64_t shape[3][TSMR_MAX_DIMS];
+  int zero;
+};
+
+/* A kernel's arguments: device pointers of this backend (out: per result), the
+ * operands' and the (first) result's shapes. */
+struct tsmr__kernel_call {
+  const struct tsmr__backend *be;
+  int dtype;
+  void *out[3];
+  const void *a, *b;
+  const struct tsmr__operand *oa, *ob, *res;
+};
+
+#define TSMR__OP_MGR 1u   /* tsmr_op runs it */
+#define TSMR__OP_GRAPH 2u /* tsmr_graph_op builds it */
+
+/* A row of the op table. Each kernel is the backend's function in slot (an offsetof
+ * in struct tsmr__backend; 0: no kernel, a view), called through run with the
+ * operands unpacked; a backend whose slot is NULL answers TSMR_ENOTSUP (the slots are
+ * optional). Managers and graphs each have their own slot (matmul: the backend's own
+ * loop for managers, the platform BLAS for graphs). */
+struct tsmr__op_def {
+  const char *name;
+  int arity, n_results;
+  unsigned where; /* TSMR__OP_MGR | TSMR__OP_GRAPH */
+  /* The checks (ESHAPE, EDTYPE in that order; ENOMEM for a result too large) and the
+   * results' shapes. */
+  int (*shape)(struct tsmr__shape_call *c);
+  size_t mgr_slot, graph_slot;
+  int (*mgr_run)(const struct tsmr__kernel_call *k);
+  int (*graph_run)(const struct tsmr__kernel_call *k);
+};
+/* The row of op (enum tsmr_op), NULL for an unknown op. */
+const struct tsmr__op_def *tsmr__op_def(int op);
+/* Does be fill the kernel slot (a tsmr__op_def slot; 0: none needed)? */
+int tsmr__backend_has(const struct tsmr__backend *be, size_t slot);
 /* EINVAL for a reshape's bad target dims (count, NULL, negative); 0 for other ops. */
 int tsmr__op_params_check(int op, int n_params, const int64_t *params);
-/* The result's shape of add/sub/mul, matmul, reshape and sum (ESHAPE, EDTYPE, in that
- * order). ndim, shape: OUT (TSMR_MAX_DIMS entries). */
-int tsmr__op_shape(int op, const struct tsmr__operand *a, const struct tsmr__operand *b,
-                   const int64_t *params, int n_params, int *ndim, int64_t *shape);
 
 /* handle.c */
 void tsmr__table_free(struct tsmr__table *t);
@@ -437,16 +495,22 @@ static inline int tsmr__mgr_accepts(const struct tsmr__mgr *m) {
 }
 
 /* tensor.c */
-/* Creates a tensor held by m (not NULL, already checked) with numel elements (shape
- * already checked by tsmr__shape_check). st: IN, shared storage
- * (refs taken here) or NULL to allocate nbytes of fresh storage, zero-filled when
- * zero != 0. Leaves nothing behind on failure (ENOMEM). */
-int tsmr__tensor_create(tsmr_ctx *ctx, struct tsmr__mgr *m, int dtype, int ndim,
-                        const int64_t *shape, int64_t numel, struct tsmr__storage *st,
-                        int zero, struct tsmr__tensor **out);
+/* What a new tensor is: dtype, ndim, shape with numel elements (already checked by
+ * tsmr__shape_check); st: IN, shared storage (refs taken on creation) or NULL to
+ * allocate fresh storage, zero-filled when zero != 0. */
+struct tsmr__tensor_spec {
+  int dtype, ndim;
+  const int64_t *shape;
+  int64_t numel;
+  struct tsmr__storage *st;
+  int zero;
+};
+/* Creates the tensor s describes, held by m (not NULL, already checked). Leaves
+ * nothing behind on failure (ENOMEM). */
+int tsmr__tensor_create(tsmr_ctx *ctx, struct tsmr__mgr *m,
+                        const struct tsmr__tensor_spec *s, struct tsmr__tensor **out);
 /* Same, but the tensor is linked nowhere (a component-to-be). */
-int tsmr__tensor_alloc(tsmr_ctx *ctx, int dtype, int ndim, const int64_t *shape,
-                       int64_t numel, struct tsmr__storage *st, int zero,
+int tsmr__tensor_alloc(tsmr_ctx *ctx, const struct tsmr__tensor_spec *s,
                        struct tsmr__tensor **out);
 /* A composite of ckind with n_comps absent components, no storage, linked nowhere. */
 int tsmr__composite_alloc(tsmr_ctx *ctx, int ckind, int n_comps,

@@ -2,58 +2,12 @@
  * impl/src/ops.c: operation dispatch. Validates every argument in the order of
  * ERR.ORDER.1 (EINVAL, ERELEASED, ECLOSED, ECAPPED, then ESHAPE, EDTYPE, ERANGE),
  * decides the result's holder, creates the result and only then calls the backend;
- * and the shape and dtype rules of the ops managers and graphs share (graph.c).
+ * the op's shape rule and kernel come from the op table (optable.c).
  * Clauses: MGR.OP.1-9, MGR.TEMP.9, MGR.CAP.1, ERR.ORDER.1, ERR.ATOMIC.1, DEV.VAL.1.
  */
 #include <string.h>
 
 #include "internal.h"
-
-/* ---- op semantics shared with graphs (graph.c) ----------------------------------- */
-
-int tsmr__op_params_check(int op, int n_params, const int64_t *params) {
-  if (op != TSMR_OP_RESHAPE) return 0;
-  if (n_params < 0 || n_params > TSMR_MAX_DIMS || (n_params > 0 && !params))
-    return TSMR_EINVAL;
-  for (int i = 0; i < n_params; i++)
-    if (params[i] < 0) return TSMR_EINVAL;
-  return 0;
-}
-
-int tsmr__op_shape(int op, const struct tsmr__operand *a, const struct tsmr__operand *b,
-                   const int64_t *params, int n_params, int *ndim, int64_t *shape) {
-  switch (op) {
-  case TSMR_OP_ADD:
-  case TSMR_OP_SUB:
-  case TSMR_OP_MUL:
-    if (a->ndim != b->ndim) return TSMR_ESHAPE;
-    for (int i = 0; i < a->ndim; i++)
-      if (a->shape[i] != b->shape[i]) return TSMR_ESHAPE;
-    if (a->dtype != b->dtype || !tsmr__dtype_arith(a->dtype)) return TSMR_EDTYPE;
-    *ndim = a->ndim;
-    memcpy(shape, a->shape, (size_t)a->ndim * sizeof *shape);
-    return 0;
-  case TSMR_OP_MATMUL:
-    if (a->ndim != 2 || b->ndim != 2 || a->shape[1] != b->shape[0]) return TSMR_ESHAPE;
-    if (a->dtype != TSMR_F32 || b->dtype != TSMR_F32) return TSMR_EDTYPE;
-    *ndim = 2;
-    shape[0] = a->shape[0];
-    shape[1] = b->shape[1];
-    return 0;
-  case TSMR_OP_RESHAPE: {
-    int64_t numel;
-    int rc = tsmr__shape_check(a->dtype, n_params, params, &numel, NULL);
-    if (rc == TSMR_ENOMEM || (rc == 0 && numel != a->numel)) return TSMR_ESHAPE;
-    if (rc) return rc;
-    *ndim = n_params;
-    for (int i = 0; i < n_params; i++) shape[i] = params[i];
-    return 0;
-  }
-  default: /* TSMR_OP_SUM: a 0-d result */
-    *ndim = 0;
-    return tsmr__dtype_arith(a->dtype) ? 0 : TSMR_EDTYPE;
-  }
-}
 
 /* ---- manager ops ---------------------------------------------------------------- */
 
@@ -83,22 +37,21 @@ out:
 /* Steps 1-3 of ERR.ORDER.1: the call and the handles (EINVAL), released inputs
  * (ERELEASED, MGR.OP.5), the result's holder (ECLOSED, ECAPPED; MGR.OP.1-4,
  * MGR.TEMP.9). in, rm: OUT. */
-static int op_args(tsmr_ctx *ctx, int op, const tsmr_handle *inputs, int n,
-                   const int64_t *params, int n_params, tsmr_handle out_mgr,
-                   struct tsmr__tensor **in, struct tsmr__mgr **out_rm) {
+static int op_args(tsmr_ctx *ctx, const struct tsmr__op_call *c, struct tsmr__tensor **in,
+                   struct tsmr__mgr **out_rm) {
+  const struct tsmr__op_def *d = tsmr__op_def(c->op);
   struct tsmr__mgr *rm = NULL;
-  int rc;
-  if (op < TSMR_OP_ADD || op > TSMR_OP_MATMUL) return TSMR_EINVAL;
-  int want = (op == TSMR_OP_SUM || op == TSMR_OP_RESHAPE) ? 1 : 2;
-  if (n != want || !inputs) return TSMR_EINVAL;
-  if ((rc = tsmr__op_params_check(op, n_params, params))) return rc;
+  int n = c->n, rc;
+  if (!d || !(d->where & TSMR__OP_MGR)) return TSMR_EINVAL; /* graph-only: EINVAL */
+  if (n != d->arity || !c->inputs) return TSMR_EINVAL;
+  if ((rc = tsmr__op_params_check(c->op, c->n_params, c->params))) return rc;
   for (int i = 0; i < n; i++) {
-    if ((rc = tsmr__tensor_get(ctx, inputs[i], &in[i]))) return rc;
-    if (tsmr__res_kind(ctx, inputs[i], in[i]) == TSMR__RES_COMPOSITE)
+    if ((rc = tsmr__tensor_get(ctx, c->inputs[i], &in[i]))) return rc;
+    if (tsmr__res_kind(ctx, c->inputs[i], in[i]) == TSMR__RES_COMPOSITE)
       return TSMR_EINVAL; /* no data */
   }
-  int explicit_mgr = out_mgr != TSMR_NONE;
-  if (explicit_mgr && (rc = tsmr__mgr_get(ctx, out_mgr, &rm, NULL))) return rc;
+  int explicit_mgr = c->into != TSMR_NONE;
+  if (explicit_mgr && (rc = tsmr__mgr_get(ctx, c->into, &rm, NULL))) return rc;
   for (int i = 0; i < n; i++)
     if (!in[i]) return TSMR_ERELEASED;
   if (!explicit_mgr) { /* a component input: its composite's holder (COMP.UNIT.3) */
@@ -111,87 +64,74 @@ static int op_args(tsmr_ctx *ctx, int op, const tsmr_handle *inputs, int n,
   return 0;
 }
 
-/* Step 4: the operation's own checks (MGR.OP.7-9) and the result's shape; *zero: the
- * result is all zeros without a kernel (a sum of nothing, an empty inner dimension). */
-static int op_result(tsmr_ctx *ctx, int op, const struct tsmr__tensor *a,
-                     const struct tsmr__tensor *b, const int64_t *params, int n_params,
-                     int *ndim, int64_t *shape, int *zero) {
-  struct tsmr__operand oa = {a->dtype, a->ndim, a->shape, a->numel}, ob = {0, 0, NULL, 0};
-  if (b) ob = (struct tsmr__operand){b->dtype, b->ndim, b->shape, b->numel};
-  if (op != TSMR_OP_GATHER) {
-    int rc = tsmr__op_shape(op, &oa, &ob, params, n_params, ndim, shape);
-    *zero = !rc && ((op == TSMR_OP_SUM && a->numel == 0) ||
-                    (op == TSMR_OP_MATMUL && a->shape[1] == 0));
-    return rc;
-  }
-  if (a->ndim != 2 || b->ndim != 1) return TSMR_ESHAPE;
-  if (b->dtype != TSMR_I32) return TSMR_EDTYPE;
-  *ndim = 2;
-  shape[0] = b->numel;
-  shape[1] = a->shape[1];
-  return gather_range(ctx, b, a->shape[0]);
+static struct tsmr__operand operand_of(const struct tsmr__tensor *t) {
+  struct tsmr__operand o = {0, 0, NULL, 0};
+  if (t) o = (struct tsmr__operand){t->dtype, t->ndim, t->shape, t->numel};
+  return o;
 }
 
-/* Does the backend offer the kernel op needs? (reshape needs none) */
-static int backend_has(const struct tsmr__backend *be, int op) {
-  switch (op) {
-  case TSMR_OP_ADD: return be->add != NULL;
-  case TSMR_OP_SUB: return be->sub != NULL;
-  case TSMR_OP_MUL: return be->mul != NULL;
-  case TSMR_OP_SUM: return be->sum != NULL;
-  case TSMR_OP_GATHER: return be->gather != NULL;
-  case TSMR_OP_MATMUL: return be->matmul != NULL;
-  default: return 1;
-  }
+/* Step 4: the operation's own checks (MGR.OP.7-9) by its shape rule, then gather's
+ * index range (ERANGE); sc: IN/OUT, the rule's call (the result's shape, zero). */
+static int op_result(tsmr_ctx *ctx, int op, struct tsmr__tensor **in,
+                     struct tsmr__shape_call *sc) {
+  sc->a = operand_of(in[0]);
+  sc->b = operand_of(in[1]);
+  int rc = tsmr__op_def(op)->shape(sc);
+  if (rc || op != TSMR_OP_GATHER) return rc;
+  return gather_range(ctx, in[1], in[0]->shape[0]);
 }
 
-static int op_run(const struct tsmr__backend *be, int op, int dtype, void *o,
-                  const struct tsmr__tensor *a, const struct tsmr__tensor *b) {
-  switch (op) {
-  case TSMR_OP_ADD: return be->add(dtype, o, a->st->data, b->st->data, a->numel);
-  case TSMR_OP_SUB: return be->sub(dtype, o, a->st->data, b->st->data, a->numel);
-  case TSMR_OP_MUL: return be->mul(dtype, o, a->st->data, b->st->data, a->numel);
-  case TSMR_OP_SUM: return be->sum(dtype, o, a->st->data, a->numel);
-  case TSMR_OP_GATHER:
-    return be->gather(o, a->st->data, b->st->data, b->numel,
-                      (size_t)a->shape[1] * tsmr__dtype_size(a->dtype));
-  case TSMR_OP_MATMUL:
-    return be->matmul(o, a->st->data, b->st->data, a->shape[0], a->shape[1], b->shape[1]);
-  default: return 0; /* reshape: metadata only */
-  }
+/* The backend's kernel of d into r (r->numel > 0). */
+static int op_kernel(tsmr_ctx *ctx, const struct tsmr__op_def *d, struct tsmr__tensor *r,
+                     struct tsmr__tensor **in) {
+  const struct tsmr__tensor *a = in[0], *b = in[1];
+  struct tsmr__operand oa = operand_of(a), ob = operand_of(b), res = operand_of(r);
+  struct tsmr__kernel_call k = {ctx->be, a->dtype, {r->st->data, NULL, NULL}, a->st->data,
+                                b ? b->st->data : NULL, &oa, &ob, &res};
+  return d->mgr_run(&k);
 }
 
-static int op_l(tsmr_ctx *ctx, int op, const tsmr_handle *inputs, int n,
-                const int64_t *params, int n_params, tsmr_handle out_mgr,
-                tsmr_handle *out) {
-  struct tsmr__tensor *in[2] = {NULL, NULL}, *r;
-  struct tsmr__mgr *rm = NULL;
-  int64_t shape[TSMR_MAX_DIMS];
-  int ndim = 0, rc, zero = 0;
-  if (!ctx || !out) return TSMR_EINVAL;
-  if ((rc = op_args(ctx, op, inputs, n, params, n_params, out_mgr, in, &rm))) return rc;
-  struct tsmr__tensor *a = in[0], *b = in[1];
-  int dtype = a->dtype;
-  if ((rc = op_result(ctx, op, a, b, params, n_params, &ndim, shape, &zero))) return rc;
-  if (!backend_has(ctx->be, op)) return TSMR_ENOTSUP;
-  /* 5. Create the result (nothing left behind on failure), then run the kernel. */
+/* Step 5: creates the result (nothing left behind on failure), then runs the kernel. */
+static int op_make(tsmr_ctx *ctx, const struct tsmr__op_call *c, struct tsmr__mgr *rm,
+                   struct tsmr__tensor **in, const struct tsmr__shape_call *sc) {
+  const struct tsmr__op_def *d = tsmr__op_def(c->op);
+  struct tsmr__tensor *a = in[0], *r;
+  int dtype = a->dtype, zero = sc->zero, rc;
   int64_t numel;
-  if ((rc = tsmr__shape_check(dtype, ndim, shape, &numel, NULL))) return rc; /* ENOMEM */
-  rc = tsmr__tensor_create(ctx, rm, dtype, ndim, shape, numel,
-                           op == TSMR_OP_RESHAPE ? a->st : NULL, zero, &r);
+  if ((rc = tsmr__shape_check(dtype, sc->ndim[0], sc->shape[0], &numel, NULL)))
+    return rc; /* ENOMEM */
+  const struct tsmr__tensor_spec s = {dtype, sc->ndim[0], sc->shape[0], numel,
+                                      c->op == TSMR_OP_RESHAPE ? a->st : NULL, zero};
+  rc = tsmr__tensor_create(ctx, rm, &s, &r);
   if (rc) return rc;
-  if (!zero && r->numel > 0 && (rc = op_run(ctx->be, op, dtype, r->st->data, a, b))) {
+  if (!zero && r->numel > 0 && d->mgr_run && (rc = op_kernel(ctx, d, r, in))) {
     tsmr__tensor_discard(ctx, r);
     return rc;
   }
   tsmr__res_register(ctx, r); /* SCOPE.REG.1 */
-  *out = r->handle;
+  c->outs[0] = r->handle;
   return 0;
+}
+
+static int op_l(tsmr_ctx *ctx, const struct tsmr__op_call *c) {
+  struct tsmr__tensor *in[2] = {NULL, NULL};
+  struct tsmr__mgr *rm = NULL;
+  struct tsmr__shape_call sc;
+  int rc;
+  if (!ctx || !c->outs) return TSMR_EINVAL;
+  if ((rc = op_args(ctx, c, in, &rm))) return rc;
+  memset(&sc, 0, sizeof sc);
+  sc.params = c->params;
+  sc.n_params = c->n_params;
+  if ((rc = op_result(ctx, c->op, in, &sc))) return rc;
+  if (!tsmr__backend_has(ctx->be, tsmr__op_def(c->op)->mgr_slot)) return TSMR_ENOTSUP;
+  return op_make(ctx, c, rm, in, &sc);
 }
 
 /* ---- locked entry points (SCOPE.THREAD.3) --------------------------------------- */
 
 int tsmr_op(tsmr_ctx *ctx, int op, const tsmr_handle *inputs, int n,
             const int64_t *params, int n_params, tsmr_handle out_mgr, tsmr_handle *out) {
-  TSMR__LOCKED(op_l(ctx, op, inputs, n, params, n_params, out_mgr, out));
+  struct tsmr__op_call c = {op, inputs, n, params, n_params, out_mgr, out, 1};
+  TSMR__LOCKED(op_l(ctx, &c));
 }

@@ -100,12 +100,12 @@ int tsmr__storage_new(tsmr_ctx *ctx, size_t nbytes, int zero,
   return 0;
 }
 
-/* A fresh resource struct with its slot and handle, linked nowhere. st: IN, shared
- * storage (a ref is taken), or NULL to allocate nbytes (zero-filled when zero), or
- * ignored when nbytes is (size_t)-1 (a composite: no storage at all). */
-static int res_new(tsmr_ctx *ctx, int dtype, int ndim, const int64_t *shape,
-                   int64_t numel, size_t nbytes, struct tsmr__storage *st,
-                   int zero, struct tsmr__tensor **out) {
+/* A fresh resource struct with its slot and handle, linked nowhere, as s says. s->st:
+ * IN, shared storage (a ref is taken), or NULL to allocate nbytes (zero-filled when
+ * s->zero), or ignored when nbytes is (size_t)-1 (a composite: no storage at all). */
+static int res_new(tsmr_ctx *ctx, const struct tsmr__tensor_spec *s, size_t nbytes,
+                   struct tsmr__tensor **out) {
+  struct tsmr__storage *st = s->st;
   int rc;
   if ((rc = tsmr__tslot_ready(&ctx->tensors))) return rc;
   struct tsmr__tensor *t = ctx->free_tensors;
@@ -115,7 +115,7 @@ static int res_new(tsmr_ctx *ctx, int dtype, int ndim, const int64_t *shape,
     st = NULL;
   } else if (st) {
     st->refs++;
-  } else if ((rc = tsmr__storage_new(ctx, nbytes, zero, &st))) {
+  } else if ((rc = tsmr__storage_new(ctx, nbytes, s->zero, &st))) {
     t->next_free = ctx->free_tensors;
     ctx->free_tensors = t;
     return rc;
@@ -124,10 +124,10 @@ static int res_new(tsmr_ctx *ctx, int dtype, int ndim, const int64_t *shape,
   t->holder = NULL;
   t->st = st;
   t->borrows = NULL;
-  t->dtype = dtype;
-  t->ndim = ndim;
-  for (int i = 0; i < ndim; i++) t->shape[i] = shape[i];
-  t->numel = numel;
+  t->dtype = s->dtype;
+  t->ndim = s->ndim;
+  for (int i = 0; i < s->ndim; i++) t->shape[i] = s->shape[i];
+  t->numel = s->numel;
   t->scope = NULL;
   t->rkind = TSMR__RES_PLAIN;
   t->ckind = 0;
@@ -140,11 +140,9 @@ static int res_new(tsmr_ctx *ctx, int dtype, int ndim, const int64_t *shape,
   return 0;
 }
 
-int tsmr__tensor_alloc(tsmr_ctx *ctx, int dtype, int ndim, const int64_t *shape,
-                       int64_t numel, struct tsmr__storage *st, int zero,
+int tsmr__tensor_alloc(tsmr_ctx *ctx, const struct tsmr__tensor_spec *s,
                        struct tsmr__tensor **out) {
-  return res_new(ctx, dtype, ndim, shape, numel,
-                 (size_t)numel * tsmr__dtype_size(dtype), st, zero, out);
+  return res_new(ctx, s, (size_t)s->numel * tsmr__dtype_size(s->dtype), out);
 }
 
 int tsmr__composite_alloc(tsmr_ctx *ctx, int ckind, int n_comps,
@@ -152,7 +150,8 @@ int tsmr__composite_alloc(tsmr_ctx *ctx, int ckind, int n_comps,
   struct tsmr__tensor **comps = tsmr__alloc((size_t)n_comps * sizeof *comps);
   struct tsmr__tensor *t;
   if (!comps) return TSMR_ENOMEM;
-  int rc = res_new(ctx, 0, 0, NULL, 0, (size_t)-1, NULL, 0, &t);
+  const struct tsmr__tensor_spec none = {0, 0, NULL, 0, NULL, 0};
+  int rc = res_new(ctx, &none, (size_t)-1, &t);
   if (rc) {
     tsmr__free(comps);
     return rc;
@@ -166,10 +165,9 @@ int tsmr__composite_alloc(tsmr_ctx *ctx, int ckind, int n_comps,
   return 0;
 }
 
-int tsmr__tensor_create(tsmr_ctx *ctx, struct tsmr__mgr *m, int dtype, int ndim,
-                        const int64_t *shape, int64_t numel, struct tsmr__storage *st,
-                        int zero, struct tsmr__tensor **out) {
-  int rc = tsmr__tensor_alloc(ctx, dtype, ndim, shape, numel, st, zero, out);
+int tsmr__tensor_create(tsmr_ctx *ctx, struct tsmr__mgr *m,
+                        const struct tsmr__tensor_spec *s, struct tsmr__tensor **out) {
+  int rc = tsmr__tensor_alloc(ctx, s, out);
   if (rc == 0) tsmr__tensor_link(ctx, *out, m);
   return rc;
 }
@@ -220,8 +218,9 @@ static int tensor_new_l(tsmr_ctx *ctx, tsmr_handle mh, const struct tsmr_tensor_
   if (!m) return TSMR_ECLOSED;
   if ((rc = tsmr__mgr_accepts(m))) return rc;
   if (shape_rc) return shape_rc; /* too large to allocate: ENOMEM */
-  rc = tsmr__tensor_create(ctx, m, desc->dtype, desc->ndim, desc->shape, numel, NULL,
-                           !data, &t);
+  const struct tsmr__tensor_spec s = {desc->dtype, desc->ndim, desc->shape, numel, NULL,
+                                      !data};
+  rc = tsmr__tensor_create(ctx, m, &s, &t);
   if (rc) return rc;
   if (data && nbytes) {
     if (ctx->be->host_memory) {

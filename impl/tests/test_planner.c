@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "internal.h"
 #include "planner.h"
 #include "tsmref_test.h"
 
@@ -27,8 +28,14 @@ struct tgraph {
   int64_t n_exec;
 };
 
+/* The sources of a node (the op table gives how many it reads). */
+#define SRC(a, b) ((const uint32_t[2]){(a), (b)})
+
 static uint32_t add_node(struct tgraph *g, int op, int64_t rows, int64_t cols,
-                         uint32_t a, uint32_t b, int n_src) {
+                         const uint32_t *src) {
+  const struct tsmr__op_def *d = tsmr__op_def(op);
+  uint32_t a = src[0], b = src[1];
+  int n_src = d ? d->arity : 0; /* a leaf: none */
   uint32_t x = g->count++;
   struct tsmr__gnode *nd = &g->n[x];
   memset(nd, 0, sizeof *nd);
@@ -51,7 +58,7 @@ static uint32_t add_node(struct tgraph *g, int op, int64_t rows, int64_t cols,
 }
 
 static uint32_t leaf(struct tgraph *g, int64_t rows, int64_t cols) {
-  return add_node(g, TSMR_G_LEAF, rows, cols, 0, 0, 0);
+  return add_node(g, TSMR_G_LEAF, rows, cols, SRC(0, 0));
 }
 
 /* FLAG.1: an OUTPUT view pins its root too. */
@@ -144,8 +151,8 @@ static void test_inplace_chain(void) {
   struct tgraph g = {0};
   struct tsmr__plan p;
   uint32_t a = leaf(&g, 4, 4), c = leaf(&g, 4, 4);
-  uint32_t b = add_node(&g, TSMR_OP_ADD, 4, 4, a, c, 2);
-  uint32_t d = add_node(&g, TSMR_OP_MUL, 4, 4, b, c, 2);
+  uint32_t b = add_node(&g, TSMR_OP_ADD, 4, 4, SRC(a, c));
+  uint32_t d = add_node(&g, TSMR_OP_MUL, 4, 4, SRC(b, c));
   flag(&g, d, TSMR_GRAPH_OUTPUT);
   plan_and_check(&g, TSMR_PLAN_REUSE, &p, "inplace chain");
   CHECK(p.st.n_inplace == 2, "n_inplace %llu", (unsigned long long)p.st.n_inplace);
@@ -167,7 +174,7 @@ static void test_inplace_refused(void) {
     uint32_t a = leaf(&g, 4, 4), c = leaf(&g, 4, 4);
     flag(&g, a, pins[k]);
     flag(&g, c, pins[k]);
-    uint32_t b = add_node(&g, TSMR_OP_ADD, 4, 4, a, c, 2);
+    uint32_t b = add_node(&g, TSMR_OP_ADD, 4, 4, SRC(a, c));
     flag(&g, b, TSMR_GRAPH_OUTPUT);
     plan_and_check(&g, TSMR_PLAN_REUSE, &p, "pinned sources");
     CHECK(p.st.n_inplace == 0, "in place over a pinned source (%u)", pins[k]);
@@ -176,10 +183,10 @@ static void test_inplace_refused(void) {
   struct tgraph g = {0};
   struct tsmr__plan p;
   uint32_t a = leaf(&g, 4, 4), c = leaf(&g, 2, 8);
-  uint32_t v = add_node(&g, TSMR_OP_RESHAPE, 2, 8, a, 0, 1);
-  uint32_t b = add_node(&g, TSMR_OP_ADD, 4, 4, a, a, 2);   /* two edges from a */
-  uint32_t e = add_node(&g, TSMR_OP_SUB, 2, 8, v, c, 2);   /* c: other shape than b */
-  uint32_t f = add_node(&g, TSMR_OP_MUL, 4, 4, b, b, 2);
+  uint32_t v = add_node(&g, TSMR_OP_RESHAPE, 2, 8, SRC(a, 0));
+  uint32_t b = add_node(&g, TSMR_OP_ADD, 4, 4, SRC(a, a));   /* two edges from a */
+  uint32_t e = add_node(&g, TSMR_OP_SUB, 2, 8, SRC(v, c));   /* c: other shape than b */
+  uint32_t f = add_node(&g, TSMR_OP_MUL, 4, 4, SRC(b, b));
   flag(&g, e, TSMR_GRAPH_OUTPUT);
   flag(&g, f, TSMR_GRAPH_OUTPUT);
   plan_and_check(&g, TSMR_PLAN_REUSE, &p, "refused in place");
@@ -193,10 +200,10 @@ static void test_leaves_and_outputs(void) {
   struct tsmr__plan p;
   uint32_t l[4];
   for (int i = 0; i < 4; i++) l[i] = leaf(&g, 8, 1 + i);
-  uint32_t m = add_node(&g, TSMR_OP_MATMUL, 8, 8, l[0], l[0], 2);
+  uint32_t m = add_node(&g, TSMR_OP_MATMUL, 8, 8, SRC(l[0], l[0]));
   flag(&g, m, TSMR_GRAPH_OUTPUT);
-  uint32_t s = add_node(&g, TSMR_OP_ADD, 8, 8, m, m, 2);
-  uint32_t t = add_node(&g, TSMR_OP_ADD, 8, 8, s, s, 2);
+  uint32_t s = add_node(&g, TSMR_OP_ADD, 8, 8, SRC(m, m));
+  uint32_t t = add_node(&g, TSMR_OP_ADD, 8, 8, SRC(s, s));
   flag(&g, t, TSMR_GRAPH_OUTPUT);
   plan_and_check(&g, TSMR_PLAN_REUSE, &p, "leaves and outputs");
   CHECK(!bytes_overlap(&p, &g, m, t) && !bytes_overlap(&p, &g, m, s), "output m reused");
@@ -208,11 +215,11 @@ static void test_view_extends_root(void) {
   struct tgraph g = {0};
   struct tsmr__plan p;
   uint32_t a = leaf(&g, 4, 4);
-  uint32_t b = add_node(&g, TSMR_OP_ADD, 4, 4, a, a, 2);
-  uint32_t v = add_node(&g, TSMR_OP_RESHAPE, 16, 1, b, 0, 1);
-  uint32_t c = add_node(&g, TSMR_OP_MUL, 4, 4, a, a, 2);
-  uint32_t d = add_node(&g, TSMR_OP_ADD, 4, 4, c, c, 2);
-  uint32_t e = add_node(&g, TSMR_OP_ADD, 16, 1, v, v, 2);
+  uint32_t b = add_node(&g, TSMR_OP_ADD, 4, 4, SRC(a, a));
+  uint32_t v = add_node(&g, TSMR_OP_RESHAPE, 16, 1, SRC(b, 0));
+  uint32_t c = add_node(&g, TSMR_OP_MUL, 4, 4, SRC(a, a));
+  uint32_t d = add_node(&g, TSMR_OP_ADD, 4, 4, SRC(c, c));
+  uint32_t e = add_node(&g, TSMR_OP_ADD, 16, 1, SRC(v, v));
   flag(&g, d, TSMR_GRAPH_OUTPUT);
   flag(&g, e, TSMR_GRAPH_OUTPUT);
   plan_and_check(&g, TSMR_PLAN_REUSE, &p, "view extends root");
@@ -246,7 +253,7 @@ static void random_graph(struct tgraph *g) {
     if (op == TSMR_OP_MATMUL) c = g->n[b].shape[1];
     if (op == TSMR_OP_SUM) r = c = 1;
     if (op == TSMR_OP_RESHAPE) r = r * c, c = 1;
-    uint32_t x = add_node(g, op, r, c, a, b, op == TSMR_OP_SUM || op == TSMR_OP_RESHAPE ? 1 : 2);
+    uint32_t x = add_node(g, op, r, c, SRC(a, b));
     if (rnd(6) == 0) flag(g, x, TSMR_GRAPH_OUTPUT);
   }
   for (uint32_t x = 0; x < n_leaves; x++)
