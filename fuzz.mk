@@ -1,5 +1,5 @@
 # fuzz.mk: the fuzz targets of fuzz/ (fuzz/README.md). Each target is one file with
-# LLVMFuzzerTestOneInput, linked with the judge's objects minus main.o (as test-model
+# LLVMFuzzerTestOneInput, linked with the judge's libraries but cli's (as test-model
 # is) and with one engine:
 #   FUZZ_ENGINE=standalone (default, any compiler): fuzz/standalone.c replays files and
 #     folders and generates -runs=N inputs from -seed=S. Built by `all` as
@@ -19,9 +19,8 @@ FUZZ_LF_BUILD := $(FUZZ_DIR)/libfuzzer
 FUZZ_LF_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 FUZZ_BIN := $(B)/fuzz/bin
 FUZZ_OBJ := $(B)/obj/fuzz
-FUZZ_CFLAGS = $(CFLAGS_ALL) -Iharness/include -Iharness/src -Ifuzz \
+FUZZ_CFLAGS = $(CFLAGS_ALL) $(HARNESS_ALL_INC) -Ifuzz \
   -DFUZZ_DEFAULT_ADAPTER='"$(abspath $(TSMREF_ADAPTER))"'
-FUZZ_JUDGE_OBJ := $(filter-out %/main.o,$(HARNESS_OBJ))
 FUZZ_COMMON_OBJ := $(FUZZ_OBJ)/fuzz_common.o $(if $(filter standalone,$(FUZZ_ENGINE)),$(FUZZ_OBJ)/standalone.o)
 FUZZ_ENGINE_LD := $(if $(filter standalone,$(FUZZ_ENGINE)),,$(LIB_FUZZING_ENGINE))
 
@@ -44,9 +43,9 @@ $(FUZZ_OBJ)/fuzz_dl_forms.o: fuzz/fuzz_dl_forms.c | $(DLPACK_V1_INC_FILE) $(DLPA
 	$(CC) $(FUZZ_CFLAGS) -I"$$(cat $(DLPACK_V1_INC_FILE))" -c $< -o $@
 
 define fuzz_link
-$(FUZZ_BIN)/$(1): $(fuzz_obj_$(1)) $(FUZZ_COMMON_OBJ) $(FUZZ_JUDGE_OBJ)
+$(FUZZ_BIN)/$(1): $(fuzz_obj_$(1)) $(FUZZ_COMMON_OBJ) $(HARNESS_JUDGE_LIBS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(LDFLAGS_ALL) $(FUZZ_ENGINE_LD) -pthread $$(filter %.o,$$^) -o $$@ -ldl -lm
+	$$(CC) $$(LDFLAGS_ALL) $(FUZZ_ENGINE_LD) -pthread $$(filter %.o,$$^) $(HARNESS_LIBS) -o $$@ -ldl -lm
 endef
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_link,$(t))))
 

@@ -177,6 +177,9 @@ lane versions bash harness/tests/check_versions.sh "$primary"
 lane model-tests "$primary/bin/test-model"
 lane planner-tests "$primary/bin/test-planner"
 lane lock-tests "$primary/bin/test-lock"
+# The judge's layers (harness/src/README.md): a scratch copy of harness/src builds, and an
+# upper layer's header planted in a lower layer fails its build (harness/tests/check_layers.sh).
+lane layers bash harness/tests/check_layers.sh "$primary" "$CC"
 # Every case's syntax and citations, and every clause's strength and Source line (tsm-cts lint).
 lane lint cts lint cases
 # cases/README.md's statement list is the statement table's (tsm-cts statements), and

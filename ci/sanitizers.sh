@@ -13,7 +13,7 @@
 #   1. the judge's model tests (test-model), and `tsm-cts lint cases` and `coverage`
 #      (judged here only for sanitizer reports: their verdicts are other lanes');
 #   2. the whole case library (--device cpu) through the judge and the reference. Every
-#      case process exit()s after writing its result (harness/src/runner.c), so its
+#      case process exit()s after writing its result (harness/src/run/runner.c), so its
 #      exit-time leak check runs, and a report there turns a passing case into Fail;
 #      the judge (the parent) must exit 0: a report in the judge itself exits 86;
 #   3. harness/tests/run_selftests.sh: the ASan judge against the deliberately broken

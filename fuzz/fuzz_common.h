@@ -1,7 +1,7 @@
 /*
  * fuzz/fuzz_common.h: what every fuzz target of fuzz/ shares: a reader that turns the
  * fuzzer's bytes into bounded choices, the adapter under test (loaded with the judge's
- * own loader, harness/src/adapter_load.c), and the one way a target reports a broken
+ * own loader, harness/src/base/adapter_load.c), and the one way a target reports a broken
  * rule (a message naming the clause, then abort(), which every engine records as a
  * crash with the input that caused it).
  */

@@ -1,6 +1,6 @@
 /*
  * fuzz/fuzz_dl_forms.c: the one place fuzz/ touches DLPack structs directly. The
- * judge's producer (harness/src/dlpack_judge.h) builds well-formed arrays of at most
+ * judge's producer (harness/src/base/dlpack_judge.h) builds well-formed arrays of at most
  * TSM_MAX_DIMS entries; the dlpack-consume target also needs a NULL shape, more than
  * TSM_MAX_DIMS dimensions and poisoned pointers, so it swaps the arrays here. Compiled
  * against the DLPack 1.x header (deps.mk), which declares both DLManagedTensor (same

@@ -5,8 +5,8 @@
  * 0, past TSM_MAX_DIMS), NULL or overflowing or negative shapes, NULL, compact,
  * negative, zero and overflowing strides, byte_offset, NULL data, NULL deleter, and
  * target managers that are open, closed or capped. The judge's producer
- * (harness/src/dlpack_judge.h) makes the tensors with counting deleters; the judge's
- * model (harness/src/model.h) gives the expected result of every tensor it can
+ * (harness/src/base/dlpack_judge.h) makes the tensors with counting deleters; the judge's
+ * model (harness/src/model/model.h) gives the expected result of every tensor it can
  * describe; a layout it cannot describe (too many dimensions, NULL shape, a byte span
  * past int64 or past the buffer) must be refused with EDLPACK once the manager and
  * version checks pass (DLP.IMPORT.2). Checked per input: the return code, the deleter

@@ -1,6 +1,6 @@
 /*
  * fuzz/fuzz_parse.c: fuzz target `parse`: the case-language parser
- * (harness/src/case_parse.c) on any bytes. Every input must give a case or a located
+ * (harness/src/lang/case_parse.c) on any bytes. Every input must give a case or a located
  * error (line >= 1, col >= 1, a message), never a crash, a leak or undefined
  * behaviour (issue 14's class: a located error for every malformed case). The
  * clause ids are checked against the spec when spec/ is found, as `tsm-cts lint` does;

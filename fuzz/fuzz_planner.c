@@ -1,7 +1,7 @@
 /*
  * fuzz/fuzz_planner.c: fuzz target `planner`: random graph episodes (spec/graphs.md)
  * written in the case language and run through the judge's own executor
- * (harness/src/exec.h), so the oracle is the one `tsm-cts run` applies: every
+ * (harness/src/exec/exec.h), so the oracle is the one `tsm-cts run` applies: every
  * `compute` and `recompute` runs the graph unplanned and planned and compares the
  * guaranteed tensors byte for byte (GRAPH.OUT.1), checks the placement introspection
  * against the model's live ranges (GRAPH.REUSE.1, GRAPH.INPLACE.1, GRAPH.OUT.2,

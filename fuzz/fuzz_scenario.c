@@ -8,7 +8,7 @@
  * everything exchanged. Any status other than Pass (or NotSupported) is a finding;
  * $FUZZ_VERBOSE prints the scenario.
  *
- * The input's bytes are the choices of the judge's generator (harness/src/gen.h: the
+ * The input's bytes are the choices of the judge's generator (harness/src/tools/gen.h: the
  * rows of the statement table, operands biased toward views, components, imported,
  * borrowed, released and closed resources, now and then a `wrapped` block whose result
  * was made inside it, bound before it, or released); the bytes it leaves give the
@@ -202,7 +202,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   struct cts_parse_error err;
   struct cts_case *c = cts_case_parse("scenario.tsm", text, NULL, &err);
-  FUZZ_CHECK(c, "harness/src/gen.c", "the scenario does not parse: %d:%d: %s\n%s", err.line,
+  FUZZ_CHECK(c, "harness/src/tools/gen.c", "the scenario does not parse: %d:%d: %s\n%s", err.line,
              err.col, err.msg, text);
   if ((c->ops_used & ~a->ops) || (c->dtypes_used & ~a->dtypes) ||
       (c->uses_dump && !a->mgr_dump)) { /* NotSupported */

@@ -1,6 +1,6 @@
 """caselang.py: capsule-level cases (cases/dlpack/python/*.pytsm) as the bridge runs them.
 
-The case language has one front end, the judge's (harness/src/case_*.c): this module runs
+The case language has one front end, the judge's (harness/src/lang/case_*.c): this module runs
 `tsm-cts parse --json` and turns its statement tree into the dicts bridge.py executes.
 Grammar: cases/README.md and cases/dlpack/python/README.md. Errors name file:line:col.
 

@@ -1,5 +1,5 @@
 """grading.py: what a failed check means, by the strength of the clause it breaks
-(spec/README.md, "Strengths"), as the judge's harness/src/grade.c decides it for the C
+(spec/README.md, "Strengths"), as the judge's harness/src/run/grade.c decides it for the C
 cases: a broken MUST (or a behaviour outside a MAY's variants) is a Fail, a broken SHOULD
 a Warning, a broken TSM rule a Fail under the strict profile and a Warning under the
 standard one. A failure's clauses are those its message names, else those its case

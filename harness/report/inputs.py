@@ -18,7 +18,8 @@ import json
 import os
 import re
 
-# The message of a failure at a statement starts with "PATH:LINE: " (harness/src/exec*.c).
+# The message of a failure at a statement starts with "PATH:LINE: " (harness/src/exec/,
+# harness/src/family/).
 MESSAGE_LINE = re.compile(r"^(?P<path>[^:\n]+):(?P<line>[0-9]+):")
 CLAUSE_HEAD = re.compile(r"^\*\*(?P<id>[A-Z]+(?:\.[A-Z0-9]+)+)\*\*\s*(?:\((?P<level>[A-Z]+)\))?\s*(?P<text>.*)$")
 SOURCE_CONTEXT = 4

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # harness/tests/check_combos.sh BUILD: the combination generator's part of the
-# combination lane of ci/check.sh. `tsm-cts combos` (harness/src/combo.h) enumerates,
+# combination lane of ci/check.sh. `tsm-cts combos` (harness/src/tools/combo.h) enumerates,
 # from the rows of the statement table, every maker of a focus resource after a fixed
 # background and every pair of statements on it (its default depth, 2), judges each
 # combination through the reference with the model deciding every outcome, and prints

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# harness/tests/check_reduce.sh: the self-test of `tsm-cts reduce` (harness/src/reduce.c),
+# harness/tests/check_reduce.sh: the self-test of `tsm-cts reduce` (harness/src/tools/reduce.c),
 # run by run_selftests.sh.
 #
 #   bash harness/tests/check_reduce.sh BUILD_DIR

@@ -291,7 +291,7 @@ if [ "$listed" = 1 ]; then ok "a symlink loop and a symlinked file: the case is 
 else not_ok "symlink loop: the case is listed $listed times"; fi
 
 help=$("$CTS" --help)
-missing=$(sed -n 's/^ *{"\([a-z-]*\)", .*_argument.*/\1/p' harness/src/main.c | while read -r opt; do
+missing=$(sed -n 's/^ *{"\([a-z-]*\)", .*_argument.*/\1/p' harness/src/cli/main.c | while read -r opt; do
   grep -q -- "--$opt" <<<"$help" || echo "--$opt"; done)
 if [ -z "$missing" ] && "$CTS" run --bogus >/dev/null 2>&1; [ $? -eq 2 ]; then
   ok "--help names every long option; an unknown option is a usage error"

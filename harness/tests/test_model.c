@@ -1,7 +1,7 @@
 /*
  * harness/tests/test_model.c: unit tests of the judge's executable model
- * (harness/src/model.c, model_graph.c), of the operation rules and element codecs it
- * shares (harness/src/opsem.c), and of the case parser's accepted forms. The model is the
+ * (harness/src/model/model.c, model_graph.c), of the operation rules and element codecs it
+ * shares (harness/src/base/opsem.c), and of the case parser's accepted forms. The model is the
  * oracle every adapter is judged by, so its rules are tested here directly, from
  * the spec text, without any adapter.
  */
