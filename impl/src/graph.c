@@ -10,7 +10,7 @@
  * argument order, and appends each new tensor to seq (BUILD.1); seq is the execution
  * order, and a node's order is its step: the index among seq's non-leaf entries, where
  * the three results of an SVD join the graph together (expanding any of them adds all
- * three) and share one step (the judge's model, harness/src/model_graph.c, counts the
+ * three) and share one step (the judge's model, harness/src/model/model_graph.c, counts the
  * same way).
  *
  * Plans. planner.c places every in-graph leaf and non-view node (liveness, in place,
