@@ -188,7 +188,9 @@ class Run:
         self.unexportable = set()  # names of arrays no DLTensor describes
         self.probes = []
         self.line = 0
-        self.taken_unrenamed = set()  # ids of capsules a consumer took without renaming
+        # Capsules a consumer took without renaming, by id; each kept alive here, so that
+        # its id cannot come back as another capsule's while the run lasts.
+        self.taken_unrenamed = {}
         self.expecting_error = False
 
     def fail(self, msg):
@@ -352,7 +354,7 @@ class Run:
             if now != want:
                 cleared = probe.destructor_cleared(holder.cap)
                 if cleared and now == probe.name_at_export:
-                    self.taken_unrenamed.add(id(holder.cap))
+                    self.taken_unrenamed[id(holder.cap)] = holder.cap
                 self.fail(f"DLP.PY.NAME.2: after consumption the capsule is named {now!r}, "
                           f"expected {want!r}" + (" (its destructor cleared instead: the "
                                                   "ownership was taken)" if cleared else ""))
