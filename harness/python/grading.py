@@ -83,7 +83,7 @@ def grade(status, message, cited, strengths, profile, path=None):
            or list(cited))
     if not ids:
         return status, None
-    fail = any(_breaks_as_fail(strengths.get(c, ""), profile) for c in ids)
+    fail = breaks_as_fail(ids, strengths, profile)
     by = ", ".join(f"{c} {strengths.get(c) or 'ungraded'}" for c in ids
                    if _breaks_as_fail(strengths.get(c, ""), profile) == fail)
     return ("Fail" if fail else "Warning"), by
@@ -124,7 +124,7 @@ def is_soft(message, strengths, profile):
     """Whether a failed check whose message names clauses breaks none that is a Fail
     under the profile (a check whose message names no clause is never soft)."""
     ids = _named(message, strengths)
-    return bool(ids) and not any(_breaks_as_fail(strengths.get(c, ""), profile) for c in ids)
+    return bool(ids) and not breaks_as_fail(ids, strengths, profile)
 
 
 def breaks_as_fail(ids, strengths, profile):
