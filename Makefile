@@ -47,7 +47,7 @@ endef
 TSMREF_VERSION := $(shell sed -n 's/^\#define TSMREF_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$$/\2/p' \
   impl/include/tsmref.h | paste -sd.)
 
-.PHONY: all run run-large check install clean bench mutants versions
+.PHONY: all run run-large check install clean bench mutants versions generated
 all: all-targets
 
 include deps.mk
@@ -63,6 +63,7 @@ include python.mk
 include mutants.mk
 include fuzz.mk
 include report.mk
+include wheel.mk
 
 all-targets: $(ALL_TARGETS)
 
@@ -92,6 +93,13 @@ run-large:
 
 check: deps
 	CC="$(CC)" bash ci/check.sh
+
+# cases/generated/: the cases that give every cell of the clause x kind matrix that a
+# combination reaches at least two cases (`tsm-cts coverage --kinds`), rewritten from the
+# statement table, the generator and the hand-written cases (`tsm-cts library`); commit
+# the result. Lane generated (harness/tests/check_generated.sh) fails when it is stale.
+generated: $(TSM_CTS) $(TSMREF_ADAPTER)
+	$(TSM_CTS) library --adapter $(TSMREF_ADAPTER) cases/generated
 
 # The versions (spec, adapter ABI, library) against their single sources.
 versions: $(TSMREF_PC) $(TSM_CTS) $(TSMREF_ADAPTER)

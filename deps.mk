@@ -5,11 +5,15 @@
 # which declares it with debian_dep). Vendoring would freeze a copy that drifts from what users'
 # packages ship; the suite must compile against the headers as packaged.
 #
-#   deps   installs what is missing: the Debian packages (apt-get, as root) and the
-#          project .venv with PIP_PINS; into an existing .venv, the pins it lacks.
+#   deps   installs what is missing: the Debian packages (apt-get, as root), the
+#          project .venv with PIP_PINS (into an existing .venv, the pins it lacks), and
+#          the wheel lane's wheelhouse ($(WHEELHOUSE), WHEEL_LANE_PINS).
 #          `make run` and `make check` call it first. Nothing else installs anything:
 #          any other target that lacks a dependency stops, naming the package and
 #          `make deps`.
+#   deps-torch  the newest torch from PyPI in its own venv, $(TORCH_VENV) (pinned;
+#          5.4 GB with the CUDA libraries it depends on), for lane torch; not part of
+#          deps.
 #
 # A fragment declares a file it takes from Debian with
 #   $(eval $(call debian_dep,FILE,PACKAGE))
@@ -25,10 +29,15 @@ VENV_STAMP := $(VENV)/.tsm-cts-deps
 # headers and shared libraries (ggml 0.20.2, CPU backend) for the ggml adapter
 # (harness/adapters/ggml/ggml.mk locates them in the .venv); onnxruntime and mlx with
 # mlx-cpu (its CPU backend on Linux) are peers of the interop matrix
-# (harness/python/peers/; together 5 s and 118 MB of the .venv).
+# (harness/python/peers/; together 5 s and 118 MB of the .venv); lizard measures the
+# C functions' length, cyclomatic complexity and parameters (lane metrics,
+# harness/tests/check_metrics.py); scikit-build-core (with its pathspec) is the wheel's
+# build backend (wheel.mk, pyproject.toml), used without build isolation so that
+# `make wheel` fetches nothing.
 PIP_PINS := numpy==2.4.6 apache-tvm-ffi==0.1.15.post2 jax==0.10.2 jaxlib==0.10.2 \
   junitparser==5.0.3 jsonschema==4.26.0 jinja2==3.1.6 matplotlib==3.11.2 hypothesis==6.170.17 \
-  libggml-python==0.20.2.post1 onnxruntime==1.32.0 mlx==0.32.4 mlx-cpu==0.32.4
+  libggml-python==0.20.2.post1 onnxruntime==1.32.0 mlx==0.32.4 mlx-cpu==0.32.4 lizard==1.17.10 \
+  scikit-build-core==1.1.2 pathspec==1.1.1
 DLPACK_LEGACY_H := /usr/include/dlpack/dlpack.h
 # A file holding the include folder of the DLPack 1.x header; compile rules read it.
 DLPACK_V1_INC_FILE := $(B)/deps/dlpack_v1_include
@@ -53,8 +62,8 @@ $(DLPACK_V1_INC_FILE): | $(VENV_STAMP)
 	@grep -q 'DLPACK_MAJOR_VERSION 1' "$$(cat $@)/dlpack/dlpack.h" || \
 	  { echo "no DLPack 1.x header under $$(cat $@)" >&2; exit 1; }
 
-.PHONY: deps deps-debian deps-venv
-deps: deps-debian deps-venv
+.PHONY: deps deps-debian deps-venv deps-wheelhouse
+deps: deps-debian deps-venv deps-wheelhouse
 
 # apt-get as root; anyone else is told the command to run.
 deps-debian:
@@ -91,4 +100,46 @@ deps-venv:
 	  $(VENV_PY) -m pip install -q --disable-pip-version-check $$missing || exit 1; \
 	  missing=$$($(VENV_PY) -c '$(PIN_DIFF)' $(PIP_PINS)); \
 	  [ -z "$$missing" ] || { echo "$(VENV) still lacks: $$(echo $$missing)" >&2; exit 1; }; \
+	fi
+
+# The wheel lane (harness/tests/check_wheel.sh) installs the wheel into a fresh venv as a
+# user would, from these files alone (pip --no-index): pytest and what it and the wheel
+# need, at the .venv's versions. pins.txt records what is there.
+WHEELHOUSE := $(VENV)/wheelhouse
+WHEEL_LANE_PINS := pytest==9.2.0 iniconfig==2.3.1 pluggy==1.7.0 pygments==2.21.0 \
+  packaging==26.4 numpy==2.4.6 ml_dtypes==0.6.0
+deps-wheelhouse: deps-venv
+	@if [ "$$(cat $(WHEELHOUSE)/pins.txt 2>/dev/null)" != "$(WHEEL_LANE_PINS)" ]; then \
+	  echo "downloading into $(WHEELHOUSE): $(WHEEL_LANE_PINS)"; \
+	  $(VENV_PY) -m pip download -q --disable-pip-version-check --no-deps -d $(WHEELHOUSE) \
+	    $(WHEEL_LANE_PINS) && echo "$(WHEEL_LANE_PINS)" >$(WHEELHOUSE)/pins.txt; \
+	fi
+
+# Today's PyTorch (wheel.mk: torch-check, the torch-built libtorch adapter): the newest
+# torch release on PyPI in a venv of its own, $(TORCH_VENV), which `make deps` leaves
+# alone: PyPI's Linux wheel of torch is built for CUDA and depends on NVIDIA's libraries
+# (539 MB to download for torch alone, 5.4 GB installed), and PyPI has no CPU-only torch
+# (download.pytorch.org's index is not used). Every package of it pinned, as pip resolved
+# torch==2.15.0 for Python 3.11 on x86_64 Linux; numpy and ml_dtypes for the bridge.
+# Under .venv, so that what skips .venv (check_versions.sh's grep) skips it too.
+TORCH_VENV := $(VENV)/torch
+TORCH_PY := $(TORCH_VENV)/bin/python
+TORCH_PINS := torch==2.15.0 numpy==2.4.6 ml_dtypes==0.6.0 \
+  Jinja2==3.1.6 MarkupSafe==3.0.4 cuda-bindings==13.5.0 cuda-pathfinder==1.9.1 \
+  cuda-toolkit==13.2.2 filelock==4.3.1 fsspec==2026.9.0 mpmath==1.3.0 networkx==3.6.1 \
+  nvidia-cublas==13.4.1.3 nvidia-cuda-cccl==13.3.5.0.6 nvidia-cuda-cupti==13.2.86 \
+  nvidia-cuda-nvrtc==13.2.86 nvidia-cuda-runtime==13.2.86 nvidia-cudnn-cu13==9.26.0.51 \
+  nvidia-cufft==12.2.0.57 nvidia-cufile==1.17.1.22 nvidia-cusolver==12.2.0.11 \
+  nvidia-cusparse==12.7.10.12 nvidia-cusparselt-cu13==0.8.1 nvidia-nccl-cu13==2.30.7 \
+  nvidia-nvjitlink==13.5.37 nvidia-nvshmem-cu13==3.7.2 nvidia-nvtx==13.2.86 \
+  setuptools==84.2.1 sympy==1.14.0 triton==3.9.0 typing_extensions==4.16.0
+.PHONY: deps-torch
+deps-torch:
+	@[ -x $(TORCH_PY) ] || { echo "creating $(TORCH_VENV)"; python3 -m venv $(TORCH_VENV); } || exit 1
+	@missing=$$($(TORCH_PY) -c '$(PIN_DIFF)' $(TORCH_PINS)) || exit 1; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing into $(TORCH_VENV): $$(echo $$missing)"; \
+	  $(TORCH_PY) -m pip install -q --disable-pip-version-check $(TORCH_PINS) || exit 1; \
+	  missing=$$($(TORCH_PY) -c '$(PIN_DIFF)' $(TORCH_PINS)); \
+	  [ -z "$$missing" ] || { echo "$(TORCH_VENV) still lacks: $$(echo $$missing)" >&2; exit 1; }; \
 	fi

@@ -117,8 +117,8 @@ int main(int argc, char **argv) {
          best_ed, best_ed / best_c);
   printf("  foreign import (alias) + release     : %8.2f ns/op          (%.2f x)\n",
          best_fi, best_fi / best_c);
-  bench_figure("dlpack_c_roundtrip_ns", best_rt, "ns/round trip", "create_release", best_c,
-               best_rt / best_c, 0);
+  struct bench_baseline create_release = {"create_release", best_c, best_rt / best_c};
+  bench_figure("dlpack_c_roundtrip_ns", best_rt, "ns/round trip", &create_release, 0);
   tsmr_ctx_close(ctx);
   return 0;
 }

@@ -60,13 +60,28 @@ static int add_leaf(struct bg *b, int64_t r, int64_t c, uint32_t flags) {
   return b->n++;
 }
 
-static int add_op(struct bg *b, int op, int x, int y, int64_t r, int64_t c) {
+/* A result's 2-d shape [r, c] (a sum's 0 x 0). */
+struct dims {
+  int64_t r, c;
+};
+
+static struct dims dims(int64_t r, int64_t c) {
+  struct dims d = {r, c};
+  return d;
+}
+
+/* Tensor x's shape, and its transpose's. */
+static struct dims shape_of(const struct bg *b, int x) { return dims(b->r[x], b->c[x]); }
+static struct dims transposed(const struct bg *b, int x) { return dims(b->c[x], b->r[x]); }
+
+/* op of x (and y, or -1) giving a tensor of shape d (a reshape's target). */
+static int add_op(struct bg *b, int op, int x, int y, struct dims d) {
   tsmr_handle s[2] = {b->t[x], y >= 0 ? b->t[y] : 0};
-  int64_t shape[2] = {r, c};
+  int64_t shape[2] = {d.r, d.c};
   BENCH_CHECK(tsmr_graph_op(ctx, b->g, op, s, y >= 0 ? 2 : 1, shape,
                             op == TSMR_OP_RESHAPE ? 2 : 0, &b->t[b->n], 1));
-  b->r[b->n] = r;
-  b->c[b->n] = c;
+  b->r[b->n] = d.r;
+  b->c[b->n] = d.c;
   b->leaf[b->n] = 0;
   b->used[x]++;
   if (y >= 0) b->used[y]++;
@@ -82,34 +97,48 @@ static int pick(const struct bg *b) {
   return (int)rnd((uint32_t)b->n);
 }
 
+/* The extents of a random DAG's leaves. */
+static const int64_t dag_extents[] = {16, 32, 64, 128};
+
+/* A random DAG's elementwise op on x and a tensor of x's shape, when one turns up among
+ * 24 picks; else a transpose of x. */
+static void dag_elementwise(struct bg *b, int x) {
+  int y = -1;
+  for (int tries = 0; tries < 24 && y < 0; tries++) {
+    int c = pick(b);
+    if (c != x && b->r[c] == b->r[x] && b->c[c] == b->c[x]) y = c;
+  }
+  if (y >= 0) add_op(b, TSMR_OP_ADD + (int)rnd(3), x, y, shape_of(b, x));
+  else add_op(b, TSMR_OP_TRANSPOSE, x, -1, transposed(b, x));
+}
+
+/* A random DAG's matmul [r, c] x [c, d]: the right operand a tensor of c rows when one
+ * turns up among 24 picks, else a new PARAM leaf. */
+static void dag_matmul(struct bg *b, int x) {
+  int y = -1;
+  for (int tries = 0; tries < 24 && y < 0; tries++) {
+    int c = pick(b);
+    if (b->r[c] == b->c[x]) y = c;
+  }
+  if (y < 0) y = add_leaf(b, b->c[x], dag_extents[rnd(4)], TSMR_GRAPH_PARAM);
+  add_op(b, TSMR_OP_MATMUL, x, y, dims(b->r[x], b->c[y]));
+}
+
 static void random_dag(struct bg *b, int nodes) {
-  static const int64_t dims[] = {16, 32, 64, 128};
+  const int64_t *ext = dag_extents;
   int nleaves = nodes / 8 + 2;
-  for (int i = 0; i < nleaves; i++) add_leaf(b, dims[rnd(4)], dims[rnd(4)], TSMR_GRAPH_INPUT);
+  for (int i = 0; i < nleaves; i++) add_leaf(b, ext[rnd(4)], ext[rnd(4)], TSMR_GRAPH_INPUT);
   for (int k = 0; k < nodes; k++) {
     int x = pick(b);
     uint32_t kind = rnd(100);
-    if (kind < 45) { /* elementwise with an equal shape, else a transpose */
-      int y = -1;
-      for (int tries = 0; tries < 24 && y < 0; tries++) {
-        int c = pick(b);
-        if (c != x && b->r[c] == b->r[x] && b->c[c] == b->c[x]) y = c;
-      }
-      if (y >= 0) add_op(b, TSMR_OP_ADD + (int)rnd(3), x, y, b->r[x], b->c[x]);
-      else add_op(b, TSMR_OP_TRANSPOSE, x, -1, b->c[x], b->r[x]);
-    } else if (kind < 75) { /* matmul [r,c] x [c, d] */
-      int y = -1;
-      for (int tries = 0; tries < 24 && y < 0; tries++) {
-        int c = pick(b);
-        if (b->r[c] == b->c[x]) y = c;
-      }
-      if (y < 0) y = add_leaf(b, b->c[x], dims[rnd(4)], TSMR_GRAPH_PARAM);
-      add_op(b, TSMR_OP_MATMUL, x, y, b->r[x], b->c[y]);
-    } else if (kind < 88) {
-      add_op(b, TSMR_OP_TRANSPOSE, x, -1, b->c[x], b->r[x]);
-    } else {
-      add_op(b, TSMR_OP_RESHAPE, x, -1, b->c[x], b->r[x]); /* a view */
-    }
+    if (kind < 45)
+      dag_elementwise(b, x);
+    else if (kind < 75)
+      dag_matmul(b, x);
+    else if (kind < 88)
+      add_op(b, TSMR_OP_TRANSPOSE, x, -1, transposed(b, x));
+    else
+      add_op(b, TSMR_OP_RESHAPE, x, -1, transposed(b, x)); /* a view */
   }
   for (int i = 0; i < b->n; i++)
     if (!b->used[i]) BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[i]));
@@ -120,11 +149,11 @@ static void mlp(struct bg *b) {
   for (int l = 0; l < 4; l++) {
     int w = add_leaf(b, 256, 256, TSMR_GRAPH_PARAM);
     int bias = add_leaf(b, 64, 256, TSMR_GRAPH_PARAM);
-    int z = add_op(b, TSMR_OP_MATMUL, h, w, 64, 256);
-    int a = add_op(b, TSMR_OP_ADD, z, bias, 64, 256);
-    h = add_op(b, TSMR_OP_MUL, a, a, 64, 256); /* a square as the nonlinearity */
+    int z = add_op(b, TSMR_OP_MATMUL, h, w, dims(64, 256));
+    int a = add_op(b, TSMR_OP_ADD, z, bias, dims(64, 256));
+    h = add_op(b, TSMR_OP_MUL, a, a, dims(64, 256)); /* a square as the nonlinearity */
   }
-  int s = add_op(b, TSMR_OP_SUM, h, -1, 0, 0);
+  int s = add_op(b, TSMR_OP_SUM, h, -1, dims(0, 0));
   BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[s]));
 }
 
@@ -133,21 +162,21 @@ static void mlp(struct bg *b) {
 static int attention_residual(struct bg *b, int x, int64_t T, int64_t D) {
   int wq = add_leaf(b, D, D, TSMR_GRAPH_PARAM), wk = add_leaf(b, D, D, TSMR_GRAPH_PARAM);
   int wv = add_leaf(b, D, D, TSMR_GRAPH_PARAM), wo = add_leaf(b, D, D, TSMR_GRAPH_PARAM);
-  int q = add_op(b, TSMR_OP_MATMUL, x, wq, T, D);
-  int k = add_op(b, TSMR_OP_MATMUL, x, wk, T, D);
-  int v = add_op(b, TSMR_OP_MATMUL, x, wv, T, D);
-  int kt = add_op(b, TSMR_OP_TRANSPOSE, k, -1, D, T);
-  int s = add_op(b, TSMR_OP_MATMUL, q, kt, T, T);
-  int p = add_op(b, TSMR_OP_MUL, s, s, T, T);
-  int o = add_op(b, TSMR_OP_MATMUL, p, v, T, D);
-  int y = add_op(b, TSMR_OP_MATMUL, o, wo, T, D);
-  return add_op(b, TSMR_OP_ADD, y, x, T, D);
+  int q = add_op(b, TSMR_OP_MATMUL, x, wq, dims(T, D));
+  int k = add_op(b, TSMR_OP_MATMUL, x, wk, dims(T, D));
+  int v = add_op(b, TSMR_OP_MATMUL, x, wv, dims(T, D));
+  int kt = add_op(b, TSMR_OP_TRANSPOSE, k, -1, dims(D, T));
+  int s = add_op(b, TSMR_OP_MATMUL, q, kt, dims(T, T));
+  int p = add_op(b, TSMR_OP_MUL, s, s, dims(T, T));
+  int o = add_op(b, TSMR_OP_MATMUL, p, v, dims(T, D));
+  int y = add_op(b, TSMR_OP_MATMUL, o, wo, dims(T, D));
+  return add_op(b, TSMR_OP_ADD, y, x, dims(T, D));
 }
 
 static void attention(struct bg *b) {
   int res = attention_residual(b, add_leaf(b, 128, 64, TSMR_GRAPH_INPUT), 128, 64);
   BENCH_CHECK(tsmr_graph_flag(ctx, b->t[res], TSMR_GRAPH_OUTPUT));
-  int out = add_op(b, TSMR_OP_SUM, res, -1, 0, 0);
+  int out = add_op(b, TSMR_OP_SUM, res, -1, dims(0, 0));
   BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[out]));
 }
 
@@ -165,12 +194,12 @@ static void svd_pipeline(struct bg *b) {
     b->c[b->n] = cs[i];
     b->leaf[b->n++] = 0;
   }
-  int ds = add_op(b, TSMR_OP_DIAG, idx[1], -1, k, k);
-  int us = add_op(b, TSMR_OP_MATMUL, idx[0], ds, m, k);
-  int recon = add_op(b, TSMR_OP_MATMUL, us, idx[2], m, n);
+  int ds = add_op(b, TSMR_OP_DIAG, idx[1], -1, dims(k, k));
+  int us = add_op(b, TSMR_OP_MATMUL, idx[0], ds, dims(m, k));
+  int recon = add_op(b, TSMR_OP_MATMUL, us, idx[2], dims(m, n));
   BENCH_CHECK(tsmr_graph_flag(ctx, b->t[recon], TSMR_GRAPH_OUTPUT));
-  int d = add_op(b, TSMR_OP_SUB, a, recon, m, n);
-  int diff = add_op(b, TSMR_OP_SUM, d, -1, 0, 0);
+  int d = add_op(b, TSMR_OP_SUB, a, recon, dims(m, n));
+  int diff = add_op(b, TSMR_OP_SUM, d, -1, dims(0, 0));
   BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[recon]));
   BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[diff]));
 }
@@ -178,10 +207,10 @@ static void svd_pipeline(struct bg *b) {
 /* x + (x W1)^2 W2 style residual pieces: RETURN the sum node of x and f(x). */
 static int residual_mlp(struct bg *b, int x, int64_t T, int64_t D, int64_t H) {
   int w1 = add_leaf(b, D, H, TSMR_GRAPH_PARAM), w2 = add_leaf(b, H, D, TSMR_GRAPH_PARAM);
-  int h = add_op(b, TSMR_OP_MATMUL, x, w1, T, H);
-  int a = add_op(b, TSMR_OP_MUL, h, h, T, H);
-  int y = add_op(b, TSMR_OP_MATMUL, a, w2, T, D);
-  return add_op(b, TSMR_OP_ADD, y, x, T, D);
+  int h = add_op(b, TSMR_OP_MATMUL, x, w1, dims(T, H));
+  int a = add_op(b, TSMR_OP_MUL, h, h, dims(T, H));
+  int y = add_op(b, TSMR_OP_MATMUL, a, w2, dims(T, D));
+  return add_op(b, TSMR_OP_ADD, y, x, dims(T, D));
 }
 
 static void transformer_block(struct bg *b) {
@@ -189,7 +218,7 @@ static void transformer_block(struct bg *b) {
   int r1 = attention_residual(b, add_leaf(b, T, D, TSMR_GRAPH_INPUT), T, D);
   int r2 = residual_mlp(b, r1, T, D, 4 * D);
   BENCH_CHECK(tsmr_graph_flag(ctx, b->t[r2], TSMR_GRAPH_OUTPUT));
-  BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[add_op(b, TSMR_OP_SUM, r2, -1, 0, 0)]));
+  BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[add_op(b, TSMR_OP_SUM, r2, -1, dims(0, 0))]));
 }
 
 static void conv_block(struct bg *b) {
@@ -197,25 +226,26 @@ static void conv_block(struct bg *b) {
   int x = add_leaf(b, P, C, TSMR_GRAPH_INPUT), h = x;
   for (int l = 0; l < 3; l++) {
     int w = add_leaf(b, C, C, TSMR_GRAPH_PARAM), bias = add_leaf(b, P, C, TSMR_GRAPH_PARAM);
-    int cols = add_op(b, TSMR_OP_RESHAPE, h, -1, P, C); /* the im2col view of 1x1 */
-    int z = add_op(b, TSMR_OP_ADD, add_op(b, TSMR_OP_MATMUL, cols, w, P, C), bias, P, C);
-    h = add_op(b, TSMR_OP_MUL, z, z, P, C);
+    int cols = add_op(b, TSMR_OP_RESHAPE, h, -1, dims(P, C)); /* the im2col view of 1x1 */
+    int mm = add_op(b, TSMR_OP_MATMUL, cols, w, dims(P, C));
+    int z = add_op(b, TSMR_OP_ADD, mm, bias, dims(P, C));
+    h = add_op(b, TSMR_OP_MUL, z, z, dims(P, C));
   }
-  int out = add_op(b, TSMR_OP_ADD, h, x, P, C);
-  BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[add_op(b, TSMR_OP_SUM, out, -1, 0, 0)]));
+  int out = add_op(b, TSMR_OP_ADD, h, x, dims(P, C));
+  BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[add_op(b, TSMR_OP_SUM, out, -1, dims(0, 0))]));
 }
 
 static void mlp_residual(struct bg *b) {
   int h = add_leaf(b, 64, 128, TSMR_GRAPH_INPUT);
   for (int l = 0; l < 8; l++) h = residual_mlp(b, h, 64, 128, 256);
-  BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[add_op(b, TSMR_OP_SUM, h, -1, 0, 0)]));
+  BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[add_op(b, TSMR_OP_SUM, h, -1, dims(0, 0))]));
 }
 
 static void long_chain(struct bg *b) {
   int h = add_leaf(b, 32, 32, TSMR_GRAPH_INPUT), p = add_leaf(b, 32, 32, TSMR_GRAPH_PARAM);
   for (int k = 0; k < 2000; k++)
-    h = k % 4 == 3 ? add_op(b, TSMR_OP_TRANSPOSE, h, -1, 32, 32)
-                   : add_op(b, TSMR_OP_ADD + k % 3, h, p, 32, 32);
+    h = k % 4 == 3 ? add_op(b, TSMR_OP_TRANSPOSE, h, -1, dims(32, 32))
+                   : add_op(b, TSMR_OP_ADD + k % 3, h, p, dims(32, 32));
   BENCH_CHECK(tsmr_graph_expand(ctx, b->g, b->t[h]));
 }
 
@@ -257,26 +287,45 @@ static double g_ratio_sum, g_ratio_max, g_planned_sum, g_bound_sum;
 static int g_count;
 static double g_ns_per_tensor; /* of the last graph reported */
 
-static void report(const char *name, struct bg *b, int compute) {
-  struct tsmr_graph_stats st;
+/* The reuse plan's stats in *st; RETURN the best planning time of ROUNDS plans. */
+static uint64_t best_plan(struct bg *b, struct tsmr_graph_stats *st) {
   uint64_t best_ns = UINT64_MAX;
   for (int r = 0; r < ROUNDS; r++) { /* alternate modes so every plan is a real one */
     BENCH_CHECK(tsmr_graph_plan(ctx, b->g, TSMR_PLAN_NONE));
     BENCH_CHECK(tsmr_graph_plan(ctx, b->g, TSMR_PLAN_REUSE));
-    BENCH_CHECK(tsmr_graph_stats(ctx, b->g, &st));
-    if (st.plan_ns < best_ns) best_ns = st.plan_ns;
+    BENCH_CHECK(tsmr_graph_stats(ctx, b->g, st));
+    if (st->plan_ns < best_ns) best_ns = st->plan_ns;
   }
+  return best_ns;
+}
+
+/* Computes b in both modes and compares its first 64 sinks (GRAPH.OUT.1): RETURN how
+ * many differ. */
+static int compare_sinks(struct bg *b) {
+  int check[64], nc = 0;
+  for (int i = 0; i < b->n && nc < 64; i++) {
+    struct tsmr_graph_place p;
+    BENCH_CHECK(tsmr_graph_place(ctx, b->t[i], &p));
+    if (p.in_graph && !b->used[i] && !b->leaf[i]) check[nc++] = i;
+  }
+  return differential(b, nc, check);
+}
+
+/* Adds a graph's figures to the corpus's. */
+static void tally(const struct tsmr_graph_stats *st, double ratio, uint64_t best_ns) {
+  g_ratio_sum += ratio;
+  if (ratio > g_ratio_max) g_ratio_max = ratio;
+  g_ns_per_tensor = st->n_tensors ? (double)best_ns / (double)st->n_tensors : 0.0;
+  g_planned_sum += (double)st->planned_bytes;
+  g_bound_sum += (double)st->bound_bytes;
+  g_count++;
+}
+
+static void report(const char *name, struct bg *b, int compute) {
+  struct tsmr_graph_stats st;
+  uint64_t best_ns = best_plan(b, &st);
   double ratio = st.bound_bytes ? (double)st.planned_bytes / (double)st.bound_bytes : 1.0;
-  int bad = -1;
-  if (compute) {
-    int check[64], nc = 0;
-    for (int i = 0; i < b->n && nc < 64; i++) {
-      struct tsmr_graph_place p;
-      BENCH_CHECK(tsmr_graph_place(ctx, b->t[i], &p));
-      if (p.in_graph && !b->used[i] && !b->leaf[i]) check[nc++] = i;
-    }
-    bad = differential(b, nc, check);
-  }
+  int bad = compute ? compare_sinks(b) : -1;
   printf("%-14s %6llu %6llu %12llu %12llu %12llu %7.4f %7.4f %6llu %9.1f  %s\n", name,
          (unsigned long long)st.n_tensors, (unsigned long long)st.n_nodes,
          (unsigned long long)st.naive_bytes, (unsigned long long)st.bound_bytes,
@@ -285,12 +334,7 @@ static void report(const char *name, struct bg *b, int compute) {
          (unsigned long long)st.n_inplace,
          st.n_tensors ? (double)best_ns / (double)st.n_tensors : 0.0,
          bad < 0 ? "-" : (bad ? "DIFFER" : "same"));
-  g_ratio_sum += ratio;
-  if (ratio > g_ratio_max) g_ratio_max = ratio;
-  g_ns_per_tensor = st.n_tensors ? (double)best_ns / (double)st.n_tensors : 0.0;
-  g_planned_sum += (double)st.planned_bytes;
-  g_bound_sum += (double)st.bound_bytes;
-  g_count++;
+  tally(&st, ratio, best_ns);
 }
 
 static struct bg *bg_new(void) {
@@ -345,12 +389,12 @@ int main(int argc, char **argv) {
   printf("planning ns/tensor, mean of 3 DAGs: 100 nodes %.1f, 1000 nodes %.1f, 5000 nodes "
          "%.1f (5000/100: %.2f x)\n", ns_sum[0] / 3, ns_sum[1] / 3, ns_sum[2] / 3,
          ns_sum[2] / ns_sum[0]);
-  bench_figure("planner_peak_vs_bound_max", g_ratio_max, "x", "liveness_lower_bound", 1.0,
-               g_ratio_max, 1.05);
-  bench_figure("planner_peak_vs_bound_mean", g_ratio_sum / g_count, "x",
-               "liveness_lower_bound", 1.0, g_ratio_sum / g_count, 1.02);
-  bench_figure("planner_time_growth_5000_vs_100", ns_sum[2] / 3, "ns/tensor",
-               "ns_per_tensor_100_nodes", ns_sum[0] / 3, ns_sum[2] / ns_sum[0], 2.0);
+  struct bench_baseline bound_max = {"liveness_lower_bound", 1.0, g_ratio_max};
+  struct bench_baseline bound_mean = {"liveness_lower_bound", 1.0, g_ratio_sum / g_count};
+  struct bench_baseline dag100 = {"ns_per_tensor_100_nodes", ns_sum[0] / 3, ns_sum[2] / ns_sum[0]};
+  bench_figure("planner_peak_vs_bound_max", g_ratio_max, "x", &bound_max, 1.05);
+  bench_figure("planner_peak_vs_bound_mean", g_ratio_sum / g_count, "x", &bound_mean, 1.02);
+  bench_figure("planner_time_growth_5000_vs_100", ns_sum[2] / 3, "ns/tensor", &dag100, 2.0);
   tsmr_ctx_close(ctx);
   return 0;
 }

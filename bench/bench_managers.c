@@ -140,7 +140,8 @@ static void run_create_release(tsmr_ctx *ctx, tsmr_handle sub, long n,
   printf("  tsmr_tensor_new + tsmr_res_release : %8.2f ns/op\n", s);
   printf("  malloc + memset + free (baseline)  : %8.2f ns/op\n", m);
   printf("  ratio (median of the pairs)        : %8.2f x\n", ratio);
-  bench_figure("create_release_vs_malloc", s, "ns/op", "malloc_memset_free", m, ratio, 1.3);
+  struct bench_baseline base = {"malloc_memset_free", m, ratio};
+  bench_figure("create_release_vs_malloc", s, "ns/op", &base, 1.3);
 }
 
 /* Benches 2 to 4. */
@@ -154,7 +155,7 @@ static void run_close_dispose(tsmr_ctx *ctx, tsmr_handle root, long n,
   }
   printf("bench 2: close of a manager holding %ld tensors\n", n);
   printf("  tsmr_mgr_close                     : %8.2f ns/resource\n", best_c);
-  bench_figure("manager_close_ns_per_resource", best_c, "ns/resource", NULL, 0, 0, 0);
+  bench_figure("manager_close_ns_per_resource", best_c, "ns/resource", NULL, 0);
   tsmr_handle sc;
   BENCH_CHECK(tsmr_scope_open(ctx, &sc));
   for (int r = 0; r < ROUNDS; r++) {
@@ -183,8 +184,8 @@ static void run_two_threads(tsmr_ctx *ctx, tsmr_handle root, long n) {
   printf("  create+release, slower thread      : %8.2f ns/op\n", s);
   printf("  malloc+memset+free, slower thread  : %8.2f ns/op\n", m);
   printf("  ratio (median of the pairs)        : %8.2f x\n", ratio);
-  bench_figure("create_release_vs_malloc_2threads", s, "ns/op",
-               "malloc_memset_free_2threads", m, ratio, 1.3);
+  struct bench_baseline base = {"malloc_memset_free_2threads", m, ratio};
+  bench_figure("create_release_vs_malloc_2threads", s, "ns/op", &base, 1.3);
 }
 
 int main(int argc, char **argv) {

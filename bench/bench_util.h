@@ -56,20 +56,26 @@ static inline double bench_median_ratio(const struct bench_pairs *p) {
   return bench_median(r);
 }
 
-/* One figure of results.json (bench/README.md). baseline_name NULL: no baseline
- * (ratio null, and ratio is ignored). goal <= 0: no goal (goal and met null); else
- * met = ratio <= goal, or value <= goal without a baseline. */
+/* What a figure is measured against: the baseline's name and value, and the figure's
+ * ratio to it (the one a goal bounds). */
+struct bench_baseline {
+  const char *name;
+  double value, ratio;
+};
+
+/* One figure of results.json (bench/README.md). base NULL: no baseline (its fields
+ * null). goal <= 0: no goal (goal and met null); else met = ratio <= goal, or value <=
+ * goal without a baseline. */
 static inline void bench_figure(const char *name, double value, const char *unit,
-                                const char *baseline_name, double baseline_value,
-                                double ratio, double goal) {
+                                const struct bench_baseline *base, double goal) {
   const char *path = getenv("BENCH_JSON");
   FILE *f = path ? fopen(path, "a") : NULL;
   if (!f) return;
-  double measured = baseline_name ? ratio : value;
+  double measured = base ? base->ratio : value;
   fprintf(f, "{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", ", name, value, unit);
-  if (baseline_name)
+  if (base)
     fprintf(f, "\"baseline_name\": \"%s\", \"baseline_value\": %.6g, \"ratio\": %.4f, ",
-            baseline_name, baseline_value, measured);
+            base->name, base->value, measured);
   else
     fprintf(f, "\"baseline_name\": null, \"baseline_value\": null, \"ratio\": null, ");
   if (goal > 0)

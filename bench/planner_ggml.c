@@ -197,6 +197,42 @@ static void random_dag(int tensors) {
 static void random_100(void) { random_dag(100); }
 static void random_1000(void) { random_dag(1000); }
 
+/* The corpus's running totals: both sides' summed peaks and the sum of the ratios'
+ * logarithms. */
+struct totals {
+  double ref, ggml, log_ratio;
+};
+
+/* Plans the graph just built on both sides: a row of the table, and of JSON_OUT when
+ * json is set (i: its index in the corpus), then the graphs' release. */
+static void measure(const char *name, int i, FILE *json, struct totals *sum) {
+  uint64_t none = plan_bytes(&sides[0], TSM_PLAN_NONE);
+  uint64_t ref = plan_bytes(&sides[0], TSM_PLAN_REUSE), gg = plan_bytes(&sides[1], TSM_PLAN_REUSE);
+  double ratio = (double)gg / (double)ref;
+  sum->ref += (double)ref;
+  sum->ggml += (double)gg;
+  sum->log_ratio += log(ratio);
+  printf("%-18s %8d %12llu %12llu %12llu %8.3f\n", name, n_t, (unsigned long long)none,
+         (unsigned long long)ref, (unsigned long long)gg, ratio);
+  if (json)
+    fprintf(json, "%s\n  {\"name\": \"%s\", \"tensors\": %d, \"no_reuse_bytes\": %llu, "
+            "\"reference_bytes\": %llu, \"ggml_bytes\": %llu, \"ratio\": %.4f}", i ? "," : "",
+            name, n_t, (unsigned long long)none, (unsigned long long)ref,
+            (unsigned long long)gg, ratio);
+  for (int k = 0; k < 2; k++) check(sides[k].a->graph_release(sides[k].s, sides[k].g), "graph_release");
+}
+
+/* The overall line over n graphs, and JSON_OUT's "overall" object (which closes it). */
+static void overall(const struct totals *sum, int n, FILE *json) {
+  printf("overall: ggml/ref of the summed peaks %.3f, geometric mean of the ratios %.3f\n",
+         sum->ggml / sum->ref, exp(sum->log_ratio / n));
+  if (!json) return;
+  fprintf(json, "],\n \"overall\": {\"reference_bytes\": %.0f, \"ggml_bytes\": %.0f, "
+          "\"ratio\": %.4f, \"geomean_ratio\": %.4f}}\n", sum->ref, sum->ggml,
+          sum->ggml / sum->ref, exp(sum->log_ratio / n));
+  fclose(json);
+}
+
 int main(int argc, char **argv) {
   static const struct {
     const char *name;
@@ -211,7 +247,7 @@ int main(int argc, char **argv) {
                 {"random_dag_1000", random_1000}};
   int n = (int)(sizeof corpus / sizeof corpus[0]);
   FILE *json = NULL;
-  double sum_ref = 0, sum_ggml = 0, log_sum = 0;
+  struct totals sum = {0, 0, 0};
   if (argc < 3) {
     fprintf(stderr, "usage: planner-ggml REFERENCE_ADAPTER.so GGML_ADAPTER.so [JSON_OUT]\n");
     return 2;
@@ -228,29 +264,9 @@ int main(int argc, char **argv) {
   for (int i = 0; i < n; i++) {
     begin();
     corpus[i].build();
-    uint64_t none = plan_bytes(&sides[0], TSM_PLAN_NONE);
-    uint64_t ref = plan_bytes(&sides[0], TSM_PLAN_REUSE), gg = plan_bytes(&sides[1], TSM_PLAN_REUSE);
-    double ratio = (double)gg / (double)ref;
-    sum_ref += (double)ref;
-    sum_ggml += (double)gg;
-    log_sum += log(ratio);
-    printf("%-18s %8d %12llu %12llu %12llu %8.3f\n", corpus[i].name, n_t, (unsigned long long)none,
-           (unsigned long long)ref, (unsigned long long)gg, ratio);
-    if (json)
-      fprintf(json, "%s\n  {\"name\": \"%s\", \"tensors\": %d, \"no_reuse_bytes\": %llu, "
-              "\"reference_bytes\": %llu, \"ggml_bytes\": %llu, \"ratio\": %.4f}", i ? "," : "",
-              corpus[i].name, n_t, (unsigned long long)none, (unsigned long long)ref,
-              (unsigned long long)gg, ratio);
-    for (int k = 0; k < 2; k++) check(sides[k].a->graph_release(sides[k].s, sides[k].g), "graph_release");
+    measure(corpus[i].name, i, json, &sum);
   }
-  printf("overall: ggml/ref of the summed peaks %.3f, geometric mean of the ratios %.3f\n",
-         sum_ggml / sum_ref, exp(log_sum / n));
-  if (json) {
-    fprintf(json, "],\n \"overall\": {\"reference_bytes\": %.0f, \"ggml_bytes\": %.0f, "
-            "\"ratio\": %.4f, \"geomean_ratio\": %.4f}}\n", sum_ref, sum_ggml, sum_ggml / sum_ref,
-            exp(log_sum / n));
-    fclose(json);
-  }
+  overall(&sum, n, json);
   for (int k = 0; k < 2; k++) sides[k].a->session_close(sides[k].s);
   return 0;
 }

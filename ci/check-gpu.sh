@@ -31,6 +31,10 @@ cd "$(dirname "$0")/.."
 . ci/lanes.sh
 
 JOBS=${JOBS:-$(nproc)}
+# Cases per case process on cuda:0 (tsm-cts run --batch): CUDA's start-up (context,
+# cuBLAS, cuSOLVER, about 1.4 s) is paid once per BATCH cases; 1: a process each.
+# memcheck and racecheck stay a process per case (their leak check runs at exit).
+BATCH=${BATCH:-32}
 GEN_COUNT=${GEN_COUNT:-1000}
 MEMCHECK_CASES=${MEMCHECK_CASES:-cases}
 LANES=${LANES:-build cases-cuda memcheck racecheck gen-cuda combos-cuda bench-cuda}
@@ -108,7 +112,7 @@ gen_on_cuda() {
   rm -rf "$build/gen-cuda"
   "$CTS" gen --seed "$(date +%Y%m%d)" --count "$GEN_COUNT" --device cuda:0 --jobs "$JOBS" \
     --adapter "$ADAPTER" "$build/gen-cuda" || return 1
-  cases_on_cuda gen-cuda -j "$JOBS" --cases "$build" "$build/gen-cuda"
+  cases_on_cuda gen-cuda -j "$JOBS" --batch "$BATCH" --cases "$build" "$build/gen-cuda"
 }
 
 combos_on_cuda() {
@@ -128,7 +132,7 @@ gpu_lane() { # name command...: runs the lane when LANES names it
 gpu_lane build build_gpu
 large=--large
 [ "${TIER:-large}" = default ] && large=
-gpu_lane cases-cuda cases_on_cuda cases-cuda $large -j "$JOBS" --timeout 600000
+gpu_lane cases-cuda cases_on_cuda cases-cuda $large -j "$JOBS" --batch "$BATCH" --timeout 600000
 # shellcheck disable=SC2086 # MEMCHECK_CASES: several selectors
 gpu_lane memcheck compute_sanitizer memcheck memcheck $MEMCHECK_CASES
 gpu_lane racecheck compute_sanitizer racecheck racecheck cases/graphs cases/managers/op

@@ -25,6 +25,7 @@ tools() {
   need make make || ok=1
   need pkg-config pkg-config || ok=1
   need valgrind valgrind || ok=1
+  need cmake cmake || ok=1
   return $ok
 }
 
@@ -58,8 +59,9 @@ example() {
 # the file that no longer fails, fails the lane), its TAP in $primary/$2.tap:
 #   tvmffi-check    apache-tvm-ffi's C DLPack API (harness/adapters/tvm-ffi) on cases/dlpack
 #   libtorch-check  ATen's C DLPack conversion, Debian's PyTorch 1.13
-#                   (harness/adapters/libtorch) on cases/dlpack; each case process
-#                   loads libtorch_cpu (about 0.6 s of CPU), most of the lane's time
+#                   (harness/adapters/libtorch) on cases/dlpack, up to 16 cases per
+#                   case process (tsm-cts run --batch 16), so that libtorch_cpu (about
+#                   0.6 s of CPU to load) is loaded once per 16 cases
 adapter_check() {
   make --no-print-directory BUILD="$primary" CC="$CC" "$1" >"$primary/$2.tap"
   local rc=$?
@@ -70,8 +72,11 @@ adapter_check() {
 
 # The thread cases (every case citing SCOPE.THREAD) on a ThreadSanitizer build of the
 # judge and the reference (clang). A race report ends the case process with status 66,
-# which the judge reports as Fail. First the biased lock's own tests (test-lock), where
-# a revocation that does not wait for the owner is a race TSan sees.
+# which the judge reports as Error (or as the Fail it had streamed). First the biased
+# lock's own tests (test-lock), where a revocation that does not wait for the owner is a
+# race TSan sees; then a reference whose export deleter skips the context lock
+# (harness/tests/tsan-plants/) must fail the DLPack thread cases
+# (harness/tests/check_tsan_plant.sh).
 tsan() {
   local build=build/check-tsan
   make --no-print-directory -j"$JOBS" BUILD=$build CC=clang SAN=-fsanitize=thread \
@@ -84,6 +89,9 @@ tsan() {
   tail -n 1 $build/tsan.tap
   grep '^ok' $build/tsan.tap | grep -vc '# SKIP' | sed 's/^/case runs passed under TSan: /'
   grep -A20 '^not ok' $build/tsan.tap | head -n 60
+  # A reference whose export deleter skips the context lock must fail the DLPack thread
+  # cases (harness/tests/tsan-plants/, DLP.DEL.4); the unpatched one passes them.
+  bash harness/tests/check_tsan_plant.sh $build || rc=1
   return $rc
 }
 
@@ -168,6 +176,12 @@ other_cc=clang
 # few generated inputs (fuzz/replay.sh, fuzz/README.md).
 fuzz_replay() { make --no-print-directory BUILD="$primary" CC="$CC" fuzz-replay; }
 
+# The function metrics (lizard, in the .venv), after the check can fail on planted code.
+metrics() {
+  .venv/bin/python harness/tests/check_metrics.py --self-test &&
+    .venv/bin/python harness/tests/check_metrics.py
+}
+
 # The tools the lanes need, each named with its Debian package.
 lane tools tools
 # The library, the judge, the adapters, the tests and benches, built by each compiler.
@@ -180,6 +194,9 @@ lane lock-tests "$primary/bin/test-lock"
 # The judge's layers (harness/src/README.md): a scratch copy of harness/src builds, and an
 # upper layer's header planted in a lower layer fails its build (harness/tests/check_layers.sh).
 lane layers bash harness/tests/check_layers.sh "$primary" "$CC"
+# No C function over 50 lines; under 2% above CCN 15, under 2% with 6 or more parameters
+# (lizard, harness/tests/check_metrics.py; its self-test plants one function past each).
+lane metrics metrics
 # Every case's syntax and citations, and every clause's strength and Source line (tsm-cts lint).
 lane lint cts lint cases
 # cases/README.md's statement list is the statement table's (tsm-cts statements), and
@@ -191,6 +208,10 @@ lane statements cts statements --check cases/README.md
 lane docs python3 harness/tests/lanes_table.py --check
 # Clauses no case cites (tsm-cts coverage).
 lane coverage cts coverage
+# cases/generated/ is what `make generated` writes now, and every cell of the clause x
+# kind matrix a combination reaches has two cases (tsm-cts library --check, coverage
+# --kinds; harness/tests/check_generated.sh plants a stale library and a hole).
+lane generated bash harness/tests/check_generated.sh "$primary"
 # Every known failure of a third party names its clause with the strength spec/ gives
 # it, the source sentence, the upstream location then and at HEAD, and its report.
 lane expectations python3 harness/tests/check_expectations.py
@@ -213,6 +234,15 @@ lane fail-alloc fail_alloc
 lane interop interop
 lane interop-system interop_system
 lane interop-selftest interop_selftest
+# The tsm-cts wheel as a new user gets it: built, installed into a fresh venv outside the
+# checkout, pytest with its plugin against numpy and an array module of a user's, each
+# run's status the bridge's (the interop lane's report), and the plugin's self-tests
+# (harness/tests/check_wheel.sh, docs/python.md).
+lane wheel make --no-print-directory BUILD="$primary" CC="$CC" wheel-check WHEEL_INTEROP_JSON="$primary/report/interop.json"
+# Today's PyTorch from PyPI (`make deps-torch`, its own venv) as a Python peer and through
+# the libtorch adapter built against its wheel; without that venv it says so and passes
+# (harness/tests/check_torch.sh).
+lane torch make --no-print-directory BUILD="$primary" CC="$CC" torch-check
 # README's third-party table against the reports the ggml, tvm-ffi and interop lanes just
 # wrote (harness/report/third_parties.py; `make third-party-table` rewrites it).
 lane third-party-table make --no-print-directory BUILD="$primary" CC="$CC" third-party-table-check
@@ -221,6 +251,10 @@ lane selftests bash harness/tests/run_selftests.sh "$primary"
 # The judge against the hostile adapters of harness/tests/broken: each run completes,
 # leaves no process behind, gets the expected statuses and valid reports (issue 14).
 lane hostile bash harness/tests/check_hostile.sh "$primary"
+# --batch N against a process per case: the library on the reference both ways, every
+# verdict compared, and an adapter planted to crash, hang and fail mid-batch
+# (harness/tests/check_batch.sh).
+lane batch bash harness/tests/check_batch.sh "$primary"
 lane install install_lane
 lane install-judge bash harness/tests/check_install.sh "$primary" "$CC"
 lane reports bash harness/tests/check_reports.sh "$primary"

@@ -26,6 +26,7 @@
 # harness/tests/combos-known.txt are always passed).
 #
 #   ci/mutants.sh [--gate | --matrix | --ttf SECONDS] [--build DIR] [-j N] [PATCH...]
+#   ci/mutants.sh --finding RC LOG
 #
 # --gate (make check, `make mutants-gate`): the sources in the order above, each
 #   stopping at its first kill (cases: the mutant's family folders first, then the rest,
@@ -45,6 +46,11 @@
 #   and (with clang, unless TTF_ASAN=0) the ASan+UBSan driver against the ASan-built
 #   mutant as soon as that is built, its build time counted; the first finding wins
 #   (DETAIL starts with "asan: " when it is the ASan one's) and stops the other.
+# --finding RC LOG: what a campaign reports of a scenario driver that exited RC with
+#   output LOG (the first finding, assertion, sanitizer report or glibc heap check
+#   anywhere in LOG, after the signal or hang); harness/tests/check_mutants_parse.sh
+#   checks it on fixtures (LOG relative to the repository root), and the
+#   other modes run that check first and stop (exit 2) when it fails.
 #
 # Per mutant: a scratch copy of the build inputs (Makefile, *.mk, impl/, harness/,
 # bench/) with the objects of the main build (DIR/obj/impl, timestamps kept), the patch
@@ -81,14 +87,45 @@ while [ $# -gt 0 ]; do
     --gate) mode=gate ;;
     --matrix) mode=matrix ;;
     --ttf) mode=ttf; TTF_DEADLINE=$2; shift ;;
+    --finding) mode=finding; FINDING_RC=${2:-}; FINDING_LOG=${3:-}; shift 2 ;;
     --build) BUILD=$2; shift ;;
     -j) JOBS=$2; shift ;;
-    -h|--help) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,53p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "ci/mutants.sh: unknown option '$1'" >&2; exit 2 ;;
     *) patches+=("$1") ;;
   esac
   shift
 done
+
+# finding_message RC LOG LIMIT: what a campaign reports of a scenario driver that ended
+# with exit status RC (124: the LIMIT seconds ran out) after writing LOG (its stdout
+# and stderr). The finding, assertion, sanitizer report or glibc heap check (the
+# "malloc(): ..." or "double free ..." line glibc writes before it aborts) is read
+# wherever it starts: the executor's stdout (a `dump` statement's lines) is
+# block-buffered into the same file and flushed at a buffer's end, not a line's, so a
+# finding written to stderr can begin in the middle of a line of a dump.
+FINDING_RE='fuzz: finding|assertion failed|ERROR: (Address|Leak)Sanitizer|runtime error'
+FINDING_RE+='|(malloc|free|realloc|munmap_chunk|malloc_consolidate)\(\): |double free or corruption'
+FINDING_RE+='|corrupted (size|double-linked|top size)'
+finding_message() {
+  local rc=$1 log=$2 limit=$3 msg
+  msg=$(grep -a -o -m 1 -E "($FINDING_RE).*" "$log" | head -n 1 | cut -c 1-240)
+  case $rc in
+    124) msg="hang (no end within $limit s)" ;;
+    13[0-9]|1[4-9][0-9]) msg="signal $((rc - 128)) ($(kill -l $((rc - 128)) 2>/dev/null))${msg:+: $msg}" ;;
+  esac
+  [ -n "$msg" ] || msg="exit $rc: $(tail -n 1 "$log" | cut -c 1-200)"
+  printf '%s\n' "$msg"
+}
+if [ "$mode" = finding ]; then
+  if [ -z "$FINDING_RC" ] || [ ! -f "$FINDING_LOG" ]; then
+    echo "usage: ci/mutants.sh --finding RC LOG (LOG: a file)" >&2
+    exit 2
+  fi
+  finding_message "$FINDING_RC" "$FINDING_LOG" "$SCENARIO_TIMEOUT"
+  exit 0
+fi
+
 if [ ${#patches[@]} -eq 0 ]; then
   patches=(ci/mutants/*.patch)
   [ "$mode" != gate ] && [ -d ci/mutants/pending ] &&
@@ -113,6 +150,14 @@ for need in "$JUDGE" "$BUILD/obj/impl" "$BUILD/deps/dlpack_v1_include"; do
 done
 if ! "$JUDGE" --help | grep -q -- --fail-fast; then
   echo "ci/mutants.sh: $JUDGE has no --fail-fast: rebuild it" >&2
+  exit 2
+fi
+
+# The reading of a scenario finding (finding_message) on its fixtures, before a
+# campaign relies on it.
+if ! parse_check=$(bash harness/tests/check_mutants_parse.sh 2>&1); then
+  printf '%s\n' "$parse_check" | grep -v '^ok - ' >&2
+  echo "ci/mutants.sh: harness/tests/check_mutants_parse.sh fails: a finding would be misread" >&2
   exit 2
 fi
 
@@ -309,13 +354,7 @@ scenario_source() {
     last=$(find "$dir" -type f | sort | tail -n 1)
     [ -n "$last" ] || { echo "- scenario driver exit $rc before any input" >"$out"; return 1; }
     if { timeout --foreground "$SCENARIO_TIMEOUT" "$bin" -adapter="$base_adapter" "$last" >/dev/null 2>&1; } 2>/dev/null; then
-      msg=$(grep -m 1 -E '^fuzz: finding|assertion failed|ERROR: (Address|Leak)Sanitizer|runtime error' \
-        "$out.log" | cut -c 1-240)
-      case $rc in
-        124) msg="hang (no end within $limit s)" ;;
-        13[0-9]|1[4-9][0-9]) msg="signal $((rc - 128)) ($(kill -l $((rc - 128)) 2>/dev/null))${msg:+: $msg}" ;;
-      esac
-      [ -n "$msg" ] || msg="exit $rc: $(tail -n 1 "$out.log" | cut -c 1-200)"
+      msg=$(finding_message "$rc" "$out.log" "$limit")
       echo "$(elapsed "$t0") seed $seed input $((n - 1)) ($known known findings passed): $msg" >"$out"
       return 0
     fi
@@ -360,6 +399,9 @@ noapply=0
 bad=()
 declare -A first_kill=() afirst_kill=()
 declare -A by_source=([cases]=0 [combos]=0 [scenario]=0 [asan]=0 [none]=0)
+# The asan kills by the source that made them on the ASan build: a kill of `cases` there
+# is the case library's alone, as a plain `cases` kill is, with a sanitizer watching.
+declare -A by_asan=([cases]=0 [combos]=0 [scenario]=0)
 
 # The row of a mutant: its cells and the details under it.
 row() { printf '%-46s %-16s %-6s %-6s %-9s %-7s %s\n' "$@"; }
@@ -441,6 +483,7 @@ gate_mutant() {
     if [ "$ASAN_CELL" != - ] && [ "$ASAN_CELL" != n/a ] && [ "$ASAN_CELL" != err ]; then
       row "$id" "$clause" - - - K "asan $(cat "$SCRATCH/asan.detail")"
       by_source[asan]=$((by_source[asan] + 1))
+      by_asan[$ASAN_CELL]=$((by_asan[$ASAN_CELL] + 1))
       return 0
     fi
   fi
@@ -506,7 +549,10 @@ matrix_mutant() {
     if [ "$c_cell" != - ]; then by_source[cases]=$((by_source[cases] + 1))
     elif [ "$x_cell" = K ]; then by_source[combos]=$((by_source[combos] + 1))
     elif [ "$s_cell" != - ]; then by_source[scenario]=$((by_source[scenario] + 1))
-    else by_source[asan]=$((by_source[asan] + 1)); fi
+    else
+      by_source[asan]=$((by_source[asan] + 1))
+      by_asan[${a_cell#K:}]=$((by_asan[${a_cell#K:}] + 1))
+    fi
     return 0
   fi
   by_source[none]=$((by_source[none] + 1))
@@ -643,7 +689,8 @@ fi
 
 [ ${#bad[@]} -gt 0 ] && printf 'not killed: %s\n' "${bad[@]}"
 echo "killed by (first source): cases ${by_source[cases]}, combos ${by_source[combos]}," \
-  "scenario ${by_source[scenario]}, asan ${by_source[asan]}, none ${by_source[none]}"
+  "scenario ${by_source[scenario]}, asan ${by_source[asan]} (of which cases ${by_asan[cases]}," \
+  "combos ${by_asan[combos]}, scenario ${by_asan[scenario]}), none ${by_source[none]}"
 echo "mutants: $killed killed, $survived survived, $noapply did not apply ($((SECONDS)) s)"
 if [ "$mode" = gate ]; then
   [ "$survived" -eq 0 ] && [ "$noapply" -eq 0 ]

@@ -80,21 +80,36 @@ static void decode_header(struct fuzz_in *in, struct dl_input *d) {
   v->has_deleter = fuzz_u8(in) % 8 != 0;
 }
 
-/* Shape classes: small extents (0..3), a negative extent, huge extents, a NULL shape,
- * a bad ndim. Sets describable for the small ones. */
-static void decode_shape(struct fuzz_in *in, struct dl_input *d) {
-  int cls = (int)fuzz_below(in, 8);
-  d->ndim = (int)(cls == 7 ? FUZZ_PICK(in, bad_ndims) : FUZZ_PICK(in, small_ndims));
-  int n = d->ndim > 0 ? d->ndim : 0;
+/* The shape classes decode_shape draws from: 0..4 small extents, then these. */
+enum { SHAPE_NEGATIVE = 5, SHAPE_HUGE = 6, SHAPE_BAD_NDIM = 7, N_SHAPE_CLASSES = 8 };
+
+/* The n extents of the small class, 0..3, a 0 one time in five. */
+static void small_extents(struct fuzz_in *in, struct dl_input *d, int n) {
   for (int i = 0; i < n; i++) d->shape[i] = fuzz_below(in, 5) == 0 ? 0 : 1 + fuzz_below(in, 3);
-  d->describable = (cls < 5 || n == 0) && d->ndim >= 0 && d->ndim <= TSM_MAX_DIMS;
-  if (cls == 5 && n > 0) d->shape[fuzz_below(in, (uint32_t)n)] = FUZZ_PICK(in, negative_extents);
+}
+
+/* The huge class: every one of the n extents huge; huge_fits while their byte size
+ * still fits int64. */
+static void huge_extents(struct fuzz_in *in, struct dl_input *d, int n) {
   int64_t bytes = (int64_t)d->esize;
-  d->huge_fits = cls == 6 && n > 0;
-  for (int i = 0; cls == 6 && i < n; i++) {
+  d->huge_fits = n > 0;
+  for (int i = 0; i < n; i++) {
     d->shape[i] = FUZZ_PICK(in, huge_values) & INT64_MAX;
     if (__builtin_mul_overflow(bytes, d->shape[i], &bytes)) d->huge_fits = 0;
   }
+}
+
+/* Shape classes: small extents (0..3), a negative extent, huge extents, a NULL shape,
+ * a bad ndim. Sets describable for the small ones. */
+static void decode_shape(struct fuzz_in *in, struct dl_input *d) {
+  int cls = (int)fuzz_below(in, N_SHAPE_CLASSES);
+  d->ndim = (int)(cls == SHAPE_BAD_NDIM ? FUZZ_PICK(in, bad_ndims) : FUZZ_PICK(in, small_ndims));
+  int n = d->ndim > 0 ? d->ndim : 0;
+  small_extents(in, d, n);
+  d->describable = (cls < SHAPE_NEGATIVE || n == 0) && d->ndim >= 0 && d->ndim <= TSM_MAX_DIMS;
+  if (cls == SHAPE_NEGATIVE && n > 0)
+    d->shape[fuzz_below(in, (uint32_t)n)] = FUZZ_PICK(in, negative_extents);
+  if (cls == SHAPE_HUGE) huge_extents(in, d, n);
   d->null_shape = d->ndim > 0 ? fuzz_below(in, 16) == 0 : fuzz_u8(in) & 1;
   if (d->null_shape && d->ndim > 0) d->describable = 0;
 }
@@ -129,18 +144,35 @@ static int element_span(const struct dl_input *d, int64_t *lo, int64_t *hi) {
          !__builtin_mul_overflow(bytes, (int64_t)d->esize, &bytes);
 }
 
+/* The elements of a describable layout (1 for none: the count is not read then). */
+static int64_t count_elems(const struct dl_input *d) {
+  int64_t n = 1;
+  for (int i = 0; i < d->ndim && d->describable; i++) n *= d->shape[i] > 0 ? d->shape[i] : 0;
+  return n;
+}
+
+/* The span of elements the buffer holds, *lo..*hi: the layout's, or 0..0 for no element
+ * or a layout the model cannot describe (as one whose span overflows becomes). */
+static void buffer_span(struct dl_input *d, int64_t *lo, int64_t *hi) {
+  if (d->describable && !element_span(d, lo, hi)) d->describable = 0;
+  if (!d->describable || d->n_elems == 0) *lo = *hi = 0;
+}
+
+/* 1 when a buffer of the span lo..hi and `extra` elements before it gets bytes: its
+ * size fits int64 and FUZZ_MAX_BYTES, and the extents are not the huge ones. */
+static int buffer_fits(const struct dl_input *d, int64_t lo, int64_t hi, int64_t extra) {
+  int64_t need;
+  return !(d->huge_fits || __builtin_add_overflow(hi - lo + 1, extra, &need) ||
+           __builtin_mul_overflow(need, (int64_t)d->esize, &need) || need > FUZZ_MAX_BYTES);
+}
+
 /* Gives a describable layout its buffer, byte_offset and data; a span past int64
  * makes it one the model cannot describe, a span past FUZZ_MAX_BYTES gets NULL data. */
 static void place_buffer(struct fuzz_in *in, struct dl_input *d) {
-  d->n_elems = 1;
-  for (int i = 0; i < d->ndim && d->describable; i++)
-    d->n_elems *= d->shape[i] > 0 ? d->shape[i] : 0;
+  d->n_elems = count_elems(d);
   int64_t lo, hi, extra = fuzz_below(in, 3);
-  if (d->describable && !element_span(d, &lo, &hi)) d->describable = 0;
-  if (!d->describable || d->n_elems == 0) lo = hi = 0;
-  int64_t need;
-  if (d->huge_fits || __builtin_add_overflow(hi - lo + 1, extra, &need) ||
-      __builtin_mul_overflow(need, (int64_t)d->esize, &need) || need > FUZZ_MAX_BYTES) {
+  buffer_span(d, &lo, &hi);
+  if (!buffer_fits(d, lo, hi, extra)) {
     d->view.data = NULL;
     return;
   }
@@ -243,14 +275,28 @@ static int session_is_cuda(const struct tsm_adapter *a) {
   return a->device_list(&devs) >= 1 && strncmp(devs[0].name, "cpu", 3) != 0;
 }
 
+/* One input's run: the adapter's session with the model beside it, the manager the
+ * import targets in each, and the managed tensor with its deleter's record. */
+struct dl_run {
+  const struct tsm_adapter *a;
+  void *s;
+  struct cts_model m;
+  tsm_handle mgr;
+  int model_mgr;
+  struct cts_dl_record rec;
+  void *managed;
+};
+
 /* After the import: the result, the deleter runs so far, the values, then the release
  * (or the session's close) and what is left. */
-static void check_import(const struct tsm_adapter *a, void *s, struct dl_input *d,
-                         struct cts_dl_record *rec, void *managed, tsm_handle mgr,
-                         struct cts_model *m, int model_mgr) {
-  int x, want = expected_rc(d, m, model_mgr, &x);
+static void check_import(struct dl_run *run, const struct dl_input *d) {
+  const struct tsm_adapter *a = run->a;
+  void *s = run->s;
+  struct cts_model *m = &run->m;
+  const struct cts_dl_record *rec = &run->rec;
+  int x, want = expected_rc(d, m, run->model_mgr, &x);
   tsm_handle t = TSM_NONE;
-  int rc = a->dlpack_import(s, managed, d->form, mgr, &t);
+  int rc = a->dlpack_import(s, run->managed, d->form, run->mgr, &t);
   FUZZ_CHECK(rc == want, "DLP.IMPORT.2", "import returned %s, the spec requires %s",
              cts_err_name(rc), cts_err_name(want));
   /* A refusal consumes the tensor; an accepted copy too, an alias not (DLP.MGR.3). */
@@ -285,26 +331,26 @@ static void describe(const struct dl_input *d) {
 }
 
 static void run_input(const struct tsm_adapter *a, struct dl_input *d) {
-  void *s;
-  FUZZ_CHECK(a->session_open(0, &s) == 0, "ABI.SESSION", "session_open failed");
-  struct cts_model m;
-  cts_model_init(&m);
-  m.cuda_session = session_is_cuda(a);
-  int model_mgr;
-  tsm_handle mgr = target_manager(a, s, &m, d->mgr_kind, &model_mgr);
-  struct cts_dl_record rec = {0};
-  rec.buffer = d->buf, rec.buffer_len = d->buf_len;
-  rec.readonly = d->form == TSM_DLPACK_VERSIONED && (d->view.flags & CTS_DL_READ_ONLY);
-  rec.checksum = cts_dl_checksum(d->buf, d->buf_len);
-  void *managed = make_managed(d, &rec);
-  check_import(a, s, d, &rec, managed, mgr, &m, model_mgr);
-  a->session_close(s);
-  FUZZ_CHECK(rec.deletes == d->view.has_deleter, "DLP.DEL.1",
-             "deleter ran %d times by the end of the session", rec.deletes);
-  FUZZ_CHECK(!rec.written, "DLP.IMPORT.8", "a READ_ONLY buffer was written");
-  if (d->form == TSM_DLPACK_VERSIONED) cts_dl_versioned_free(managed);
-  else cts_dl_legacy_free(managed);
-  cts_model_free(&m);
+  struct dl_run run;
+  run.a = a;
+  FUZZ_CHECK(a->session_open(0, &run.s) == 0, "ABI.SESSION", "session_open failed");
+  cts_model_init(&run.m);
+  run.m.cuda_session = session_is_cuda(a);
+  run.mgr = target_manager(a, run.s, &run.m, d->mgr_kind, &run.model_mgr);
+  struct cts_dl_record *rec = &run.rec;
+  memset(rec, 0, sizeof *rec);
+  rec->buffer = d->buf, rec->buffer_len = d->buf_len;
+  rec->readonly = d->form == TSM_DLPACK_VERSIONED && (d->view.flags & CTS_DL_READ_ONLY);
+  rec->checksum = cts_dl_checksum(d->buf, d->buf_len);
+  run.managed = make_managed(d, rec);
+  check_import(&run, d);
+  a->session_close(run.s);
+  FUZZ_CHECK(rec->deletes == d->view.has_deleter, "DLP.DEL.1",
+             "deleter ran %d times by the end of the session", rec->deletes);
+  FUZZ_CHECK(!rec->written, "DLP.IMPORT.8", "a READ_ONLY buffer was written");
+  if (d->form == TSM_DLPACK_VERSIONED) cts_dl_versioned_free(run.managed);
+  else cts_dl_legacy_free(run.managed);
+  cts_model_free(&run.m);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -147,9 +147,51 @@ static char *retitle(char *text) {
  * as no result: `result none`. A finding on a block's head (judged after its body ran)
  * keeps the whole block; blocks open at the finding are closed (a wrapped one with
  * `result none`: the run stopped before its result). */
+/* The blocks open at a line of the finding's case, innermost last: each one's indent and
+ * whether it is a `wrapped` block (else a `thread`). */
+struct open_blocks {
+  int wrapped[64], indent[64];
+  int depth;
+};
+
+/* Keeps b up to date past line t (statement st at column indent). */
+static void track_blocks(struct open_blocks *b, const char *t, const char *st, int indent) {
+  if (cts_gen_opens_block(t) && b->depth < 64) {
+    b->indent[b->depth] = indent;
+    b->wrapped[b->depth++] = !strncmp(st, "wrapped ", 8);
+  } else if (cts_gen_closes_block(t) && b->depth) {
+    b->depth--;
+  }
+}
+
+/* Closes the blocks still open at the end of out, innermost first; a wrapped one ends
+ * with `result none`: the run stopped before its result. */
+static void close_blocks(struct cts_gen_case *out, struct open_blocks *b) {
+  while (b->depth-- > 0) {
+    int at = b->indent[b->depth], wrapped = b->wrapped[b->depth];
+    if (wrapped)
+      cts_gen_case_add(out, cts_printf_dup("%*sresult none", at + 2, ""), NULL, CTS_RESULT);
+    cts_gen_case_add(out, cts_printf_dup("%*s}", at, ""), NULL,
+                     wrapped ? CTS_WRAPPED : CTS_THREAD);
+  }
+}
+
+/* 1 when a line the model decided (code) stays out of the finding's case: skipped, or a
+ * refused node that is not the finding's own line. */
+static int left_out(int code, const char *st, int last) {
+  return code == SKIPPED || (code && !strncmp(st, "node ", 5) && !last);
+}
+
+/* The finding's case line for statement st of line t at column indent: a refusal the
+ * model decided (code) as `expect error`, else the line itself. */
+static char *case_line(const char *t, const char *st, int indent, int code) {
+  if (!code) return cts_xstrdup(t);
+  return cts_printf_dup("%*sexpect error %s: %s", indent, "", cts_err_name(code), st);
+}
+
 static char *finding_case(struct cts_gen_case *gc) {
   struct cts_gen_case out = {0};
-  int wrapped[64], indent_of[64], depth = 0; /* the open blocks, innermost last */
+  struct open_blocks blocks = {{0}, {0}, 0};
   size_t end = gc->n; /* past the finding: the end of the block it heads */
   for (size_t i = 0; i < gc->n && i < end; i++) {
     const char *t = gc->lines[i].text, *st = cts_gen_stmt(t);
@@ -160,26 +202,12 @@ static char *finding_case(struct cts_gen_case *gc) {
                        gc->lines[i].kind);
       continue;
     }
-    if (code == SKIPPED || (code && !strncmp(st, "node ", 5) && !last)) continue;
-    if (cts_gen_opens_block(t) && depth < 64) {
-      indent_of[depth] = indent;
-      wrapped[depth++] = !strncmp(st, "wrapped ", 8);
-    } else if (cts_gen_closes_block(t) && depth) {
-      depth--;
-    }
-    char *line = code ? cts_printf_dup("%*sexpect error %s: %s", indent, "",
-                                       cts_err_name(code), st)
-                      : cts_xstrdup(t);
-    cts_gen_case_add(&out, line, NULL, gc->lines[i].kind);
+    if (left_out(code, st, last)) continue;
+    track_blocks(&blocks, t, st, indent);
+    cts_gen_case_add(&out, case_line(t, st, indent, code), NULL, gc->lines[i].kind);
     if (last) end = cts_gen_opens_block(t) ? cts_gen_block_end(gc, i) + 1 : i + 1;
   }
-  while (depth-- > 0) {
-    int at = indent_of[depth];
-    if (wrapped[depth])
-      cts_gen_case_add(&out, cts_printf_dup("%*sresult none", at + 2, ""), NULL, CTS_RESULT);
-    cts_gen_case_add(&out, cts_printf_dup("%*s}", at, ""), NULL,
-                     wrapped[depth] ? CTS_WRAPPED : CTS_THREAD);
-  }
+  close_blocks(&out, &blocks);
   char *text = cts_gen_render(&out, 0, 0, NULL);
   cts_gen_case_free(&out);
   return retitle(text);

@@ -938,20 +938,29 @@ def load_expectations(folder):
     for fn in sorted(os.listdir(folder)):
         if not (fn.startswith("python-") and fn.endswith(".txt")):
             continue
-        with open(os.path.join(folder, fn)) as f:
-            for i, ln in enumerate(f, 1):
-                s = ln.strip()
-                if not s or s.startswith("#"):
-                    continue
-                parts = s.split(None, 3)
-                if len(parts) < 4 or "->" not in parts[1] or "|" not in parts[3]:
-                    raise SystemExit(f"{fn}:{i}: expected 'CASE PRODUCER->CONSUMER STATUS "
-                                     f"reason | reference'")
-                p, c = parts[1].split("->")
-                # python-<peer>.txt lists the failures counted against <peer>
-                out.append({"case": parts[0], "producer": p, "consumer": c,
-                            "status": parts[2], "reason": parts[3], "file": f"{fn}:{i}",
-                            "peer": fn[len("python-"):-len(".txt")], "used": False})
+        # python-<peer>.txt lists the failures counted against <peer>
+        out += expectation_file(os.path.join(folder, fn), fn[len("python-"):-len(".txt")])
+    return out
+
+
+def expectation_file(path, peer):
+    """The lines of one expectations file, each counted against peer (the pytest plugin,
+    harness/python/tsm_cts, reads a library's own file of any name through this)."""
+    out = []
+    fn = os.path.basename(path)
+    with open(path) as f:
+        for i, ln in enumerate(f, 1):
+            s = ln.strip()
+            if not s or s.startswith("#"):
+                continue
+            parts = s.split(None, 3)
+            if len(parts) < 4 or "->" not in parts[1] or "|" not in parts[3]:
+                raise SystemExit(f"{fn}:{i}: expected 'CASE PRODUCER->CONSUMER STATUS "
+                                 f"reason | reference'")
+            p, c = parts[1].split("->")
+            out.append({"case": parts[0], "producer": p, "consumer": c,
+                        "status": parts[2], "reason": parts[3], "file": f"{fn}:{i}",
+                        "peer": peer, "used": False})
     return out
 
 
@@ -1069,6 +1078,49 @@ def progress(row, out, n_cells, secs, exps, grade_of):
           file=sys.stderr, flush=True)
 
 
+def profile_for(r, profile):
+    """The profile run r is graded by. The reference is judged strict whatever the
+    profile: a pair of the reference with itself (or its role-only runs) is the suite's
+    own check, not a third party (its jobs carry the profile they run under for the same
+    reason)."""
+    return "strict" if {r["producer"], r["consumer"]} <= {"tsmref", "-"} else profile
+
+
+def judge_result(r, exps, strengths, profile):
+    """Grades one run's raw result r in place, as run_main does every result (the pytest
+    plugin, harness/python/tsm_cts, one at a time): its case id, the strength of what
+    broke (grading.py), then the expectations exps."""
+    cid = case_id(r["path"])
+    r["case"] = cid
+    r["status"], by = grading.grade(r["status"], r.get("message", ""), r.get("clauses", []),
+                                    strengths, profile_for(r, profile), r["path"])
+    if by:
+        r["graded_by"] = by
+    if r["status"] in ("Skip", "NotSupported"):
+        return
+    e = match_expectation(exps, cid, r["producer"], r["consumer"])
+    if e:
+        e["used"] = True
+        r["expectation"] = e["reason"]
+        r["attributed_to"] = e["peer"]
+        if r["status"] == e["status"]:
+            # graded by the clause its line names (reviewed against the source), not
+            # by every clause the case cites: one that breaks no requirement under the
+            # profile is a Warning
+            r["status"] = "XFail"
+            claimed = re.match(r"((?:[A-Z]+(?:\.[A-Z]+)+\.[0-9]+ [A-Za-z]+(?:, )?)+):",
+                               e["reason"])
+            if claimed:
+                r["graded_by"] = claimed.group(1)
+                ids = [p.split(" ")[0] for p in claimed.group(1).split(", ")]
+                if not grading.breaks_as_fail(ids, strengths, profile_for(r, profile)):
+                    r["status"] = "Warning"
+        elif r["status"] == "Pass":
+            r["status"] = "XPass"
+        # A Warning under a Fail line still deviates: the profile or the clause's
+        # strength makes it no failure, and the line stays in use.
+
+
 def run_main(args):
     files = caselang.collect(args.paths)
     cases, errors = [], []
@@ -1085,15 +1137,11 @@ def run_main(args):
     strengths = grading.load_strengths(os.path.join(ROOT, "spec"))
 
     def profile_of(r):
-        # The reference is judged strict whatever the profile: a pair of the reference
-        # with itself (or its role-only runs) is the suite's own check, not a third party
-        # (its jobs carry the profile they run under for the same reason).
-        return "strict" if {r["producer"], r["consumer"]} <= {"tsmref", "-"} else args.profile
+        return profile_for(r, args.profile)
 
-    def grade_of(r, with_clauses=False):
-        graded = grading.grade(r["status"], r.get("message", ""), r.get("clauses", []),
-                               strengths, profile_of(r), r["path"])
-        return graded if with_clauses else graded[0]
+    def grade_of(r):
+        return grading.grade(r["status"], r.get("message", ""), r.get("clauses", []),
+                             strengths, profile_of(r), r["path"])[0]
 
     results = []
     rows = {}
@@ -1152,36 +1200,8 @@ def run_main(args):
                                     "before its first job: " + err.strip()[-400:]))
         if rest:
             pending.insert(0, (row, rest))
-    # the strength of what broke (grading.py), then the expectations
     for r in results:
-        cid = case_id(r["path"])
-        r["case"] = cid
-        r["status"], by = grade_of(r, with_clauses=True)
-        if by:
-            r["graded_by"] = by
-        if r["status"] in ("Skip", "NotSupported"):
-            continue
-        e = match_expectation(exps, cid, r["producer"], r["consumer"])
-        if e:
-            e["used"] = True
-            r["expectation"] = e["reason"]
-            r["attributed_to"] = e["peer"]
-            if r["status"] == e["status"]:
-                # graded by the clause its line names (reviewed against the source), not
-                # by every clause the case cites: one that breaks no requirement under the
-                # profile is a Warning
-                r["status"] = "XFail"
-                claimed = re.match(r"((?:[A-Z]+(?:\.[A-Z]+)+\.[0-9]+ [A-Za-z]+(?:, )?)+):",
-                                   e["reason"])
-                if claimed:
-                    r["graded_by"] = claimed.group(1)
-                    ids = [p.split(" ")[0] for p in claimed.group(1).split(", ")]
-                    if not grading.breaks_as_fail(ids, strengths, profile_of(r)):
-                        r["status"] = "Warning"
-            elif r["status"] == "Pass":
-                r["status"] = "XPass"
-            # A Warning under a Fail line still deviates: the profile or the clause's
-            # strength makes it no failure, and the line stays in use.
+        judge_result(r, exps, strengths, args.profile)
     attribute_warnings(results)
     # a line of a peer that did not run (an optional one, --peers) is not stale
     unused = [e for e in exps if not e["used"] and e["peer"] in peers_list]

@@ -18,6 +18,13 @@
 #   result: nothing forged), the JSON as strict UTF-8 against
 #   harness/schema/results.schema.json, the JUnit by the junit-10 rules and junitparser
 #   (junit10.py).
+# Then the first divergence surviving a crash (issue 30): broken_fail_then_abort
+# misreports a sub-manager's live count and aborts in session_close, after the case
+# process streamed the check's Fail: on the self-test cases each result is that Fail
+# with the crash noted (and every report valid, as above); on harness/tests/stream (no
+# divergence) a bare Crash; on the grades cases (harness/tests/grades) a Fail only where
+# the check is one under the profile, else Crash with the check noted; and a Fail the
+# expectations file lists as known is Crash, not XFail (the crash is no known failure).
 # Prints one TAP line per check, then the table adapter | status | run completed |
 # reports valid (harness/tests/hostile-table.md when TSM_HOSTILE_TABLE names a file).
 # Needs the .venv of `make deps` (junitparser, jsonschema) and prove (perl).
@@ -41,6 +48,7 @@ HOSTILE=(
   "hang|Timeout|limit"
   "exit0|Error|without reporting"
   "liar|Fail|"
+  "fail_then_abort|Fail|live count expected 1, observed 2; then the case process died on signal 6 \\(Aborted\\)$"
   "abi_major|load|abi_major"
   "small_struct|load|struct_size"
   "no_entry|load|tsm_adapter_entry"
@@ -125,12 +133,36 @@ left=$(survivors "$so")
 printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" interrupted "interrupted" "$rc" "$ms" \
   "${left:-none}" "$out" >>"$TMP/manifest"
 
+# The first divergence survives a crash: streamed NAME ROOT OPTIONS...: one run of
+# broken_fail_then_abort on the cases under ROOT, recorded in $TMP/streamed (the Python
+# below knows what each NAME must give).
+streamed() {
+  local name=$1 root=$2 out="$TMP/streamed-$1" rc=0
+  shift 2
+  timeout -k 5 60 "$CTS" run --adapter "$BUILD/lib/broken_fail_then_abort.so" --cases "$root" \
+    --timeout 2000 -j 2 --json "$out.json" --junit "$out.xml" --no-summary "$@" \
+    >"$out.tap" 2>"$out.err" || rc=$?
+  printf '%s\t%s\t%s\n' "$name" "$rc" "$out" >>"$TMP/streamed"
+}
+: >"$TMP/streamed"
+if [ -f "$BUILD/lib/broken_fail_then_abort.so" ]; then
+  GRADES=harness/tests/grades
+  streamed no-divergence harness/tests/stream harness/tests/stream
+  for profile in standard strict; do
+    streamed "grades-$profile" "$GRADES/cases" --spec "$GRADES/spec" --profile "$profile" \
+      "$GRADES/cases"
+  done
+  printf '%s\n' "add.tsm * Fail MGR.OP.1 MUST: the planted live count | harness/tests/broken/fail_then_abort.c" \
+    >"$TMP/known.txt"
+  streamed known "$CASES" -e "$TMP/known.txt" "$CASES/add.tsm"
+fi
+
 # One Python run checks every adapter's results and reports and prints the TAP lines
 # and the table.
-.venv/bin/python - "$TMP/manifest" "$HERE" "${TSM_HOSTILE_TABLE:-}" <<'PY'
+.venv/bin/python - "$TMP/manifest" "$HERE" "${TSM_HOSTILE_TABLE:-}" "$TMP/streamed" <<'PY'
 import json, re, subprocess, sys
 
-manifest, here, table_path = sys.argv[1:4]
+manifest, here, table_path, streamed = sys.argv[1:5]
 sys.path.insert(0, here)
 import jsonschema
 import junit10
@@ -232,6 +264,43 @@ for line in open(manifest):
     got = sorted({r["status"] for r in doc["results"]}) if doc else ["-"]
     rows.append((name, "/".join(got), "yes" if completed and left == "none" else "NO",
                  "yes" if not bad else "NO"))
+
+# broken_fail_then_abort's other runs: per run, each case's status and message regex.
+CHECK = r"live count expected 1, observed 2"
+DIED = r"the case process died on signal 6 \(Aborted\)"
+FAILED = rf"^\S+:7: `tensor r = ones lender \[2\]`: manager lender .*{CHECK}; then {DIED}$"
+CRASHED = rf"^{DIED}; before it, a check failed, which alone is graded Warning: \S+:7: .*{CHECK}$"
+STREAMED = {
+    "no-divergence": ("a case without a divergence before the abort is a bare Crash",
+                      {"no-divergence.tsm": ("Crash", rf"^{DIED}$")}),
+    "grades-standard": ("profile standard: the MUST check's Fail with the crash noted; the "
+                        "SHOULD and TSM checks (Warnings) leave the Crash, noted",
+                        {"must.tsm": ("Fail", FAILED), "should.tsm": ("Crash", CRASHED),
+                         "tsm.tsm": ("Crash", CRASHED)}),
+    "grades-strict": ("profile strict: the TSM check is a Fail too, the crash noted",
+                      {"must.tsm": ("Fail", FAILED), "should.tsm": ("Crash", CRASHED),
+                       "tsm.tsm": ("Fail", FAILED)}),
+    "known": ("a streamed Fail listed as a known failure leaves the Crash (no XFail)",
+              {"add.tsm": ("Crash", rf"^{DIED}; before it, a check failed, which alone is "
+                                    rf"graded XFail: \S+add.tsm:8: .*{CHECK}$")}),
+}
+ran = {}
+for line in open(streamed):
+    name, rc, out = line.rstrip("\n").split("\t")
+    ran[name] = (rc, out)
+for name, (title, want) in STREAMED.items():
+    rc, out = ran.get(name, ("missing", ""))
+    try:
+        bad, doc = reports(out, open(out + ".json", "rb").read())
+    except OSError as e:
+        bad, doc = [str(e)], None
+    got = {r["case"]: (r["status"], r.get("message", "")) for r in doc["results"]} if doc else {}
+    for case, (status, regex) in want.items():
+        s, m = got.get(case, ("absent", ""))
+        if s != status or not re.search(regex, m):
+            bad.append(f"{case}: {s} {m[:200]!r}, expected {status} /{regex}/")
+    bad += [f"{case}: not expected" for case in got if case not in want]
+    report(rc == "1" and not bad, f"fail_then_abort, {name}: {title} (exit {rc}, reports valid)", bad)
 
 table = ["| adapter | status | run completed | reports valid |", "|---|---|---|---|"]
 table += [f"| {a} | {s} | {c} | {v} |" for a, s, c, v in rows]

@@ -38,7 +38,7 @@ static int sub(struct cts_model *m, int parent) {
 
 static int tensor(struct cts_model *m, int mgr) {
   int id = -1;
-  CHECK(cts_model_create(m, mgr, TSM_F32, 1, shape4, NULL, &id) == 0);
+  CHECK(cts_model_create(m, mgr, &(struct cts_mtype){TSM_F32, 1, shape4}, NULL, &id) == 0);
   return id;
 }
 
@@ -53,7 +53,7 @@ static void test_root(void) {
   CHECK(cts_model_detach(&m, t) == 0);
   CHECK(m.mgrs[0].held.n == 0 && m.res[t].holder == CTS_NONE); /* MGR.ROOT.6 */
   int out = -1;
-  CHECK(cts_model_op(&m, TSM_OP_ADD, t, t, 0, NULL, CTS_NONE, &out) == 0);
+  CHECK(cts_model_op(&m, &(struct cts_mop){TSM_OP_ADD, t, t, 0, NULL}, CTS_NONE, &out) == 0);
   CHECK(m.res[out].holder == 0);                        /* MGR.OP.2 */
   cts_model_free(&m);
 }
@@ -63,11 +63,12 @@ static void test_first_input_owner(void) {
   cts_model_init(&m);
   int a = sub(&m, 0), b = sub(&m, 0);
   int x = tensor(&m, a), y = tensor(&m, b), out = -1;
-  CHECK(cts_model_op(&m, TSM_OP_ADD, y, x, 0, NULL, CTS_NONE, &out) == 0);
+  struct cts_mop y_plus_x = {TSM_OP_ADD, y, x, 0, NULL};
+  CHECK(cts_model_op(&m, &y_plus_x, CTS_NONE, &out) == 0);
   CHECK(m.res[out].holder == b);                        /* MGR.OP.1 */
   CHECK(cts_model_cap(&m, b) == 0);
-  CHECK(cts_model_op(&m, TSM_OP_ADD, y, x, 0, NULL, CTS_NONE, &out) == TSM_ECAPPED);
-  CHECK(cts_model_op(&m, TSM_OP_ADD, y, x, 0, NULL, a, &out) == 0); /* MGR.OP.3 */
+  CHECK(cts_model_op(&m, &y_plus_x, CTS_NONE, &out) == TSM_ECAPPED);
+  CHECK(cts_model_op(&m, &y_plus_x, a, &out) == 0);     /* MGR.OP.3 */
   CHECK(m.res[out].holder == a);
   cts_model_free(&m);
 }
@@ -161,18 +162,22 @@ static void test_views_and_errors(void) {
   int a = sub(&m, 0);
   int x = tensor(&m, a), v = -1;
   int64_t two_by_two[2] = {2, 2}, three[1] = {3};
-  CHECK(cts_model_op(&m, TSM_OP_RESHAPE, x, CTS_NONE, 2, two_by_two, CTS_NONE, &v) == 0);
+  struct cts_mop view = {TSM_OP_RESHAPE, x, CTS_NONE, 2, two_by_two};
+  CHECK(cts_model_op(&m, &view, CTS_NONE, &v) == 0);
   CHECK(m.live_bytes == 16);                            /* MGR.OP.9: storage once */
   CHECK(cts_model_release(&m, x) == 0 && m.live_bytes == 16);
   CHECK(cts_model_release(&m, v) == 0 && m.live_bytes == 0);
   CHECK(cts_model_release(&m, v) == 0);                 /* MGR.REL.2 */
   int y = tensor(&m, a), z = -1, out = -1;
-  CHECK(cts_model_create(&m, a, TSM_F32, 1, three, NULL, &z) == 0);
-  CHECK(cts_model_op(&m, TSM_OP_ADD, y, z, 0, NULL, CTS_NONE, &out) == TSM_ESHAPE);
-  CHECK(cts_model_op(&m, TSM_OP_ADD, x, CTS_BOGUS, 0, NULL, CTS_NONE, &out) == TSM_EINVAL);
-  CHECK(cts_model_op(&m, TSM_OP_ADD, x, y, 0, NULL, CTS_NONE, &out) == TSM_ERELEASED);
+  CHECK(cts_model_create(&m, a, &(struct cts_mtype){TSM_F32, 1, three}, NULL, &z) == 0);
+  struct cts_mop y_plus_z = {TSM_OP_ADD, y, z, 0, NULL};
+  struct cts_mop x_plus_bogus = {TSM_OP_ADD, x, CTS_BOGUS, 0, NULL};
+  struct cts_mop x_plus_y = {TSM_OP_ADD, x, y, 0, NULL};
+  CHECK(cts_model_op(&m, &y_plus_z, CTS_NONE, &out) == TSM_ESHAPE);
+  CHECK(cts_model_op(&m, &x_plus_bogus, CTS_NONE, &out) == TSM_EINVAL);
+  CHECK(cts_model_op(&m, &x_plus_y, CTS_NONE, &out) == TSM_ERELEASED);
   CHECK(cts_model_cap(&m, a) == 0);
-  CHECK(cts_model_op(&m, TSM_OP_ADD, y, z, 0, NULL, CTS_NONE, &out) == TSM_ECAPPED); /* ERR.ORDER.1 */
+  CHECK(cts_model_op(&m, &y_plus_z, CTS_NONE, &out) == TSM_ECAPPED); /* ERR.ORDER.1 */
   cts_model_free(&m);
 }
 
@@ -232,9 +237,9 @@ static void test_pack_and_list(void) {
   static const double v2[2] = {1, 2}, v4[4] = {10, 11, 12, 13}, v3[3] = {20, 21, 22};
   int64_t s2[1] = {2}, s4[1] = {4}, s3[1] = {3};
   int a = -1, b = -1, c = -1, p = -1, sc = -1;
-  CHECK(cts_model_create(&m, 0, TSM_F32, 1, s2, v2, &a) == 0);
-  CHECK(cts_model_create(&m, 0, TSM_F32, 1, s4, v4, &b) == 0);
-  CHECK(cts_model_create(&m, 0, TSM_F32, 1, s3, v3, &c) == 0);
+  CHECK(cts_model_create(&m, 0, &(struct cts_mtype){TSM_F32, 1, s2}, v2, &a) == 0);
+  CHECK(cts_model_create(&m, 0, &(struct cts_mtype){TSM_F32, 1, s4}, v4, &b) == 0);
+  CHECK(cts_model_create(&m, 0, &(struct cts_mtype){TSM_F32, 1, s3}, v3, &c) == 0);
   int seqs[3] = {a, b, c};
   CHECK(cts_model_pack(&m, seqs, 3, 1, &p) == TSM_EINVAL); /* not sorted */
   cts_model_scope_open(&m, &sc);
@@ -320,16 +325,17 @@ static void test_graphs(void) {
   cts_model_init(&m);
   int g = -1, a = -1, b = -1, out[3];
   int64_t s2[1] = {2};
+  const struct cts_mtype f32_2 = {TSM_F32, 1, s2};
   CHECK(cts_model_graph_new(&m, 0, &g) == 0);
-  CHECK(cts_model_graph_leaf(&m, g, TSM_F32, 1, s2, cts_xcalloc(2, sizeof(double)), &a) == 0);
-  CHECK(cts_model_graph_leaf(&m, g, TSM_F32, 1, s2, cts_xcalloc(2, sizeof(double)), &b) == 0);
-  CHECK(cts_model_graph_op(&m, TSM_OP_ADD, a, b, 0, NULL, out) == 0);
+  CHECK(cts_model_graph_leaf(&m, g, &f32_2, cts_xcalloc(2, sizeof(double)), &a) == 0);
+  CHECK(cts_model_graph_leaf(&m, g, &f32_2, cts_xcalloc(2, sizeof(double)), &b) == 0);
+  CHECK(cts_model_graph_op(&m, &(struct cts_mop){TSM_OP_ADD, a, b, 0, NULL}, out) == 0);
   int c = out[0];
-  CHECK(cts_model_graph_op(&m, TSM_OP_MUL, c, c, 0, NULL, out) == 0);
+  CHECK(cts_model_graph_op(&m, &(struct cts_mop){TSM_OP_MUL, c, c, 0, NULL}, out) == 0);
   int d = out[0];
-  CHECK(cts_model_graph_op(&m, TSM_OP_SUM, d, CTS_NONE, 0, NULL, out) == 0);
+  CHECK(cts_model_graph_op(&m, &(struct cts_mop){TSM_OP_SUM, d, CTS_NONE, 0, NULL}, out) == 0);
   int e = out[0];
-  CHECK(cts_model_graph_op(&m, TSM_OP_SUM, a, CTS_NONE, 0, NULL, out) == 0);
+  CHECK(cts_model_graph_op(&m, &(struct cts_mop){TSM_OP_SUM, a, CTS_NONE, 0, NULL}, out) == 0);
   int unreachable = out[0];
   CHECK(cts_model_graph_expand(&m, g, e) == 0);            /* GRAPH.BUILD.1 */
   CHECK(m.gnodes[c].order == 0 && m.gnodes[d].order == 1 && m.gnodes[e].order == 2);
@@ -349,7 +355,7 @@ static void test_graphs(void) {
   int sub_mgr = sub(&m, 0), g2 = -1;
   CHECK(cts_model_graph_new(&m, sub_mgr, &g2) == 0);
   CHECK(cts_model_close(&m, sub_mgr) == 0 && m.graphs[g2].released); /* GRAPH.MGR.1 */
-  CHECK(cts_model_graph_leaf(&m, g2, TSM_F32, 1, s2, NULL, &a) == TSM_ERELEASED);
+  CHECK(cts_model_graph_leaf(&m, g2, &f32_2, NULL, &a) == TSM_ERELEASED);
   cts_model_free(&m);
 }
 
@@ -393,45 +399,58 @@ static int shape_is(const struct cts_opsem_tensor *t, const char *want) {
 
 static void test_opsem_shapes(void) {
   struct cts_opsem_tensor a = tt(TSM_F32, 2, 2, 3, NULL), b = tt(TSM_F32, 2, 3, 4, NULL), out[3];
-  CHECK(cts_opsem_result(TSM_OP_ADD, &a, &a, 0, NULL, out) == 0 && shape_is(out, "[2, 3]"));
-  CHECK(cts_opsem_result(TSM_OP_ADD, &a, &b, 0, NULL, out) == TSM_ESHAPE); /* no broadcast */
-  CHECK(cts_opsem_result(TSM_OP_SUM, &a, NULL, 0, NULL, out) == 0 && shape_is(out, "[]"));
-  CHECK(cts_opsem_result(TSM_OP_MATMUL, &a, &b, 0, NULL, out) == 0 && shape_is(out, "[2, 4]"));
-  CHECK(cts_opsem_result(TSM_OP_MATMUL, &b, &a, 0, NULL, out) == TSM_ESHAPE);
+  CHECK(cts_opsem_result(TSM_OP_ADD, &a, &a, NULL, out) == 0 && shape_is(out, "[2, 3]"));
+  CHECK(cts_opsem_result(TSM_OP_ADD, &a, &b, NULL, out) == TSM_ESHAPE); /* no broadcast */
+  CHECK(cts_opsem_result(TSM_OP_SUM, &a, NULL, NULL, out) == 0 && shape_is(out, "[]"));
+  CHECK(cts_opsem_result(TSM_OP_MATMUL, &a, &b, NULL, out) == 0 && shape_is(out, "[2, 4]"));
+  CHECK(cts_opsem_result(TSM_OP_MATMUL, &b, &a, NULL, out) == TSM_ESHAPE);
   const int64_t six[1] = {6}, seven[1] = {7}, neg[2] = {-2, -3};
-  CHECK(cts_opsem_result(TSM_OP_RESHAPE, &a, NULL, 1, six, out) == 0 && shape_is(out, "[6]"));
-  CHECK(cts_opsem_result(TSM_OP_RESHAPE, &a, NULL, 1, seven, out) == TSM_ESHAPE);
-  CHECK(cts_opsem_result(TSM_OP_RESHAPE, &a, NULL, 2, neg, out) == TSM_EINVAL);
-  CHECK(cts_opsem_result(TSM_OP_TRANSPOSE, &a, NULL, 0, NULL, out) == 0 && shape_is(out, "[3, 2]"));
-  CHECK(cts_opsem_result(TSM_OP_SVD, &a, NULL, 0, NULL, out) == 0);
+  CHECK(cts_opsem_result(TSM_OP_RESHAPE, &a, NULL, &(struct cts_opsem_target){1, six}, out) == 0 && shape_is(out, "[6]"));
+  CHECK(cts_opsem_result(TSM_OP_RESHAPE, &a, NULL, &(struct cts_opsem_target){1, seven}, out) == TSM_ESHAPE);
+  CHECK(cts_opsem_result(TSM_OP_RESHAPE, &a, NULL, &(struct cts_opsem_target){2, neg}, out) == TSM_EINVAL);
+  CHECK(cts_opsem_result(TSM_OP_TRANSPOSE, &a, NULL, NULL, out) == 0 && shape_is(out, "[3, 2]"));
+  CHECK(cts_opsem_result(TSM_OP_SVD, &a, NULL, NULL, out) == 0);
   CHECK(shape_is(&out[0], "[2, 2]") && shape_is(&out[1], "[2]") && shape_is(&out[2], "[2, 3]"));
   struct cts_opsem_tensor v = tt(TSM_F32, 1, 3, 0, NULL);
-  CHECK(cts_opsem_result(TSM_OP_DIAG, &v, NULL, 0, NULL, out) == 0 && shape_is(out, "[3, 3]"));
-  CHECK(cts_opsem_result(TSM_OP_DIAG, &a, NULL, 0, NULL, out) == TSM_ESHAPE);
+  CHECK(cts_opsem_result(TSM_OP_DIAG, &v, NULL, NULL, out) == 0 && shape_is(out, "[3, 3]"));
+  CHECK(cts_opsem_result(TSM_OP_DIAG, &a, NULL, NULL, out) == TSM_ESHAPE);
   const double idx[2] = {1, 2}, far[1] = {2};
   struct cts_opsem_tensor i = tt(TSM_I32, 1, 2, 0, idx), j = tt(TSM_I32, 1, 1, 0, far);
-  CHECK(cts_opsem_result(TSM_OP_GATHER, &a, &i, 0, NULL, out) == TSM_ERANGE); /* row 2 of 2 */
-  CHECK(cts_opsem_result(TSM_OP_GATHER, &b, &i, 0, NULL, out) == 0 && shape_is(out, "[2, 4]"));
-  CHECK(cts_opsem_result(TSM_OP_GATHER, &b, &j, 0, NULL, out) == 0 && shape_is(out, "[1, 4]"));
+  CHECK(cts_opsem_result(TSM_OP_GATHER, &a, &i, NULL, out) == TSM_ERANGE); /* row 2 of 2 */
+  CHECK(cts_opsem_result(TSM_OP_GATHER, &b, &i, NULL, out) == 0 && shape_is(out, "[2, 4]"));
+  CHECK(cts_opsem_result(TSM_OP_GATHER, &b, &j, NULL, out) == 0 && shape_is(out, "[1, 4]"));
   CHECK(cts_opsem_n_results(TSM_OP_SVD) == 3 && cts_opsem_n_results(TSM_OP_ADD) == 1);
 }
 
-static void test_opsem_dtypes(void) {
+/* Which dtypes each operation takes and gives (MGR.OP.10), and where it is offered. */
+static void test_opsem_op_dtypes(void) {
   struct cts_opsem_tensor f = tt(TSM_F32, 2, 2, 2, NULL), k = tt(TSM_I32, 2, 2, 2, NULL), out[3];
-  CHECK(cts_opsem_result(TSM_OP_ADD, &f, &k, 0, NULL, out) == TSM_EDTYPE);
-  CHECK(cts_opsem_result(TSM_OP_MUL, &k, &k, 0, NULL, out) == 0 && out->dtype == TSM_I32);
-  CHECK(cts_opsem_result(TSM_OP_SUM, &k, NULL, 0, NULL, out) == 0 && out->dtype == TSM_I32);
-  CHECK(cts_opsem_result(TSM_OP_MATMUL, &k, &k, 0, NULL, out) == TSM_EDTYPE);
-  CHECK(cts_opsem_result(TSM_OP_SVD, &k, NULL, 0, NULL, out) == TSM_EDTYPE);
-  CHECK(cts_opsem_result(TSM_OP_GATHER, &f, &f, 0, NULL, out) == TSM_ESHAPE); /* shape first */
+  CHECK(cts_opsem_result(TSM_OP_ADD, &f, &k, NULL, out) == TSM_EDTYPE);
+  CHECK(cts_opsem_result(TSM_OP_MUL, &k, &k, NULL, out) == 0 && out->dtype == TSM_I32);
+  CHECK(cts_opsem_result(TSM_OP_SUM, &k, NULL, NULL, out) == 0 && out->dtype == TSM_I32);
+  CHECK(cts_opsem_result(TSM_OP_MATMUL, &k, &k, NULL, out) == TSM_EDTYPE);
+  CHECK(cts_opsem_result(TSM_OP_SVD, &k, NULL, NULL, out) == TSM_EDTYPE);
+  CHECK(cts_opsem_result(TSM_OP_GATHER, &f, &f, NULL, out) == TSM_ESHAPE); /* shape first */
   struct cts_opsem_tensor fi = tt(TSM_F32, 1, 1, 0, NULL);
-  CHECK(cts_opsem_result(TSM_OP_GATHER, &f, &fi, 0, NULL, out) == TSM_EDTYPE);
+  CHECK(cts_opsem_result(TSM_OP_GATHER, &f, &fi, NULL, out) == TSM_EDTYPE);
   CHECK(cts_opsem_approx(TSM_OP_SUM, TSM_F32) && cts_opsem_approx(TSM_OP_MATMUL, TSM_F32));
   CHECK(!cts_opsem_approx(TSM_OP_SUM, TSM_I32) && !cts_opsem_approx(TSM_OP_ADD, TSM_F32));
   CHECK(cts_opsem_offered(TSM_OP_GATHER, CTS_OPSEM_MANAGER));
   CHECK(!cts_opsem_offered(TSM_OP_GATHER, CTS_OPSEM_GRAPH));
   CHECK(!cts_opsem_offered(TSM_OP_SVD, CTS_OPSEM_MANAGER) && cts_opsem_offered(TSM_OP_SVD, CTS_OPSEM_GRAPH));
   CHECK(!cts_opsem_offered(0, CTS_OPSEM_MANAGER) && !cts_opsem_offered(99, CTS_OPSEM_GRAPH));
+  /* arithmetic takes f32 and i32 alone (MGR.OP.10); gather any table dtype */
+  struct cts_opsem_tensor u8 = tt(TSM_U8, 1, 2, 0, NULL), f64 = tt(TSM_F64, 2, 2, 2, NULL);
+  CHECK(cts_opsem_result(TSM_OP_ADD, &u8, &u8, NULL, out) == TSM_EDTYPE);
+  CHECK(cts_opsem_result(TSM_OP_SUM, &u8, NULL, NULL, out) == TSM_EDTYPE);
+  CHECK(cts_opsem_result(TSM_OP_MATMUL, &f64, &f64, NULL, out) == TSM_EDTYPE);
+  const double rows[1] = {1};
+  struct cts_opsem_tensor idx = tt(TSM_I32, 1, 1, 0, rows);
+  CHECK(cts_opsem_result(TSM_OP_GATHER, &f64, &idx, NULL, out) == 0 && out->dtype == TSM_F64);
+}
+
+/* The dtype table: known dtypes, DLPack codes, sizes, names, and a tensor's description. */
+static void test_opsem_dtype_codes(void) {
   CHECK(cts_opsem_dtype_known(TSM_F32) && cts_opsem_dtype_known(TSM_BOOL) &&
         !cts_opsem_dtype_known(0) && !cts_opsem_dtype_known(TSM_DTYPE_LAST + 1));
   CHECK(cts_opsem_dtype_of_dl(2, 32, 1) == TSM_F32 && cts_opsem_dtype_of_dl(0, 32, 1) == TSM_I32);
@@ -443,14 +462,6 @@ static void test_opsem_dtypes(void) {
         cts_opsem_dtype_size(TSM_U64) == 8);
   CHECK(cts_opsem_dtype_by_name("u16", 3) == TSM_U16 && cts_opsem_dtype_by_name("bfloat16", 8) == TSM_BF16);
   CHECK(cts_opsem_dtype_by_name("f8", 2) == 0 && cts_opsem_dtype_by_name("u1", 2) == 0);
-  /* arithmetic takes f32 and i32 alone (MGR.OP.10); gather any table dtype */
-  struct cts_opsem_tensor u8 = tt(TSM_U8, 1, 2, 0, NULL), f64 = tt(TSM_F64, 2, 2, 2, NULL);
-  CHECK(cts_opsem_result(TSM_OP_ADD, &u8, &u8, 0, NULL, out) == TSM_EDTYPE);
-  CHECK(cts_opsem_result(TSM_OP_SUM, &u8, NULL, 0, NULL, out) == TSM_EDTYPE);
-  CHECK(cts_opsem_result(TSM_OP_MATMUL, &f64, &f64, 0, NULL, out) == TSM_EDTYPE);
-  const double rows[1] = {1};
-  struct cts_opsem_tensor idx = tt(TSM_I32, 1, 1, 0, rows);
-  CHECK(cts_opsem_result(TSM_OP_GATHER, &f64, &idx, 0, NULL, out) == 0 && out->dtype == TSM_F64);
   CHECK(cts_opsem_dtype_of_dl(cts_opsem_dl_code(TSM_I32), 32, 1) == TSM_I32);
   const int64_t ok[2] = {2, 0}, bad[1] = {-1};
   CHECK(cts_opsem_check_desc(TSM_I32, 2, ok) == 0 && cts_opsem_check_desc(0, 2, ok) == TSM_EINVAL);
@@ -467,17 +478,17 @@ static void test_opsem_rounding(void) {
   CHECK(cts_opsem_round(TSM_I32, 4294967297.0) == 1);
   const double x[3] = {2147483647, 1, -5}, y[3] = {1, 1, 3};
   struct cts_opsem_tensor a = tt(TSM_I32, 1, 3, 0, x), b = tt(TSM_I32, 1, 3, 0, y), out;
-  CHECK(cts_opsem_result(TSM_OP_ADD, &a, &b, 0, NULL, &out) == 0);
+  CHECK(cts_opsem_result(TSM_OP_ADD, &a, &b, NULL, &out) == 0);
   double *v = cts_opsem_values(TSM_OP_ADD, &a, &b, &out);
   CHECK(v[0] == -2147483648.0 && v[1] == 2 && v[2] == -2);
   free(v);
   const double m[4] = {1, 2, 3, 4}, e[2] = {1, 0};
   struct cts_opsem_tensor sq = tt(TSM_F32, 2, 2, 2, m), col = tt(TSM_F32, 2, 2, 1, e);
-  CHECK(cts_opsem_result(TSM_OP_MATMUL, &sq, &col, 0, NULL, &out) == 0);
+  CHECK(cts_opsem_result(TSM_OP_MATMUL, &sq, &col, NULL, &out) == 0);
   v = cts_opsem_values(TSM_OP_MATMUL, &sq, &col, &out);
   CHECK(v[0] == 1 && v[1] == 3);
   free(v);
-  CHECK(cts_opsem_result(TSM_OP_TRANSPOSE, &sq, NULL, 0, NULL, &out) == 0);
+  CHECK(cts_opsem_result(TSM_OP_TRANSPOSE, &sq, NULL, NULL, &out) == 0);
   v = cts_opsem_values(TSM_OP_TRANSPOSE, &sq, NULL, &out);
   CHECK(v[0] == 1 && v[1] == 3 && v[2] == 2 && v[3] == 4);
   free(v);
@@ -492,7 +503,9 @@ static uint16_t bits16(int dtype, double v) {
   return b;
 }
 
-static void test_opsem_dtype_table(void) {
+/* The 16-bit floats' encoding (round to nearest, ties to even; to infinity past the
+ * largest) and decoding. */
+static void test_opsem_half_floats(void) {
   CHECK(bits16(TSM_F16, 1.0) == 0x3C00 && bits16(TSM_F16, -2.0) == 0xC000);
   CHECK(bits16(TSM_F16, 65504) == 0x7BFF && bits16(TSM_F16, 65519) == 0x7BFF);
   CHECK(bits16(TSM_F16, 65520) == 0x7C00 && bits16(TSM_F16, -1e9) == 0xFC00); /* to infinity */
@@ -508,6 +521,10 @@ static void test_opsem_dtype_table(void) {
   CHECK(cts_opsem_read(TSM_F16, &b) == ldexp(1, -24) && cts_opsem_read(TSM_BF16, &b) == ldexp(1, -133));
   b = 0x7F7F;
   CHECK(cts_opsem_read(TSM_BF16, &b) == ldexp(255, 120)); /* bf16's largest finite */
+}
+
+/* Integer dtypes wrap, bool keeps any nonzero byte, f64 is exact. */
+static void test_opsem_int_rounding(void) {
   CHECK(cts_opsem_round(TSM_U8, 256) == 0 && cts_opsem_round(TSM_U8, -1) == 255);
   CHECK(cts_opsem_round(TSM_I8, 128) == -128 && cts_opsem_round(TSM_I16, -32769) == 32767);
   CHECK(cts_opsem_round(TSM_U32, -1) == 4294967295.0 && cts_opsem_round(TSM_BOOL, -0.5) == 1);
@@ -581,9 +598,11 @@ int main(void) {
   test_graphs();
   test_parser_forms();
   test_opsem_shapes();
-  test_opsem_dtypes();
+  test_opsem_op_dtypes();
+  test_opsem_dtype_codes();
   test_opsem_rounding();
-  test_opsem_dtype_table();
+  test_opsem_half_floats();
+  test_opsem_int_rounding();
   test_opsem_codecs();
   test_opsem_literals();
   printf("test-model: %d passed, %d failed\n", passed, failed);

@@ -625,6 +625,77 @@ static int parse_from_device(PyObject *device) {
 
 /* from_dlpack(obj, /, *, copy=None, device=None), by vectorcall: the bench's round trip
  * (bench_capsule.py) pays no argument parsing when only obj is given. */
+/* from_dlpack's keyword arguments kw (named by kwnames): copy= and device= (left as
+ * they are when not given); -1 with TypeError for any other. */
+static int from_dlpack_keywords(PyObject *const *kw, PyObject *kwnames, PyObject **copy,
+                                PyObject **device) {
+  Py_ssize_t n_kw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t i = 0; i < n_kw; i++) {
+    PyObject *key = PyTuple_GET_ITEM(kwnames, i);
+    if (PyUnicode_Compare(key, g_str_copy) == 0) {
+      *copy = kw[i];
+    } else if (PyUnicode_CompareWithASCIIString(key, "device") == 0) {
+      *device = kw[i];
+    } else {
+      PyErr_Format(PyExc_TypeError, "from_dlpack() got an unexpected keyword argument '%U'", key);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* copy= as __dlpack__ takes it: NULL for None, else True or False; -1 with ValueError
+ * for anything else. */
+static int copy_request(PyObject **copy) {
+  if (*copy == Py_None) *copy = NULL;
+  else if (*copy != Py_True && *copy != Py_False) {
+    PyErr_SetString(PyExc_ValueError, "copy must be True, False or None");
+    return -1;
+  }
+  return 0;
+}
+
+/* The DLPack capsules from_dlpack consumes: each form's name, and the name it takes
+ * once consumed. */
+static const struct capsule_form {
+  int form;
+  const char *name, *used;
+} capsule_forms[] = {{FORM_VERSIONED, NAME_VERSIONED, NAME_USED_VERSIONED},
+                     {FORM_LEGACY, NAME_LEGACY, NAME_USED_LEGACY}};
+
+/* The form of a live DLPack capsule, or NULL with ValueError: a consumed (or foreign)
+ * capsule is refused, and nothing changes (DLP.PY.USED.1). */
+static const struct capsule_form *capsule_form_of(PyObject *cap) {
+  for (size_t i = 0; i < sizeof capsule_forms / sizeof *capsule_forms; i++)
+    if (PyCapsule_IsValid(cap, capsule_forms[i].name)) return &capsule_forms[i];
+  const char *n = PyCapsule_GetName(cap);
+  if (!n && PyErr_Occurred()) PyErr_Clear();
+  PyErr_Format(PyExc_ValueError,
+               "capsule named '%s' cannot be consumed (already consumed, or not a DLPack "
+               "capsule)",
+               n ? n : "(null)");
+  return NULL;
+}
+
+/* Takes the managed tensor out of the capsule __dlpack__ returned, releasing cap: the
+ * tensor, its form in *form; or NULL with an exception, the tensor left to the capsule. */
+static void *take_capsule(PyObject *cap, int *form) {
+  if (!PyCapsule_CheckExact(cap)) {
+    Py_DECREF(cap);
+    PyErr_SetString(PyExc_TypeError, "__dlpack__ did not return a PyCapsule");
+    return NULL;
+  }
+  const struct capsule_form *f = capsule_form_of(cap);
+  void *managed = f ? PyCapsule_GetPointer(cap, f->name) : NULL;
+  /* Take ownership (DLP.PY.NAME.2): from here on the deleter is ours to run, and
+   * tsmr_dlpack_import runs it on every path (DLP.IMPORT.2, DLP.DEL.1). Not renamed:
+   * the capsule still owns the tensor. */
+  if (managed && PyCapsule_SetName(cap, f->used) != 0) managed = NULL;
+  Py_DECREF(cap);
+  if (managed) *form = f->form;
+  return managed;
+}
+
 static PyObject *mod_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_t nargs,
                                  PyObject *kwnames) {
   (void)mod;
@@ -633,25 +704,9 @@ static PyObject *mod_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_
     return NULL;
   }
   PyObject *obj = args[0], *copy = Py_None, *device = Py_None;
-  Py_ssize_t n_kw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-  for (Py_ssize_t i = 0; i < n_kw; i++) {
-    PyObject *key = PyTuple_GET_ITEM(kwnames, i);
-    if (PyUnicode_Compare(key, g_str_copy) == 0) {
-      copy = args[nargs + i];
-    } else if (PyUnicode_CompareWithASCIIString(key, "device") == 0) {
-      device = args[nargs + i];
-    } else {
-      PyErr_Format(PyExc_TypeError, "from_dlpack() got an unexpected keyword argument '%U'", key);
-      return NULL;
-    }
-  }
+  if (from_dlpack_keywords(args + nargs, kwnames, &copy, &device)) return NULL;
   int to_cpu = parse_from_device(device);
-  if (to_cpu < 0) return NULL;
-  if (copy == Py_None) copy = NULL;
-  else if (copy != Py_True && copy != Py_False) {
-    PyErr_SetString(PyExc_ValueError, "copy must be True, False or None");
-    return NULL;
-  }
+  if (to_cpu < 0 || copy_request(&copy)) return NULL;
   if ((copy || to_cpu) && PyCapsule_CheckExact(obj)) {
     PyErr_SetString(PyExc_TypeError,
                     "copy= and device= need an object with __dlpack__, not a capsule");
@@ -663,45 +718,9 @@ static PyObject *mod_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_
     return through_table;
   PyObject *cap = get_capsule(obj, copy, to_cpu);
   if (!cap) return NULL;
-  if (!PyCapsule_CheckExact(cap)) {
-    Py_DECREF(cap);
-    PyErr_SetString(PyExc_TypeError, "__dlpack__ did not return a PyCapsule");
-    return NULL;
-  }
   int form;
-  const char *used;
-  const char *name;
-  if (PyCapsule_IsValid(cap, NAME_VERSIONED)) {
-    form = FORM_VERSIONED;
-    name = NAME_VERSIONED;
-    used = NAME_USED_VERSIONED;
-  } else if (PyCapsule_IsValid(cap, NAME_LEGACY)) {
-    form = FORM_LEGACY;
-    name = NAME_LEGACY;
-    used = NAME_USED_LEGACY;
-  } else {
-    /* DLP.PY.USED.1: a consumed (or foreign) capsule is refused; nothing changes. */
-    const char *n = PyCapsule_GetName(cap);
-    if (!n && PyErr_Occurred()) PyErr_Clear();
-    PyErr_Format(PyExc_ValueError,
-                 "capsule named '%s' cannot be consumed (already consumed, or not a DLPack "
-                 "capsule)",
-                 n ? n : "(null)");
-    Py_DECREF(cap);
-    return NULL;
-  }
-  void *managed = PyCapsule_GetPointer(cap, name);
-  if (!managed) {
-    Py_DECREF(cap);
-    return NULL;
-  }
-  /* Take ownership (DLP.PY.NAME.2): from here on the deleter is ours to run, and
-   * tsmr_dlpack_import runs it on every path (DLP.IMPORT.2, DLP.DEL.1). */
-  if (PyCapsule_SetName(cap, used) != 0) {
-    Py_DECREF(cap);
-    return NULL; /* not renamed: the capsule still owns the tensor */
-  }
-  Py_DECREF(cap);
+  void *managed = take_capsule(cap, &form);
+  if (!managed) return NULL;
   tsmr_handle h;
   int rc = tsmr_dlpack_import(g_ctx, managed, form, g_root, &h);
   if (rc) return raise_tsmr(PyExc_BufferError, "tsmr_dlpack_import", rc);

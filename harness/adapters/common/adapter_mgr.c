@@ -199,108 +199,179 @@ int am_op_target(struct am_session *S, tsm_handle out_mgr, const struct am_res *
 /* Inputs per op of the manager family: sum and reshape take one. */
 static int am_op_arity(int op) { return op == TSM_OP_SUM || op == TSM_OP_RESHAPE ? 1 : 2; }
 
-/* The result's desc of op on a (and b) (MGR.OP.7-9): ESHAPE, EDTYPE, ERANGE (a gather
- * index outside the table, read through the storage hooks). */
-static int am_op_result(struct am_session *S, int op, const struct am_res *a,
-                        const struct am_res *b, const int64_t *params, int n_params,
+/* An op as its slot asks for it: op on a (and b, NULL for one input), with reshape's
+ * target shape in params. */
+struct am_op_call {
+  int op;
+  const struct am_res *a, *b;
+  const int64_t *params;
+  int n_params;
+};
+
+/* add, sub, mul: one shape (ESHAPE), one dtype (EDTYPE), the result alike. */
+static int am_op_elementwise(const struct tsm_tensor_desc *x, const struct tsm_tensor_desc *y,
+                             struct tsm_tensor_desc *d) {
+  if (x->ndim != y->ndim || memcmp(x->shape, y->shape, (size_t)x->ndim * sizeof x->shape[0]))
+    return TSM_ESHAPE;
+  if (x->dtype != y->dtype) return TSM_EDTYPE;
+  d->ndim = x->ndim;
+  memcpy(d->shape, x->shape, sizeof d->shape);
+  return 0;
+}
+
+/* matmul: [m, k] by [k, n] (ESHAPE), both f32 (EDTYPE); the result [m, n]. */
+static int am_op_matmul(const struct tsm_tensor_desc *x, const struct tsm_tensor_desc *y,
                         struct tsm_tensor_desc *d) {
-  const struct tsm_tensor_desc *x = &a->desc, *y = b ? &b->desc : NULL;
+  if (x->ndim != 2 || y->ndim != 2 || x->shape[1] != y->shape[0]) return TSM_ESHAPE;
+  if (x->dtype != TSM_F32 || y->dtype != TSM_F32) return TSM_EDTYPE;
+  d->ndim = 2;
+  d->shape[0] = x->shape[0];
+  d->shape[1] = y->shape[1];
+  return 0;
+}
+
+/* reshape: the params' shape, of as many elements (ESHAPE). The params are well-formed
+ * (am_op_prepare): ENOMEM is an overflow. */
+static int am_op_reshape(const struct tsm_tensor_desc *x, const int64_t *params, int n_params,
+                         struct tsm_tensor_desc *d) {
+  struct tsm_tensor_desc want = {.ndim = n_params};
+  if (n_params) memcpy(want.shape, params, (size_t)n_params * sizeof *params);
+  if (am_shape_check(n_params, params) || am_numel(&want) != am_numel(x)) return TSM_ESHAPE;
+  d->ndim = n_params;
+  memcpy(d->shape, want.shape, sizeof d->shape);
+  return 0;
+}
+
+/* gather: rows of a 2-d table by a 1-d i32 index (ESHAPE, EDTYPE), each index inside the
+ * table (ERANGE, read through the storage hooks); the result [n, columns]. */
+static int am_op_gather(struct am_session *S, const struct am_res *a, const struct am_res *b,
+                        struct tsm_tensor_desc *d) {
+  const struct tsm_tensor_desc *x = &a->desc, *y = &b->desc;
+  const int32_t *idx;
+  if (x->ndim != 2 || y->ndim != 1) return TSM_ESHAPE;
+  if (y->dtype != TSM_I32) return TSM_EDTYPE;
+  idx = S->storage->elems(b->store);
+  for (int64_t i = 0; i < y->shape[0]; i++)
+    if (idx[i] < 0 || idx[i] >= x->shape[0]) return TSM_ERANGE;
+  d->ndim = 2;
+  d->shape[0] = y->shape[0];
+  d->shape[1] = x->shape[1];
+  return 0;
+}
+
+/* The result's desc of the op (MGR.OP.7-9): ESHAPE, EDTYPE, ERANGE. */
+static int am_op_result(struct am_session *S, const struct am_op_call *c,
+                        struct tsm_tensor_desc *d) {
+  const struct tsm_tensor_desc *x = &c->a->desc, *y = c->b ? &c->b->desc : NULL;
   memset(d, 0, sizeof *d);
   d->dtype = x->dtype;
-  switch (op) {
+  switch (c->op) {
   case TSM_OP_ADD:
   case TSM_OP_SUB:
-  case TSM_OP_MUL:
-    if (x->ndim != y->ndim || memcmp(x->shape, y->shape, (size_t)x->ndim * sizeof x->shape[0]))
-      return TSM_ESHAPE;
-    if (x->dtype != y->dtype) return TSM_EDTYPE;
-    d->ndim = x->ndim;
-    memcpy(d->shape, x->shape, sizeof d->shape);
-    return 0;
-  case TSM_OP_SUM:
-    return 0; /* 0-d */
-  case TSM_OP_MATMUL:
-    if (x->ndim != 2 || y->ndim != 2 || x->shape[1] != y->shape[0]) return TSM_ESHAPE;
-    if (x->dtype != TSM_F32 || y->dtype != TSM_F32) return TSM_EDTYPE;
-    d->ndim = 2;
-    d->shape[0] = x->shape[0];
-    d->shape[1] = y->shape[1];
-    return 0;
-  case TSM_OP_RESHAPE: { /* the params are well-formed (am_op_prepare): ENOMEM is an overflow */
-    struct tsm_tensor_desc want = {.ndim = n_params};
-    if (n_params) memcpy(want.shape, params, (size_t)n_params * sizeof *params);
-    if (am_shape_check(n_params, params) || am_numel(&want) != am_numel(x)) return TSM_ESHAPE;
-    d->ndim = n_params;
-    memcpy(d->shape, want.shape, sizeof d->shape);
-    return 0;
-  }
-  default: { /* TSM_OP_GATHER */
-    const int32_t *idx;
-    if (x->ndim != 2 || y->ndim != 1) return TSM_ESHAPE;
-    if (y->dtype != TSM_I32) return TSM_EDTYPE;
-    idx = S->storage->elems(b->store);
-    for (int64_t i = 0; i < y->shape[0]; i++)
-      if (idx[i] < 0 || idx[i] >= x->shape[0]) return TSM_ERANGE;
-    d->ndim = 2;
-    d->shape[0] = y->shape[0];
-    d->shape[1] = x->shape[1];
-    return 0;
-  }
+  case TSM_OP_MUL: return am_op_elementwise(x, y, d);
+  case TSM_OP_SUM: return 0; /* 0-d */
+  case TSM_OP_MATMUL: return am_op_matmul(x, y, d);
+  case TSM_OP_RESHAPE: return am_op_reshape(x, c->params, c->n_params, d);
+  default: return am_op_gather(S, c->a, c->b, d); /* TSM_OP_GATHER */
   }
 }
 
-int am_op_prepare(struct am_session *S, int op, const tsm_handle *inputs, int n,
-                  const int64_t *params, int n_params, tsm_handle out_mgr, tsm_handle *out,
-                  struct am_res *in[2], struct tsm_tensor_desc *d, tsm_handle *dst) {
-  int rc;
-  in[0] = in[1] = NULL;
-  if (op < TSM_OP_ADD || op > TSM_OP_MATMUL || !out) return TSM_EINVAL;
-  if (n != am_op_arity(op) || !inputs) return TSM_EINVAL;
+/* The op's own arguments: a manager op, its arity, reshape's well-formed params or no
+ * params at all (EINVAL). */
+static int am_op_check_form(int op, int n, const int64_t *params, int n_params) {
+  if (op < TSM_OP_ADD || op > TSM_OP_MATMUL || n != am_op_arity(op)) return TSM_EINVAL;
   if (op == TSM_OP_RESHAPE ? am_shape_check(n_params, params) == TSM_EINVAL : n_params != 0)
     return TSM_EINVAL;
+  return 0;
+}
+
+/* The n inputs' handles and out_mgr's (EINVAL), then each input live (ERELEASED,
+ * MGR.OP.5). OUT in: the inputs, as far as they were found. */
+static int am_op_inputs(struct am_session *S, const tsm_handle *inputs, int n,
+                        tsm_handle out_mgr, struct am_res *in[2]) {
   for (int i = 0; i < n; i++)
     if (!(in[i] = am_res_get(S, inputs[i]))) return TSM_EINVAL;
   if (out_mgr != TSM_NONE && !am_mgr_get(S, out_mgr)) return TSM_EINVAL;
   for (int i = 0; i < n; i++)
     if (!in[i]->valid) return TSM_ERELEASED; /* MGR.OP.5 */
-  if ((rc = am_op_target(S, out_mgr, in[0], dst))) return rc;
-  if ((rc = am_op_result(S, op, in[0], in[1], params, n_params, d))) return rc;
-  if (am_shape_check(d->ndim, d->shape)) return TSM_ENOMEM; /* MGR.CREATE.5 */
+  return 0;
+}
+
+int am_op_prepare(struct am_session *S, const struct am_op_args *args, struct am_op_plan *plan) {
+  int rc;
+  struct am_op_call call;
+  struct am_res **in = plan->in;
+  in[0] = in[1] = NULL;
+  if (!args->out || !args->inputs || am_op_check_form(args->op, args->n, args->params, args->n_params))
+    return TSM_EINVAL;
+  if ((rc = am_op_inputs(S, args->inputs, args->n, args->out_mgr, in))) return rc;
+  if ((rc = am_op_target(S, args->out_mgr, in[0], &plan->dst))) return rc;
+  call.op = args->op;
+  call.a = in[0];
+  call.b = in[1];
+  call.params = args->params;
+  call.n_params = args->n_params;
+  if ((rc = am_op_result(S, &call, &plan->d))) return rc;
+  if (am_shape_check(plan->d.ndim, plan->d.shape)) return TSM_ENOMEM; /* MGR.CREATE.5 */
   if (am_res_reserve(S)) return TSM_ENOMEM;
-  for (int i = 0; i < n; i++) in[i] = am_res_get(S, inputs[i]); /* the array may have moved */
+  for (int i = 0; i < args->n; i++) in[i] = am_res_get(S, args->inputs[i]); /* the array may have moved */
   return 0;
 }
 
 /* ---- DLPack imports ------------------------------------------------------------------- */
 
-int am_dl_import_check(const struct am_dl_fields *t, struct tsm_tensor_desc *d, int *compact) {
-  int64_t numel = 1, lo = 0, hi = 0, want = 1, esize, x;
+/* The element count of t's shape in *numel: EDLPACK for a rank this layer cannot hold,
+ * a negative extent, or a count that overflows (with no zero extent). */
+static int am_dl_numel(const struct am_dl_fields *t, int64_t *numel) {
   int empty = 0, overflow = 0;
+  *numel = 1;
   if (t->ndim < 0 || t->ndim > TSM_MAX_DIMS || (t->ndim > 0 && !t->shape)) return TSM_EDLPACK;
   for (int i = 0; i < t->ndim; i++) {
     if (t->shape[i] < 0) return TSM_EDLPACK;
     empty |= t->shape[i] == 0;
-    overflow |= __builtin_mul_overflow(numel, t->shape[i], &numel);
+    overflow |= __builtin_mul_overflow(*numel, t->shape[i], numel);
   }
-  if (empty) numel = 0;
+  if (empty) *numel = 0;
   else if (overflow) return TSM_EDLPACK;
-  if (numel > 0 && !t->data) return TSM_EDLPACK;
+  return 0;
+}
+
+/* Where t's numel elements lie, in elements from the first: span[0] the lowest offset,
+ * span[1] the highest; *compact, row-major contiguous. EDLPACK when an offset overflows. */
+static int am_dl_span(const struct am_dl_fields *t, int64_t numel, int64_t span[2],
+                      int *compact) {
+  int64_t want = 1, x;
   *compact = 1;
-  if (numel > 0 && !t->strides) hi = numel - 1;
+  span[0] = span[1] = 0;
+  if (numel > 0 && !t->strides) span[1] = numel - 1;
   for (int i = t->ndim - 1; i >= 0 && numel > 0 && t->strides; i--) {
     if (t->shape[i] != 1 && t->strides[i] != want) *compact = 0;
     want *= t->shape[i];
     if (__builtin_mul_overflow(t->strides[i], t->shape[i] - 1, &x) ||
-        __builtin_add_overflow(x < 0 ? lo : hi, x, x < 0 ? &lo : &hi))
+        __builtin_add_overflow(span[x < 0 ? 0 : 1], x, &span[x < 0 ? 0 : 1]))
       return TSM_EDLPACK;
   }
-  /* the bytes from the lowest to past the highest element, from data */
-  esize = ((int64_t)t->bits * t->lanes + 7) / 8;
+  return 0;
+}
+
+/* The bytes from the lowest element to past the highest, from data, of the elements at
+ * span (am_dl_span): EDLPACK when they overflow. */
+static int am_dl_bytes(const struct am_dl_fields *t, const int64_t span[2]) {
+  int64_t esize = ((int64_t)t->bits * t->lanes + 7) / 8, lo = span[0], hi = span[1];
   if (t->byte_offset > (uint64_t)INT64_MAX || __builtin_add_overflow(hi, 1, &hi) ||
       __builtin_mul_overflow(lo, esize, &lo) || __builtin_mul_overflow(hi, esize, &hi) ||
       __builtin_add_overflow(lo, (int64_t)t->byte_offset, &lo) ||
       __builtin_add_overflow(hi, (int64_t)t->byte_offset, &hi))
     return TSM_EDLPACK;
+  return 0;
+}
+
+int am_dl_import_check(const struct am_dl_fields *t, struct tsm_tensor_desc *d, int *compact) {
+  int64_t numel, span[2];
+  int rc = am_dl_numel(t, &numel);
+  if (rc) return rc;
+  if (numel > 0 && !t->data) return TSM_EDLPACK;
+  if ((rc = am_dl_span(t, numel, span, compact)) || (rc = am_dl_bytes(t, span))) return rc;
   if (t->device_type != AM_DL_CPU && t->device_type != AM_DL_CUDA_HOST &&
       t->device_type != AM_DL_CUDA_MANAGED)
     return TSM_EDEVICE;
@@ -389,29 +460,37 @@ int am_mgr_info(void *s, tsm_handle m, struct tsm_mgr_info *out) {
   return 0;
 }
 
-/* Appends m's subtree to buf at *len, one line per open manager in MGR.DUMP.1's words. */
-static void am_dump_tree(const struct am_session *S, tsm_handle m, int depth, char *buf,
-                         size_t cap, size_t *len) {
+/* Text written into a caller's buffer of cap bytes: len, what it would take (past cap
+ * once truncated). */
+struct am_text {
+  char *buf;
+  size_t cap, len;
+};
+
+/* Appends m's subtree to out, one line per open manager in MGR.DUMP.1's words. */
+static void am_dump_tree(const struct am_session *S, tsm_handle m, int depth,
+                         struct am_text *out) {
   int n;
-  if (*len < cap) {
-    n = snprintf(buf + *len, cap - *len, "%*smgr 0x%016llx%s live=%llu children=%llu\n",
-                 2 * depth, "", (unsigned long long)m, m == am_root() ? " root" : "",
+  if (out->len < out->cap) {
+    n = snprintf(out->buf + out->len, out->cap - out->len,
+                 "%*smgr 0x%016llx%s live=%llu children=%llu\n", 2 * depth, "",
+                 (unsigned long long)m, m == am_root() ? " root" : "",
                  (unsigned long long)am_live(S, m), (unsigned long long)am_children(S, m));
-    if (n > 0) *len += (size_t)n;
+    if (n > 0) out->len += (size_t)n;
   }
   for (size_t i = 0; i < S->nmgr; i++)
     if (S->mgrs[i].parent == m && !am_closed(&S->mgrs[i]))
-      am_dump_tree(S, am_handle(AM_MGR_TAG, i), depth + 1, buf, cap, len);
+      am_dump_tree(S, am_handle(AM_MGR_TAG, i), depth + 1, out);
 }
 
 /* (optional slot) OUT buf: m's subtree with live counts, NUL-terminated, truncated to
  * cap. */
 int am_mgr_dump(void *s, tsm_handle m, char *buf, size_t cap) {
   struct am_session *S = s;
-  size_t len = 0;
+  struct am_text out = {buf, cap, 0};
   if (!am_mgr_get(S, m) || !buf || cap == 0) return TSM_EINVAL;
   buf[0] = '\0';
-  am_dump_tree(S, m, 0, buf, cap, &len);
+  am_dump_tree(S, m, 0, &out);
   return 0;
 }
 

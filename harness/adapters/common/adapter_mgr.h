@@ -152,12 +152,24 @@ int am_op_target(struct am_session *S, tsm_handle out_mgr, const struct am_res *
  * (MGR.OP.5), the target manager's ECLOSED / ECAPPED (am_op_target, MGR.OP.1-4), the
  * result's ESHAPE / EDTYPE / ERANGE (MGR.OP.7-9), ENOMEM for a result whose byte size
  * does not fit (MGR.CREATE.5) or no room for one more tensor. On success nothing has
- * changed but the room reserved (am_res_reserve), so am_res_add cannot fail; OUT in:
- * the n inputs (in[1] NULL for one), valid until the next tensor is added; *d: the
- * result's desc; *dst: the manager that will hold it. */
-int am_op_prepare(struct am_session *S, int op, const tsm_handle *inputs, int n,
-                  const int64_t *params, int n_params, tsm_handle out_mgr, tsm_handle *out,
-                  struct am_res *in[2], struct tsm_tensor_desc *d, tsm_handle *dst);
+ * changed but the room reserved (am_res_reserve), so am_res_add cannot fail; *plan
+ * holds the inputs (valid until the next tensor is added), the result's desc and the
+ * manager that will hold it. */
+struct am_op_args {
+  int op;                   /* the op slot's arguments, as it received them */
+  const tsm_handle *inputs;
+  int n;
+  const int64_t *params;
+  int n_params;
+  tsm_handle out_mgr;
+  tsm_handle *out;
+};
+struct am_op_plan {
+  struct am_res *in[2];     /* the inputs, in[1] NULL for one */
+  struct tsm_tensor_desc d; /* the result's desc */
+  tsm_handle dst;           /* the manager that will hold it */
+};
+int am_op_prepare(struct am_session *S, const struct am_op_args *args, struct am_op_plan *plan);
 
 /* ---- DLPack imports ------------------------------------------------------------------- */
 

@@ -306,13 +306,21 @@ extern "C" void lt_session_close(void *s) {
 extern "C" int lt_op(void *s, int op, const tsm_handle *inputs, int n, const int64_t *params,
                      int n_params, tsm_handle out_mgr, tsm_handle *out) {
   lt_session *S = static_cast<lt_session *>(s);
-  struct am_res *in[2];
-  struct tsm_tensor_desc d;
-  tsm_handle dst_h;
+  struct am_op_args args;
+  args.op = op;
+  args.inputs = inputs;
+  args.n = n;
+  args.params = params;
+  args.n_params = n_params;
+  args.out_mgr = out_mgr;
+  args.out = out;
+  struct am_op_plan plan;
   void *store;
   int rc;
-  if ((rc = am_op_prepare(&S->am, op, inputs, n, params, n_params, out_mgr, out, in, &d, &dst_h)))
-    return rc;
+  if ((rc = am_op_prepare(&S->am, &args, &plan))) return rc;
+  struct am_res **in = plan.in;
+  struct tsm_tensor_desc &d = plan.d;
+  tsm_handle dst_h = plan.dst;
   try {
     at::Tensor result;
     if (op == TSM_OP_RESHAPE) {

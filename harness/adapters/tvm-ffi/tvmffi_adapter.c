@@ -359,13 +359,14 @@ static int tf_view(const struct am_res *a, const struct tsm_tensor_desc *d,
 static int tf_op(void *s, int op, const tsm_handle *inputs, int n, const int64_t *params,
                  int n_params, tsm_handle out_mgr, tsm_handle *out) {
   struct tf_session *S = s;
-  struct am_res *in[2];
-  struct tsm_tensor_desc d;
+  const struct am_op_args args = {op, inputs, n, params, n_params, out_mgr, out};
+  struct am_op_plan plan;
   TVMFFIObjectHandle obj;
-  tsm_handle dst_h;
   int rc;
-  if ((rc = am_op_prepare(&S->am, op, inputs, n, params, n_params, out_mgr, out, in, &d, &dst_h)))
-    return rc;
+  if ((rc = am_op_prepare(&S->am, &args, &plan))) return rc;
+  struct am_res **in = plan.in;
+  struct tsm_tensor_desc d = plan.d;
+  tsm_handle dst_h = plan.dst;
   if (op == TSM_OP_RESHAPE) {
     rc = tf_view(in[0], &d, &obj);
   } else if (!(rc = tf_alloc(S->pool, d.dtype, d.ndim, d.shape, &obj)) && am_numel(&d)) {

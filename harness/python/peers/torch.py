@@ -1,20 +1,23 @@
-"""torch: PyTorch as Debian 12 ships it (python3-torch 1.13, in /usr/bin/python3: `make
-interop-system`); optional, so the .venv's matrix, which has no torch, leaves it out.
-Producer: torch.tensor, exported by Tensor.__dlpack__(stream), which has no max_version
-and returns legacy capsules only. Consumer: torch.utils.dlpack.from_dlpack, which calls
-__dlpack__() with no arguments."""
+"""torch: PyTorch, as Debian 12 ships it (python3-torch 1.13, in /usr/bin/python3: `make
+interop-system`) and as PyPI's newest release (`make deps-torch`, lane torch of `make check`,
+harness/tests/check_torch.sh); optional, so the .venv's matrix, which has no torch, leaves
+it out. What the installed torch offers is asked of it, not assumed from its version:
+Producer: torch.tensor, exported by Tensor.__dlpack__ (1.13: stream only, legacy capsules;
+2.x: max_version, dl_device, copy and versioned capsules). Consumer:
+torch.utils.dlpack.from_dlpack (torch.from_dlpack in 2.x), with copy= and device= where it
+takes them. Exchange table: torch.Tensor's __dlpack_c_exchange_api__ where it has one."""
 import numpy as np
 
-from peers import ALL_DTYPES, COMPLEX, Peer, slice_index
+from peers import ALL_DTYPES, COMPLEX, FLOAT8, Peer, slice_index
+
+# Made through numpy, which holds these only as ml_dtypes' types: made as their bits
+# (an unsigned integer array of the same width) and viewed as torch's type.
+BITS = {"bfloat16": np.uint16, "float8_e4m3fn": np.uint8, "float8_e5m2": np.uint8}
 
 
 class TorchPeer(Peer):
     name = "torch"
     module = "torch"
-    # torch 1.13 has no uint16, uint32 or uint64; bfloat16 it has, but makes it here
-    # through numpy, which has none
-    dtypes = ALL_DTYPES - {"uint16", "uint32", "uint64", "bfloat16"} | COMPLEX
-    imports = ALL_DTYPES - {"uint16", "uint32", "uint64"} | COMPLEX
     dist = "torch"
     optional = True
 
@@ -22,22 +25,51 @@ class TorchPeer(Peer):
         import torch
         import torch.utils.dlpack
         self.torch = torch
-        # torch 1.13's DLPack (aten/src/ATen/DLConvertor.cpp, DLPack 0.6) predates
-        # kDLBool: it exports no bool tensor (RuntimeError "Bool type is not supported by
-        # dlpack") and imports none ("Unsupported code 6"). A dtype the vendored DLPack
-        # has no code for is refused, which DLPack allows: without bool, a bool case is
-        # NotSupported for it and a bool import must be refused.
+        # Each dtype that torch has and exports and imports through DLPack. torch 1.13
+        # has no uint16, uint32, uint64 or float8 types, and its DLPack
+        # (aten/src/ATen/DLConvertor.cpp, DLPack 0.6) predates kDLBool: it exports no bool
+        # tensor (RuntimeError "Bool type is not supported by dlpack") and imports none
+        # ("Unsupported code 6"). A dtype its DLPack has no code for is refused, which
+        # DLPack allows: such a case is NotSupported for it, and an import of it must be
+        # refused.
+        have = set()
+        for name in ALL_DTYPES | COMPLEX | FLOAT8:
+            t = getattr(torch, name, None)
+            if t is None:
+                continue
+            try:
+                torch.utils.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(torch.zeros(1, dtype=t)))
+            except (RuntimeError, TypeError, BufferError):
+                continue
+            have.add(name)
+        self.imports = frozenset(have)
+        self.dtypes = frozenset(d for d in have if d not in BITS or self.ml_dtypes())
+        # from_dlpack takes copy= and device= since torch 2.8 (the array API's 2023.12)
         try:
-            torch.utils.dlpack.to_dlpack(torch.zeros(1, dtype=torch.bool))
-        except RuntimeError:
-            self.dtypes = self.dtypes - {"bool"}
-            self.imports = self.imports - {"bool"}
+            torch.utils.dlpack.from_dlpack(np.zeros(1), copy=None, device=None)
+            self.from_keywords = frozenset({"copy", "device"})
+        except TypeError:
+            self.from_keywords = frozenset()
+
+    @staticmethod
+    def ml_dtypes():
+        try:
+            import ml_dtypes  # noqa: F401 - the bridge's values of these types need it
+            return True
+        except ImportError:
+            return False
 
     def make(self, values, shape, dtype):
+        if dtype in BITS:
+            bits = self.torch.from_numpy(np.ascontiguousarray(values).view(BITS[dtype]).copy())
+            return bits.view(getattr(self.torch, dtype)).reshape(shape)
         return self.torch.tensor(np.array(values, dtype=dtype).reshape(shape))
 
-    def from_dlpack(self, obj):
-        return self.torch.utils.dlpack.from_dlpack(obj)
+    def from_dlpack(self, obj, **kw):
+        return self.torch.utils.dlpack.from_dlpack(obj, **kw)
+
+    def device_object(self, pair):
+        return self.torch.device("cpu") if tuple(pair) == (1, 0) else None
 
     def unexportable(self, what):
         t = self.torch
@@ -74,3 +106,12 @@ class TorchPeer(Peer):
 
     def data_ptr(self, arr):
         return arr.data_ptr()
+
+    # DLPack 1.3's exchange table (spec/dlpack.md DLP.XAPI.*): torch.Tensor publishes one
+    # where the installed torch has __dlpack_c_exchange_api__ (2.x); 1.13 has none.
+    def exchange_type(self):
+        return self.torch.Tensor if hasattr(self.torch.Tensor, "__dlpack_c_exchange_api__") \
+            else None
+
+    def exchange_object(self, arr):
+        return arr if self.exchange_type() is not None else None

@@ -204,25 +204,15 @@ static int svd_rule(const struct cts_opsem_tensor *a, struct cts_opsem_tensor *o
   return 0;
 }
 
-int cts_opsem_result(int op, const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b,
-                     int ndim, const int64_t *shape, struct cts_opsem_tensor *out) {
+/* The ops whose result is a matrix shaped from a's and b's extents: gather, matmul,
+ * transpose, diag. */
+static int matrix_result(int op, const struct cts_opsem_tensor *a,
+                         const struct cts_opsem_tensor *b, struct cts_opsem_tensor *out) {
   int rc = 0;
-  *out = *a; /* elementwise results are shaped like a, of a's dtype */
-  out->vals = NULL;
   switch (op) {
-    case TSM_OP_ADD: case TSM_OP_SUB: case TSM_OP_MUL:
-      return elementwise_rule(a, b);
-    case TSM_OP_SUM:
-      out->ndim = 0;
-      return cts_opsem_dtype_arith(a->dtype) ? 0 : TSM_EDTYPE;
     case TSM_OP_GATHER:
       if (!(rc = gather_rule(a, b))) set_shape(out, a->dtype, 2, b->shape[0], a->shape[1]);
       return rc;
-    case TSM_OP_RESHAPE:
-      if ((rc = reshape_rule(a, ndim, shape))) return rc;
-      out->ndim = ndim;
-      memcpy(out->shape, shape, (size_t)ndim * sizeof(int64_t));
-      return 0;
     case TSM_OP_MATMUL:
       if (!(rc = matmul_rule(a, b))) set_shape(out, TSM_F32, 2, a->shape[0], b->shape[1]);
       return rc;
@@ -234,20 +224,50 @@ int cts_opsem_result(int op, const struct cts_opsem_tensor *a, const struct cts_
       if (a->ndim != 1) return TSM_ESHAPE;
       set_shape(out, a->dtype, 2, a->shape[0], a->shape[0]);
       return 0;
-    case TSM_OP_SVD:
-      return svd_rule(a, out);
     default:
       return TSM_EINVAL;
   }
 }
 
+/* reshape: the target shape, of a's element count. */
+static int reshape_result(const struct cts_opsem_tensor *a, int ndim, const int64_t *shape,
+                          struct cts_opsem_tensor *out) {
+  int rc = reshape_rule(a, ndim, shape);
+  if (rc) return rc;
+  out->ndim = ndim;
+  memcpy(out->shape, shape, (size_t)ndim * sizeof(int64_t));
+  return 0;
+}
+
+int cts_opsem_result(int op, const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b,
+                     const struct cts_opsem_target *target, struct cts_opsem_tensor *out) {
+  *out = *a; /* elementwise results are shaped like a, of a's dtype */
+  out->vals = NULL;
+  switch (op) {
+    case TSM_OP_ADD: case TSM_OP_SUB: case TSM_OP_MUL:
+      return elementwise_rule(a, b);
+    case TSM_OP_SUM:
+      out->ndim = 0;
+      return cts_opsem_dtype_arith(a->dtype) ? 0 : TSM_EDTYPE;
+    case TSM_OP_RESHAPE:
+      return target ? reshape_result(a, target->ndim, target->shape, out) : TSM_EINVAL;
+    case TSM_OP_SVD:
+      return svd_rule(a, out);
+    default:
+      return matrix_result(op, a, b, out);
+  }
+}
+
 /* ---- operations: values ---------------------------------------------------------- */
 
-static void elementwise(int op, const double *x, const double *y, int64_t n, int dtype,
-                        double *v) {
+/* add, sub, mul of a and b into v, rounded to out's dtype. */
+static void elementwise(int op, const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b,
+                        const struct cts_opsem_tensor *out, double *v) {
+  const double *x = a->vals, *y = b->vals;
+  int64_t n = cts_opsem_elems(out->ndim, out->shape);
   for (int64_t i = 0; i < n; i++) {
     double r = op == TSM_OP_ADD ? x[i] + y[i] : op == TSM_OP_SUB ? x[i] - y[i] : x[i] * y[i];
-    v[i] = cts_opsem_round(dtype, r);
+    v[i] = cts_opsem_round(out->dtype, r);
   }
 }
 
@@ -284,7 +304,7 @@ double *cts_opsem_values(int op, const struct cts_opsem_tensor *a,
   if (n_out == 0) return v; /* an empty result: no loop over a huge extent beside a zero */
   switch (op) {
     case TSM_OP_ADD: case TSM_OP_SUB: case TSM_OP_MUL:
-      elementwise(op, a->vals, b->vals, n_out, out->dtype, v);
+      elementwise(op, a, b, out, v);
       break;
     case TSM_OP_SUM:
       for (int64_t i = 0; i < n_in; i++) s += a->vals[i];

@@ -101,12 +101,17 @@ int cts_opsem_check_size(int dtype, int ndim, const int64_t *shape);
 int cts_opsem_offered(int op, int family);
 /* How many results op has: 3 for TSM_OP_SVD, else 1. */
 int cts_opsem_n_results(int op);
+/* reshape's target shape (the other ops take none). */
+struct cts_opsem_target {
+  int ndim;
+  const int64_t *shape;
+};
 /* The operation's own checks (MGR.OP.8, GRAPH.OP.1) and its results' dtype and shape:
  * 0 or TSM_ESHAPE, TSM_EDTYPE, TSM_ERANGE (gather indices, read from b->vals),
- * TSM_EINVAL (a bad reshape target, an unknown op). b is NULL for a unary op;
- * ndim/shape are the reshape target. out: cts_opsem_n_results(op) entries. */
+ * TSM_EINVAL (a bad reshape target, an unknown op). b is NULL for a unary op; target
+ * is reshape's (NULL for the other ops). out: cts_opsem_n_results(op) entries. */
 int cts_opsem_result(int op, const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b,
-                     int ndim, const int64_t *shape, struct cts_opsem_tensor *out);
+                     const struct cts_opsem_target *target, struct cts_opsem_tensor *out);
 /* The elements of a result `out` (from cts_opsem_result) of a checked op, computed in
  * double and rounded to out's dtype (MGR.OP.7). RETURN a malloc'ed array of at least
  * one element the caller owns; an svd's factors are the implementation's, so zeros. */

@@ -197,23 +197,27 @@ static int ends_with(const char *s, const char *suffix) {
   return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-/* What a directory walk has seen: the device and inode of every file and folder, so
+/* A directory walk: the suffix of the files it lists, the list it appends to (the
+ * caller's), and what it has seen: the device and inode of every file and folder, so
  * that a symlink back up the tree ends the descent and a file reached twice is listed
  * once. Owns ids. */
-struct walk_seen {
+struct walk {
+  const char *suffix;
+  char ***paths;
+  size_t *n, *cap;
   struct file_id {
     dev_t dev;
     ino_t ino;
   } *ids;
-  size_t n, cap;
+  size_t n_ids, cap_ids;
 };
 
 /* RETURN 1 the first time st's file is seen, 0 after. */
-static int first_visit(struct walk_seen *seen, const struct stat *st) {
-  for (size_t i = 0; i < seen->n; i++)
-    if (seen->ids[i].dev == st->st_dev && seen->ids[i].ino == st->st_ino) return 0;
+static int first_visit(struct walk *w, const struct stat *st) {
+  for (size_t i = 0; i < w->n_ids; i++)
+    if (w->ids[i].dev == st->st_dev && w->ids[i].ino == st->st_ino) return 0;
   struct file_id id = {st->st_dev, st->st_ino};
-  CTS_PUSH(seen->ids, seen->n, seen->cap, id);
+  CTS_PUSH(w->ids, w->n_ids, w->cap_ids, id);
   return 1;
 }
 
@@ -221,22 +225,21 @@ static int not_hidden(const struct dirent *e) { return e->d_name[0] != '.'; }
 
 /* Depth first, each folder's entries in name order, so that of two paths to one file
  * the one listed is always the same. */
-static void walk(const char *path, const char *suffix, struct walk_seen *seen, char ***paths,
-                 size_t *n, size_t *cap) {
+static void walk(struct walk *w, const char *path) {
   struct stat st;
   if (stat(path, &st) != 0) return;
   if (S_ISREG(st.st_mode)) {
-    if (ends_with(path, suffix) && first_visit(seen, &st))
-      CTS_PUSH(*paths, *n, *cap, cts_xstrdup(path));
+    if (ends_with(path, w->suffix) && first_visit(w, &st))
+      CTS_PUSH(*w->paths, *w->n, *w->cap, cts_xstrdup(path));
     return;
   }
-  if (!S_ISDIR(st.st_mode) || !first_visit(seen, &st)) return;
+  if (!S_ISDIR(st.st_mode) || !first_visit(w, &st)) return;
   struct dirent **entries = NULL;
   int count = scandir(path, &entries, not_hidden, alphasort);
   for (int i = 0; i < count; i++) {
     struct cts_buf child = {0};
     cts_buf_printf(&child, "%s/%s", path, entries[i]->d_name);
-    walk(child.buf, suffix, seen, paths, n, cap);
+    walk(w, child.buf);
     cts_buf_free(&child);
     free(entries[i]);
   }
@@ -252,9 +255,9 @@ int cts_collect_files(const char *path, const char *suffix, char ***paths, size_
     CTS_PUSH(*paths, *n, *cap, cts_xstrdup(path));
     return 0;
   }
-  struct walk_seen seen = {0};
-  walk(path, suffix, &seen, paths, n, cap);
-  free(seen.ids);
+  struct walk w = {.suffix = suffix, .paths = paths, .n = n, .cap = cap};
+  walk(&w, path);
+  free(w.ids);
   qsort(*paths + first, *n - first, sizeof(char *), compare_strings);
   return 0;
 }

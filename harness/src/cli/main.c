@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <fnmatch.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include "opsem.h"
 #include "runner.h"
 #include "gen.h"
+#include "kinds.h"
 #include "grade.h"
 #include "spec_index.h"
 #include "summary.h"
@@ -59,27 +61,13 @@ static void usage(FILE *f) {
   usage_options(f);
 }
 
-/* The options part of --help. */
-static void usage_options(FILE *f) {
+/* The options part of --help from --generated on (usage_options). */
+static void usage_run_options(FILE *f) {
   fputs(
-      "options:\n"
-      "  -a, --adapter SO         the implementation under test (run: required)\n"
-      "  -c, --cases DIR          root of the case library; case ids are relative to it\n"
-      "                           (default: $TSM_CTS_CASES, else cases, else the installed\n"
-      "                           share/tsm-cts/cases beside the program)\n"
-      "  -s, --spec DIR           the spec chapters ($TSM_CTS_SPEC, spec, or the installed\n"
-      "                           share/tsm-cts/spec)\n"
-      "  -e, --expectations FILE  known failures (default: the adapter's file under\n"
-      "                           harness/expectations or share/tsm-cts/expectations)\n"
-      "  -o, --json FILE          write the JSON report (harness/schema/results.schema.json)\n"
-      "  -x, --junit FILE         write the JUnit XML report (Jenkins junit-10 rules)\n"
-      "  -j, --jobs N             run N cases at once (1)\n"
-      "  -t, --timeout MS         per-case limit when the case sets none (10000), scaled by\n"
-      "                           $TSM_CTS_TIMEOUT_MULTIPLIER\n"
-      "  -r, --repeat N           run every case N times\n"
-      "      --seed N             shuffle the order of runs with this seed (0: file order)\n"
-      "  -d, --device NAME        only this device\n"
-      "      --large              also run cases tagged large (the large tier)\n"
+      "      --generated N        also run N cases `tsm-cts gen` writes from the run's --seed\n"
+      "                           (0 unless given), completed against the model through\n"
+      "                           $TSM_CTS_GEN_ADAPTER or build/lib/tsmref_adapter.so, into a\n"
+      "                           folder the run names (kept when a result is not ok)\n"
       "      --fail-fast          after the first result that is not ok, start no more runs\n"
       "                           (those not started are reported as Skip)\n"
       "      --fail-alloc N       fail the reference's k-th allocation, k = 1..N, in every\n"
@@ -87,6 +75,9 @@ static void usage_options(FILE *f) {
       "                           debug_alloc_fail slot)\n"
       "      --memory-limit MIB   cap every case process's address space (RLIMIT_AS);\n"
       "                           an allocation past it fails (Crash or Error)\n"
+      "      --batch N            run up to N cases one after another in a case process,\n"
+      "                           each in a fresh session, the adapter loaded once; a crash\n"
+      "                           or hang ends only that case's process (default 1: one each)\n"
       "      --shard I/N          run only the I-th of N deterministic slices of the runs\n"
       "                           (1 <= I <= N); join the shards' JSON with `merge`\n"
       "      --no-summary         leave out the summary table on stderr\n"
@@ -110,12 +101,39 @@ static void usage_options(FILE *f) {
       f);
 }
 
+/* The options part of --help. */
+static void usage_options(FILE *f) {
+  fputs(
+      "options:\n"
+      "  -a, --adapter SO         the implementation under test (run: required)\n"
+      "  -c, --cases DIR          root of the case library; case ids are relative to it\n"
+      "                           (default: $TSM_CTS_CASES, else cases, else the installed\n"
+      "                           share/tsm-cts/cases beside the program)\n"
+      "  -s, --spec DIR           the spec chapters ($TSM_CTS_SPEC, spec, or the installed\n"
+      "                           share/tsm-cts/spec)\n"
+      "  -e, --expectations FILE  known failures (default: the adapter's file under\n"
+      "                           harness/expectations or share/tsm-cts/expectations)\n"
+      "  -o, --json FILE          write the JSON report (harness/schema/results.schema.json)\n"
+      "  -x, --junit FILE         write the JUnit XML report (Jenkins junit-10 rules)\n"
+      "  -j, --jobs N             run N cases at once (1)\n"
+      "  -t, --timeout MS         per-case limit when the case sets none (10000), scaled by\n"
+      "                           $TSM_CTS_TIMEOUT_MULTIPLIER\n"
+      "  -r, --repeat N           run every case N times\n"
+      "      --seed N             shuffle the order of runs with this seed (0: file order)\n"
+      "  -d, --device NAME        only this device\n"
+      "      --large              also run cases tagged large (the large tier)\n",
+      f);
+  usage_run_options(f);
+}
+
 /* The parsed command line. The strings point into argv (borrowed); it owns the
  * selectors array, not the strings in it. */
 struct options {
   const char *adapter, *cases, *spec, *expectations, *json, *junit, *device, *extra;
   int jobs, timeout_ms, repeat, large, fail_fast, fail_alloc, no_summary, strict;
   int memory_limit_mib; /* 0: none */
+  int batch;            /* > 1: cases per worker process (--batch); else a process per case */
+  int generated;        /* --generated N: N fresh generated cases join the run */
   int profile;          /* enum cts_profile */
   int shard_index, shard_count; /* 1-based; 1/1 when not sharded */
   unsigned long long seed;
@@ -125,7 +143,8 @@ struct options {
 
 /* Codes of the long options without a short form. */
 enum { OPT_SEED = 256, OPT_LARGE, OPT_FAIL_FAST, OPT_FAIL_ALLOC, OPT_SHARD, OPT_EXTRA,
-       OPT_NO_SUMMARY, OPT_MEMORY_LIMIT, OPT_STRICT, OPT_PROFILE };
+       OPT_NO_SUMMARY, OPT_MEMORY_LIMIT, OPT_STRICT, OPT_PROFILE, OPT_GENERATED,
+       OPT_BATCH };
 
 static const struct option long_options[] = {
     {"adapter", required_argument, NULL, 'a'},
@@ -150,6 +169,8 @@ static const struct option long_options[] = {
     {"memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT},
     {"strict", no_argument, NULL, OPT_STRICT},
     {"profile", required_argument, NULL, OPT_PROFILE},
+    {"generated", required_argument, NULL, OPT_GENERATED},
+    {"batch", required_argument, NULL, OPT_BATCH},
     {NULL, 0, NULL, 0},
 };
 
@@ -191,31 +212,81 @@ static int parse_seed(const char *value, unsigned long long *seed) {
   return -1;
 }
 
+/* What an option code sets: the field of struct options at `offset` (a borrowed string,
+ * a count or a flag), or, for an option with its own parser, what that parser sets. */
+struct option_field {
+  int code;
+  const char *name; /* the long option, for messages */
+  size_t offset;
+  int (*set)(const struct option_field *f, struct options *o, const char *value);
+};
+
+static void *field_of(struct options *o, const struct option_field *f) {
+  return (char *)o + f->offset;
+}
+
+static int set_string(const struct option_field *f, struct options *o, const char *value) {
+  *(const char **)field_of(o, f) = value;
+  return 0;
+}
+
+static int set_count(const struct option_field *f, struct options *o, const char *value) {
+  return parse_count(value, f->name, (int *)field_of(o, f));
+}
+
+static int set_flag(const struct option_field *f, struct options *o, const char *value) {
+  (void)value;
+  *(int *)field_of(o, f) = 1;
+  return 0;
+}
+
+static int set_seed(const struct option_field *f, struct options *o, const char *value) {
+  (void)f;
+  return parse_seed(value, &o->seed);
+}
+
+static int set_shard(const struct option_field *f, struct options *o, const char *value) {
+  (void)f;
+  return parse_shard(value, o);
+}
+
+static int set_profile(const struct option_field *f, struct options *o, const char *value) {
+  (void)f;
+  return parse_profile(value, &o->profile);
+}
+
+#define OPTION_FIELD(code, name, field, set) {code, name, offsetof(struct options, field), set}
+
+static const struct option_field option_fields[] = {
+    OPTION_FIELD('a', "adapter", adapter, set_string),
+    OPTION_FIELD('c', "cases", cases, set_string),
+    OPTION_FIELD('s', "spec", spec, set_string),
+    OPTION_FIELD('e', "expectations", expectations, set_string),
+    OPTION_FIELD('o', "json", json, set_string),
+    OPTION_FIELD('x', "junit", junit, set_string),
+    OPTION_FIELD('d', "device", device, set_string),
+    OPTION_FIELD(OPT_EXTRA, "extra", extra, set_string),
+    OPTION_FIELD('j', "jobs", jobs, set_count),
+    OPTION_FIELD('t', "timeout", timeout_ms, set_count),
+    OPTION_FIELD('r', "repeat", repeat, set_count),
+    OPTION_FIELD(OPT_FAIL_ALLOC, "fail-alloc", fail_alloc, set_count),
+    OPTION_FIELD(OPT_MEMORY_LIMIT, "memory-limit", memory_limit_mib, set_count),
+    OPTION_FIELD(OPT_BATCH, "batch", batch, set_count),
+    OPTION_FIELD(OPT_GENERATED, "generated", generated, set_count),
+    OPTION_FIELD(OPT_SEED, "seed", seed, set_seed),
+    OPTION_FIELD(OPT_SHARD, "shard", shard_index, set_shard),
+    OPTION_FIELD(OPT_LARGE, "large", large, set_flag),
+    OPTION_FIELD(OPT_FAIL_FAST, "fail-fast", fail_fast, set_flag),
+    OPTION_FIELD(OPT_NO_SUMMARY, "no-summary", no_summary, set_flag),
+    OPTION_FIELD(OPT_STRICT, "strict", strict, set_flag),
+    OPTION_FIELD(OPT_PROFILE, "profile", profile, set_profile),
+};
+
 /* Stores option `code` with its value. RETURN 0, or -1 with a message. */
 static int set_option(struct options *o, int code, const char *value) {
-  switch (code) {
-    case 'a': o->adapter = value; return 0;
-    case 'c': o->cases = value; return 0;
-    case 's': o->spec = value; return 0;
-    case 'e': o->expectations = value; return 0;
-    case 'o': o->json = value; return 0;
-    case 'x': o->junit = value; return 0;
-    case 'd': o->device = value; return 0;
-    case OPT_EXTRA: o->extra = value; return 0;
-    case 'j': return parse_count(value, "jobs", &o->jobs);
-    case 't': return parse_count(value, "timeout", &o->timeout_ms);
-    case 'r': return parse_count(value, "repeat", &o->repeat);
-    case OPT_FAIL_ALLOC: return parse_count(value, "fail-alloc", &o->fail_alloc);
-    case OPT_MEMORY_LIMIT: return parse_count(value, "memory-limit", &o->memory_limit_mib);
-    case OPT_SEED: return parse_seed(value, &o->seed);
-    case OPT_SHARD: return parse_shard(value, o);
-    case OPT_LARGE: o->large = 1; return 0;
-    case OPT_FAIL_FAST: o->fail_fast = 1; return 0;
-    case OPT_NO_SUMMARY: o->no_summary = 1; return 0;
-    case OPT_STRICT: o->strict = 1; return 0;
-    case OPT_PROFILE: return parse_profile(value, &o->profile);
-    default: return -1; /* getopt_long has printed what was wrong */
-  }
+  for (size_t i = 0; i < sizeof option_fields / sizeof option_fields[0]; i++)
+    if (option_fields[i].code == code) return option_fields[i].set(&option_fields[i], o, value);
+  return -1; /* getopt_long has printed what was wrong */
 }
 
 static void print_version(void) {
@@ -305,90 +376,6 @@ static int add_unique(struct selection *sel, const char *path) {
   return 1;
 }
 
-/* Paths and globs choose files; clause selectors filter after parsing. */
-static int select_files(const struct options *o, struct selection *sel, char ***clause_sel,
-                        size_t *n_clause_sel) {
-  size_t cap_cs = 0;
-  int want_all = o->n_selectors == 0;
-  char **all = NULL;
-  size_t n_all = 0, cap_all = 0;
-  int have_all = cts_collect_files(o->cases, ".tsm", &all, &n_all, &cap_all) == 0;
-  for (size_t i = 0; i < o->n_selectors; i++) {
-    const char *s = o->selectors[i];
-    if (is_clause_selector(s)) {
-      CTS_PUSH(*clause_sel, *n_clause_sel, cap_cs, (char *)s);
-      want_all = 1;
-    } else if (strpbrk(s, "*?[")) {
-      int matched = 0;
-      for (size_t k = 0; k < n_all; k++)
-        if (!fnmatch(s, relative_name(all[k], o->cases), 0) || !fnmatch(s, all[k], 0))
-          matched += add_unique(sel, all[k]);
-      if (!matched) fprintf(stderr, "tsm-cts: warning: '%s' matches no case\n", s);
-    } else {
-      char **found = NULL;
-      size_t nf = 0, capf = 0;
-      if (cts_collect_files(s, ".tsm", &found, &nf, &capf) != 0) {
-        fprintf(stderr, "tsm-cts: no such case or folder: %s\n", s);
-        for (size_t k = 0; k < n_all; k++) free(all[k]);
-        free(all);
-        return -1;
-      }
-      for (size_t k = 0; k < nf; k++) {
-        add_unique(sel, found[k]);
-        free(found[k]);
-      }
-      free(found);
-    }
-  }
-  if (want_all && sel->n == 0) {
-    if (!have_all) {
-      fprintf(stderr, "tsm-cts: no case library at '%s' (use --cases)\n", o->cases);
-      free(all);
-      return -1;
-    }
-    for (size_t k = 0; k < n_all; k++) add_unique(sel, all[k]);
-  }
-  for (size_t k = 0; k < n_all; k++) free(all[k]);
-  free(all);
-  return 0;
-}
-
-/* Parses the selection. RETURN the cases (NULL entries for parse errors, whose
- * message is in errs[i]); clause selectors drop cases that cite none of them. */
-static size_t load_cases(const struct options *o, const struct cts_spec *spec,
-                         struct selection *sel, char **clause_sel, size_t n_clause_sel,
-                         struct cts_case ***cases, char ***errs) {
-  size_t n = 0;
-  *cases = cts_xcalloc(sel->n ? sel->n : 1, sizeof **cases);
-  *errs = cts_xcalloc(sel->n ? sel->n : 1, sizeof **errs);
-  for (size_t i = 0; i < sel->n; i++) {
-    struct cts_parse_error pe;
-    struct cts_case *c = cts_case_load(sel->paths[i], spec, &pe);
-    int keep = 1;
-    if (c && n_clause_sel) {
-      keep = 0;
-      for (size_t k = 0; k < n_clause_sel; k++) keep |= cites(c, clause_sel[k]);
-    }
-    if (!keep) {
-      cts_case_free(c);
-      free(sel->paths[i]);
-      continue;
-    }
-    sel->paths[n] = sel->paths[i]; /* compact: n <= i */
-    if (c) {
-      free(c->name);
-      c->name = cts_xstrdup(relative_name(sel->paths[n], o->cases));
-    } else {
-      struct cts_buf b = {0};
-      cts_buf_printf(&b, "%s:%d:%d: error: %s", sel->paths[n], pe.line, pe.col, pe.msg);
-      (*errs)[n] = cts_buf_take(&b);
-    }
-    (*cases)[n++] = c;
-  }
-  sel->n = n;
-  return n;
-}
-
 /* The spec and the selected cases, parsed: what run, lint and list work on. Owns all. */
 struct library {
   struct cts_spec spec;
@@ -400,6 +387,101 @@ struct library {
   size_t n;
 };
 
+static void free_selection(struct selection *sel) {
+  for (size_t k = 0; k < sel->n; k++) free(sel->paths[k]);
+  free(sel->paths);
+}
+
+/* A glob selector: the files of the library whose id or path it matches. */
+static void select_glob(const struct options *o, struct selection *sel, const char *glob,
+                        const struct selection *all) {
+  int matched = 0;
+  for (size_t k = 0; k < all->n; k++)
+    if (!fnmatch(glob, relative_name(all->paths[k], o->cases), 0) ||
+        !fnmatch(glob, all->paths[k], 0))
+      matched += add_unique(sel, all->paths[k]);
+  if (!matched) fprintf(stderr, "tsm-cts: warning: '%s' matches no case\n", glob);
+}
+
+/* A path selector: the case file, or every case file under the folder. RETURN 0, or -1
+ * with a message when there is no such file or folder. */
+static int select_path(struct selection *sel, const char *path) {
+  struct selection found = {0};
+  if (cts_collect_files(path, ".tsm", &found.paths, &found.n, &found.cap) != 0) {
+    fprintf(stderr, "tsm-cts: no such case or folder: %s\n", path);
+    return -1;
+  }
+  for (size_t k = 0; k < found.n; k++) add_unique(sel, found.paths[k]);
+  free_selection(&found);
+  return 0;
+}
+
+/* Paths and globs choose files; clause selectors filter after parsing. */
+static int select_files(const struct options *o, struct selection *sel, char ***clause_sel,
+                        size_t *n_clause_sel) {
+  size_t cap_cs = 0;
+  int want_all = o->n_selectors == 0, rc = 0;
+  struct selection all = {0};
+  int have_all = cts_collect_files(o->cases, ".tsm", &all.paths, &all.n, &all.cap) == 0;
+  for (size_t i = 0; rc == 0 && i < o->n_selectors; i++) {
+    const char *s = o->selectors[i];
+    if (is_clause_selector(s)) {
+      CTS_PUSH(*clause_sel, *n_clause_sel, cap_cs, (char *)s);
+      want_all = 1;
+    } else if (strpbrk(s, "*?[")) {
+      select_glob(o, sel, s, &all);
+    } else {
+      rc = select_path(sel, s);
+    }
+  }
+  if (rc == 0 && want_all && sel->n == 0) {
+    for (size_t k = 0; k < all.n; k++) add_unique(sel, all.paths[k]);
+    if (!have_all) {
+      fprintf(stderr, "tsm-cts: no case library at '%s' (use --cases)\n", o->cases);
+      rc = -1;
+    }
+  }
+  free_selection(&all);
+  return rc;
+}
+
+/* Whether the clause selectors keep c: it cites one of them, or there is none, or c did
+ * not parse (its error is reported). */
+static int kept_by_clauses(const struct library *lib, const struct cts_case *c) {
+  int keep = !c || !lib->n_clause_sel;
+  for (size_t k = 0; !keep && k < lib->n_clause_sel; k++) keep = cites(c, lib->clause_sel[k]);
+  return keep;
+}
+
+/* Parses the selection into lib->cases (NULL entries for parse errors, whose message is
+ * in lib->errs[i]); clause selectors drop cases that cite none of them. */
+static void load_cases(const struct options *o, struct library *lib) {
+  struct selection *sel = &lib->sel;
+  size_t n = 0;
+  lib->cases = cts_xcalloc(sel->n ? sel->n : 1, sizeof *lib->cases);
+  lib->errs = cts_xcalloc(sel->n ? sel->n : 1, sizeof *lib->errs);
+  for (size_t i = 0; i < sel->n; i++) {
+    struct cts_parse_error pe;
+    struct cts_case *c = cts_case_load(sel->paths[i], &lib->spec, &pe);
+    if (!kept_by_clauses(lib, c)) {
+      cts_case_free(c);
+      free(sel->paths[i]);
+      continue;
+    }
+    sel->paths[n] = sel->paths[i]; /* compact: n <= i */
+    if (c) {
+      free(c->name);
+      c->name = cts_xstrdup(relative_name(sel->paths[n], o->cases));
+    } else {
+      struct cts_buf b = {0};
+      cts_buf_printf(&b, "%s:%d:%d: error: %s", sel->paths[n], pe.line, pe.col, pe.msg);
+      lib->errs[n] = cts_buf_take(&b);
+    }
+    lib->cases[n++] = c;
+  }
+  sel->n = lib->n = n;
+}
+
 static int open_library(const struct options *o, struct library *lib) {
   memset(lib, 0, sizeof *lib);
   if (!load_spec(o, &lib->spec)) return -1;
@@ -407,8 +489,7 @@ static int open_library(const struct options *o, struct library *lib) {
     cts_spec_free(&lib->spec);
     return -1;
   }
-  lib->n = load_cases(o, &lib->spec, &lib->sel, lib->clause_sel, lib->n_clause_sel, &lib->cases,
-                      &lib->errs);
+  load_cases(o, lib);
   return 0;
 }
 
@@ -435,23 +516,21 @@ static int device_matches(const struct cts_case *c, const char *device) {
   return c->n_devices == 0;
 }
 
-/* Decides what need not run: NotSupported, Skip, Error. Returns -1 to run it. */
-static int pre_status(const struct cts_case *c, const struct cts_adapter_facts *f,
-                      const struct options *o, int device, char **msg) {
-  if (device >= 0 && !f->available[device]) {
-    *msg = cts_printf_dup("device %s is not available: %s", f->device[device], f->reason[device]);
-    return CTS_NOTSUPPORTED;
-  }
+/* A family the case requires that the adapter does not offer: NotSupported; else -1. */
+static int unoffered_family(const struct cts_case *c, const struct cts_adapter_facts *f,
+                            char **msg) {
   for (size_t i = 0; i < c->n_requires; i++) {
     if (!(f->caps & cts_family_cap(c->requires[i]))) {
       *msg = cts_printf_dup("adapter '%s' does not offer the %s family", f->name, c->requires[i]);
       return CTS_NOTSUPPORTED;
     }
   }
-  if (cts_case_has_tag(c, "large") && !o->large) {
-    *msg = cts_printf_dup("tagged large (run with --large)");
-    return CTS_SKIP;
-  }
+  return -1;
+}
+
+/* An op or a dtype the case uses that the adapter does not offer: NotSupported; else -1. */
+static int unoffered_op_or_dtype(const struct cts_case *c, const struct cts_adapter_facts *f,
+                                 char **msg) {
   uint32_t missing = c->ops_used & ~f->ops;
   for (int op = 0; op < 32; op++) {
     if (missing & (1u << op)) {
@@ -467,6 +546,13 @@ static int pre_status(const struct cts_case *c, const struct cts_adapter_facts *
       return CTS_NOTSUPPORTED;
     }
   }
+  return -1;
+}
+
+/* Under --fail-alloc: NotSupported without the adapter's slot, Skip for a case the
+ * failures are not injected into; else -1. */
+static int fail_alloc_status(const struct cts_case *c, const struct cts_adapter_facts *f,
+                             const struct options *o, char **msg) {
   if (o->fail_alloc && !f->has_fail_alloc) {
     *msg = cts_printf_dup("adapter '%s' offers no debug_alloc_fail slot", f->name);
     return CTS_NOTSUPPORTED;
@@ -476,6 +562,24 @@ static int pre_status(const struct cts_case *c, const struct cts_adapter_facts *
                       "wrapped calls");
     return CTS_SKIP;
   }
+  return -1;
+}
+
+/* Decides what need not run: NotSupported, Skip, Error. Returns -1 to run it. */
+static int pre_status(const struct cts_case *c, const struct cts_adapter_facts *f,
+                      const struct options *o, int device, char **msg) {
+  if (device >= 0 && !f->available[device]) {
+    *msg = cts_printf_dup("device %s is not available: %s", f->device[device], f->reason[device]);
+    return CTS_NOTSUPPORTED;
+  }
+  int status = unoffered_family(c, f, msg);
+  if (status >= 0) return status;
+  if (cts_case_has_tag(c, "large") && !o->large) {
+    *msg = cts_printf_dup("tagged large (run with --large)");
+    return CTS_SKIP;
+  }
+  if ((status = unoffered_op_or_dtype(c, f, msg)) >= 0) return status;
+  if ((status = fail_alloc_status(c, f, o, msg)) >= 0) return status;
   if (c->uses_dump && !f->has_dump) {
     *msg = cts_printf_dup("adapter '%s' offers no mgr_dump (MGR.COUNT.3 is a SHOULD)", f->name);
     return CTS_NOTSUPPORTED;
@@ -489,16 +593,27 @@ struct job_list {
   size_t n, cap;
 };
 
-static void add_job(struct job_list *l, struct cts_case *c, const char *name, const char *path,
-                    int device, const char *device_name, int repeat, int status, char *message,
-                    int timeout) {
+/* One repetition of a case file, as the plan has it: what each of its jobs shares. c is
+ * NULL when the file did not parse. */
+struct planned_run {
+  const struct cts_adapter_facts *f;
+  struct cts_case *c;
+  const char *name, *path;
+  int repeat, timeout;
+};
+
+/* A job of run r on a device of the adapter (-1: none, named "-"), with its status
+ * (-1: to be run) and message (owned by the job). */
+static void add_job(struct job_list *l, const struct planned_run *r, int device, int status,
+                    char *message) {
+  struct cts_case *c = r->c;
   struct cts_job j = {.c = c,
-                      .name = cts_xstrdup(name),
-                      .path = cts_xstrdup(path),
+                      .name = cts_xstrdup(r->name),
+                      .path = cts_xstrdup(r->path),
                       .device = device,
-                      .device_name = device_name,
-                      .repeat = repeat,
-                      .timeout_ms = timeout,
+                      .device_name = device >= 0 ? r->f->device[device] : "-",
+                      .repeat = r->repeat,
+                      .timeout_ms = r->timeout,
                       .status = status,
                       .message = message,
                       .clauses = c ? c->clauses : NULL,
@@ -538,39 +653,38 @@ static int load_expectations(const struct options *o, const struct cts_adapter_f
 /* One repetition of a parsed case: a job per device of the adapter that it runs on
  * (every case on every device: spec/architecture.md), or one NotSupported job. */
 static void add_device_jobs(struct job_list *l, const struct options *o,
-                            const struct cts_adapter_facts *f, struct cts_case *c, int rep,
-                            int timeout) {
+                            const struct planned_run *r) {
+  const struct cts_adapter_facts *f = r->f;
   int any = 0;
   for (int d = 0; d < f->n_devices; d++) {
     if (o->device && strcmp(o->device, f->device[d])) continue;
-    if (!device_matches(c, f->device[d])) continue;
+    if (!device_matches(r->c, f->device[d])) continue;
     any = 1;
     char *msg = NULL;
-    int st = pre_status(c, f, o, d, &msg);
-    add_job(l, c, c->name, c->path, d, f->device[d], rep, st, msg, timeout);
+    int st = pre_status(r->c, f, o, d, &msg);
+    add_job(l, r, d, st, msg);
     l->jobs[l->n - 1].absent = !f->available[d];
   }
   if (!any)
-    add_job(l, c, c->name, c->path, -1, "-", rep, CTS_NOTSUPPORTED,
+    add_job(l, r, -1, CTS_NOTSUPPORTED,
             cts_printf_dup("no device of adapter '%s' matches the case's devices%s%s", f->name,
-                       o->device ? " and --device " : "", o->device ? o->device : ""),
-            timeout);
+                       o->device ? " and --device " : "", o->device ? o->device : ""));
 }
 
 static void plan_jobs(struct job_list *l, const struct options *o, const struct library *lib,
                       const struct cts_adapter_facts *f) {
   for (size_t i = 0; i < lib->n; i++) {
     struct cts_case *c = lib->cases[i];
-    int timeout = cts_case_limit_ms(c, o->timeout_ms);
-    for (int rep = 0; rep < o->repeat; rep++) {
+    struct planned_run r = {.f = f, .c = c, .timeout = cts_case_limit_ms(c, o->timeout_ms)};
+    r.name = c ? c->name : relative_name(lib->sel.paths[i], o->cases);
+    r.path = c ? c->path : lib->sel.paths[i];
+    for (r.repeat = 0; r.repeat < o->repeat; r.repeat++) {
       if (!c)
-        add_job(l, NULL, relative_name(lib->sel.paths[i], o->cases), lib->sel.paths[i], -1, "-",
-                rep, CTS_ERROR, cts_xstrdup(lib->errs[i]), timeout);
+        add_job(l, &r, -1, CTS_ERROR, cts_xstrdup(lib->errs[i]));
       else if (!f->loaded)
-        add_job(l, c, c->name, c->path, -1, "-", rep, CTS_ERROR,
-                cts_printf_dup("adapter %s: %s", o->adapter, f->why), timeout);
+        add_job(l, &r, -1, CTS_ERROR, cts_printf_dup("adapter %s: %s", o->adapter, f->why));
       else
-        add_device_jobs(l, o, f, c, rep, timeout);
+        add_device_jobs(l, o, &r);
     }
   }
 }
@@ -605,8 +719,14 @@ static int execute(const struct options *o, struct job_list *l, struct cts_run_i
   double start = cts_now_ms();
   cts_tap_begin(l->jobs, l->n);
   print_run_header(o, &info->facts);
-  struct cts_run_opts ro = {o->adapter, o->jobs, o->timeout_ms, o->seed, o->fail_fast,
-                            (uint64_t)o->fail_alloc, (uint64_t)o->memory_limit_mib, 0, NULL, NULL};
+  struct cts_run_opts ro = {.adapter = o->adapter,
+                            .jobs = o->jobs,
+                            .timeout_ms = o->timeout_ms,
+                            .seed = o->seed,
+                            .fail_fast = o->fail_fast,
+                            .fail_max = (uint64_t)o->fail_alloc,
+                            .memory_limit_mib = (uint64_t)o->memory_limit_mib,
+                            .batch = o->batch};
   cts_progress_begin(l->jobs, l->n);
   cts_run_jobs(l->jobs, l->n, &ro);
   cts_progress_end();
@@ -615,11 +735,47 @@ static int execute(const struct options *o, struct job_list *l, struct cts_run_i
   return rc;
 }
 
+/* --generated N: writes N fresh cases into a new folder and adds it to a copy of o's
+ * selectors (with the case library when o named none, so that the run stays whole).
+ * RETURN the folder (malloc'ed), or NULL with a message. */
+static char *add_generated(struct options *o) {
+  char *dir = cts_printf_dup("%s/tsm-cts-generated.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  if (!mkdtemp(dir) || cts_gen_into(dir, o->seed, o->generated, o->jobs) != 0) {
+    fprintf(stderr, "tsm-cts: --generated: the generator failed (the reference adapter it "
+            "completes through: $TSM_CTS_GEN_ADAPTER or build/lib/tsmref_adapter.so)\n");
+    free(dir);
+    return NULL;
+  }
+  char **sel = NULL;
+  size_t n = 0, cap = 0;
+  if (!o->n_selectors) CTS_PUSH(sel, n, cap, (char *)o->cases);
+  for (size_t i = 0; i < o->n_selectors; i++) CTS_PUSH(sel, n, cap, o->selectors[i]);
+  CTS_PUSH(sel, n, cap, dir);
+  o->selectors = sel;
+  o->n_selectors = n;
+  o->cap_selectors = cap;
+  fprintf(stderr, "tsm-cts: %d generated cases (seed %llu) in %s\n", o->generated, o->seed, dir);
+  return dir;
+}
+
+static int cmd_run_cases(const struct options *o);
+
 static int cmd_run(const struct options *o) {
   if (!o->adapter) {
     fprintf(stderr, "tsm-cts: run needs --adapter SO\n");
     return 2;
   }
+  if (!o->generated) return cmd_run_cases(o);
+  struct options with = *o;
+  char *dir = add_generated(&with);
+  int rc = dir ? cmd_run_cases(&with) : 2;
+  if (dir && rc == 0 && cts_gen_clear(dir) == 0) rmdir(dir);
+  if (dir) free(with.selectors);
+  free(dir);
+  return rc;
+}
+
+static int cmd_run_cases(const struct options *o) {
   struct library lib;
   if (open_library(o, &lib) != 0) return 2;
   struct cts_run_info info = {.adapter_path = o->adapter, .seed = o->seed,
@@ -639,8 +795,9 @@ static int cmd_run(const struct options *o) {
             stale == 1 ? "" : "s");
     rc = rc ? rc : 1;
   }
-  int report_rc = cts_write_reports(o->json, o->junit, l.jobs, l.n, &info);
-  if (!o->no_summary) cts_summary_print(stderr, l.jobs, l.n, &info, o->json, o->junit);
+  const struct cts_report_paths to = {o->json, o->junit};
+  int report_rc = cts_write_reports(&to, l.jobs, l.n, &info);
+  if (!o->no_summary) cts_summary_print(stderr, l.jobs, l.n, &info, &to);
   free_jobs(&l);
   close_library(&lib);
   cts_expectations_free();
@@ -839,7 +996,7 @@ static const struct {
 } own_argument_commands[] = {
     {"gen", cts_gen_main},         {"combos", cts_combos_main},   {"parse", cmd_parse_main},
     {"reduce", cts_reduce_main},   {"explain", cts_explain_main},
-    {"statements", cts_statements_main},
+    {"statements", cts_statements_main}, {"library", cts_library_main},
 };
 
 /* The commands that take the common options (usage_options). */
@@ -858,6 +1015,9 @@ int main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
+  /* coverage --kinds takes its own arguments (tools/library.c). */
+  for (int i = 2; i < argc && !strcmp(argv[1], "coverage"); i++)
+    if (!strcmp(argv[i], "--kinds")) return cts_kinds_main(argc - 1, argv + 1);
   for (size_t i = 0; i < N_OF(own_argument_commands); i++)
     if (!strcmp(argv[1], own_argument_commands[i].name))
       return own_argument_commands[i].main(argc - 1, argv + 1);

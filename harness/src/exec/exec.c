@@ -39,7 +39,11 @@ int cts_status_ok(int s) {
 }
 
 void (*cts_exec_on_report)(int line, int status, int model_rc);
+void (*cts_exec_on_step)(int status, const char *message);
 int cts_exec_model_decides;
+
+/* The line of the statement being judged, 0 outside the body (cts_exec_on_report). */
+static int cur_line(const struct cts_run *r) { return r->cur ? r->cur->line : 0; }
 
 /* ---- operands ---------------------------------------------------------------- */
 
@@ -134,12 +138,12 @@ int cts__bind_handle(struct cts_run *r, const struct cts_stmt *st, int id, tsm_h
     return cts__report(r, CTS_FAIL, "adapter returned handle 0x%llx, which is 0 or already in "
                        "use (ABI.HANDLE.1)", (unsigned long long)h);
   struct cts_objmap *map = cts__family_objects(r, binds);
+  struct cts_obj_slot at = {&r->res, &r->res_cap, (size_t)id};
   if (binds == CTS_SYM_MANAGER)
-    cts__remember(r, &r->mgr, &r->mgr_cap, (size_t)id, h, st->dst, st->line);
+    at = (struct cts_obj_slot){&r->mgr, &r->mgr_cap, (size_t)id};
   else if (map)
-    cts__remember(r, &map->v, &map->cap, (size_t)id, h, st->dst, st->line);
-  else
-    cts__remember(r, &r->res, &r->res_cap, (size_t)id, h, st->dst, st->line);
+    at = (struct cts_obj_slot){&map->v, &map->cap, (size_t)id};
+  cts__remember_at(r, at, (struct cts_objinfo){h, st->dst, st->line});
   r->sym_obj[st->dst] = id;
   return 0;
 }
@@ -156,9 +160,9 @@ int cts__check_made_values(struct cts_run *r, const struct cts_stmt *st, int id)
   const struct cts_stmt_exec *x = &cts_stmt_exec[st->kind];
   if (x->made == CTS_MADE_FAMILY) return cts_families[x->family]->check_made(r, st, id);
   if (x->made != CTS_MADE_TENSOR) return 0;
-  return cts__check_tensor(r, id, cts_model_values(&r->m, id),
-                           (size_t)cts_model_elems(&r->m.res[id]), cts_model_approx(&r->m, id),
-                           "value");
+  struct cts_want want = {cts_model_values(&r->m, id), (size_t)cts_model_elems(&r->m.res[id]),
+                          cts_model_approx(&r->m, id), "value"};
+  return cts__check_values(r, id, &want);
 }
 
 /* ---- values on a device ------------------------------------------------------ */
@@ -211,6 +215,57 @@ static double f32_any_order_bound(struct cts_run *r, int op, int a, int b, int64
   return gamma < 0 ? -1 : gamma * mag + spread + 2.0 * (double)(n + 1) * FLT_MIN;
 }
 
+/* 1 when DEV.VAL.1 may explain a miss of result `made` of statement st: an
+ * approximate f32 `sum` or `matmul` of the model's (a matmul with both inputs) in a
+ * session on a device other than the CPU. */
+static int rounding_applies(struct cts_run *r, const struct cts_stmt *st,
+                            const struct cts_operands *o, int made) {
+  int op = st->u.op.op;
+  if (!r->cuda_session || cts_stmt_exec[st->kind].model != cts__model_op ||
+      !cts_model_approx(&r->m, made))
+    return 0;
+  return op == TSM_OP_SUM || (op == TSM_OP_MATMUL && o->b >= 0);
+}
+
+/* The elements the adapter holds for result `made`, *n of them (the caller frees them);
+ * NULL when it is not an f32 tensor of the model's shape or cannot be read. */
+static float *read_f32_result(struct cts_run *r, int made, int64_t *n) {
+  const struct cts_mres *mr = &r->m.res[made];
+  struct tsm_tensor_desc d;
+  memset(&d, 0, sizeof d);
+  if (r->a->tensor_desc(r->s, r->res[made].h, &d) || d.dtype != TSM_F32 ||
+      !cts_opsem_same_dims(d.ndim, d.shape, mr->ndim, mr->shape))
+    return NULL;
+  *n = cts_model_elems(mr);
+  float *got = cts_xmalloc(*n ? (size_t)*n * sizeof *got : 1);
+  if (r->a->tensor_read(r->s, r->res[made].h, got, (size_t)*n * sizeof *got) == 0) return got;
+  free(got);
+  return NULL;
+}
+
+/* An f32 result as the device computed it: the operation, its inputs' model ids, and
+ * the elements read (borrowed). */
+struct f32_result {
+  int op, a, b, made;
+  const float *got;
+  int64_t n;
+};
+
+/* The first element of f off the model's value when every such element lies within
+ * what an f32 evaluation in another order can give; else (or when none is off) -1. */
+static int64_t rounding_miss(struct cts_run *r, const struct f32_result *f) {
+  const double *want = cts_model_values(&r->m, f->made);
+  int64_t miss = -1;
+  for (int64_t i = 0; i < f->n; i++) {
+    double w = cts_opsem_expected(TSM_F32, want[i]), g = f->got[i];
+    if (cts__values_equal(w, g, 1)) continue;
+    double bound = f32_any_order_bound(r, f->op, f->a, f->b, i);
+    if (!(isfinite(g) && bound >= 0 && fabs(g - w) <= bound)) return -1;
+    if (miss < 0) miss = i;
+  }
+  return miss;
+}
+
 /* DEV.VAL.1 (TSM): on a device other than the CPU (a CUDA session: the only other kind
  * of device the ABI names), an f32 `sum` or `matmul` whose result
  * misses MGR.OP.7's tolerance while every element stays within what an f32 evaluation in
@@ -219,32 +274,16 @@ static double f32_any_order_bound(struct cts_run *r, int op, int a, int b, int64
  * RETURNS -1 after reporting the first such element, else 0. */
 static int device_rounding(struct cts_run *r, const struct cts_stmt *st,
                            const struct cts_operands *o, int made) {
-  int op = st->u.op.op;
-  if (!r->cuda_session || cts_stmt_exec[st->kind].model != cts__model_op ||
-      !cts_model_approx(&r->m, made) || (op != TSM_OP_SUM && op != TSM_OP_MATMUL) ||
-      (op == TSM_OP_MATMUL && o->b < 0))
-    return 0;
-  const struct cts_mres *mr = &r->m.res[made];
-  struct tsm_tensor_desc d;
-  memset(&d, 0, sizeof d);
-  if (r->a->tensor_desc(r->s, r->res[made].h, &d) || d.dtype != TSM_F32 ||
-      !cts_opsem_same_dims(d.ndim, d.shape, mr->ndim, mr->shape))
-    return 0;
-  int64_t n = cts_model_elems(mr), miss = -1;
-  float *got = cts_xmalloc(n ? (size_t)n * sizeof *got : 1);
-  const double *want = cts_model_values(&r->m, made);
-  int rounding = r->a->tensor_read(r->s, r->res[made].h, got, (size_t)n * sizeof *got) == 0;
-  for (int64_t i = 0; rounding && i < n; i++) {
-    double w = cts_opsem_expected(TSM_F32, want[i]), g = got[i];
-    if (cts__values_equal(w, g, 1)) continue;
-    double bound = f32_any_order_bound(r, op, o->a, o->b, i);
-    rounding = isfinite(g) && bound >= 0 && fabs(g - w) <= bound;
-    if (miss < 0) miss = i;
-  }
+  if (!rounding_applies(r, st, o, made)) return 0;
+  struct f32_result f = {st->u.op.op, o->a, o->b, made, NULL, 0};
+  float *got = read_f32_result(r, made, &f.n);
+  if (!got) return 0;
+  f.got = got;
+  int64_t miss = rounding_miss(r, &f);
   double g = miss >= 0 ? got[miss] : 0;
   free(got);
-  if (!rounding || miss < 0) return 0;
-  double w = cts_opsem_expected(TSM_F32, want[miss]);
+  if (miss < 0) return 0;
+  double w = cts_opsem_expected(TSM_F32, cts_model_values(&r->m, made)[miss]);
   char name[200];
   return cts__report(r, CTS_FAIL, "%s: value element %lld expected %.9g, observed %.9g: beyond "
                      "the 1e-5 relative tolerance, within the error of an f32 evaluation in "
@@ -252,40 +291,40 @@ static int device_rounding(struct cts_run *r, const struct cts_stmt *st,
                      cts__res_name(r, made, name, sizeof name), (long long)miss, w, g);
 }
 
-int cts__judge_codes(struct cts_run *r, int model_rc, int adapter_rc, int *expected_err) {
-  if (model_rc == CTS_OPSEM_TOO_LARGE) { /* ERR.NOMEM.1: the adapter may not have the memory */
-    if (adapter_rc != TSM_ENOMEM)
-      return cts__report(r, CTS_ERROR, "the tensor has more than %lld elements, more than the "
-                         "judge models (cases/README.md, \"Limits\"); the adapter returned %s",
-                         (long long)CTS_OPSEM_MAX_MODELED, cts_err_name(adapter_rc));
-    model_rc = TSM_ENOMEM;
-  }
-  if (adapter_rc == TSM_ENOTSUP && model_rc != TSM_ENOTSUP) /* an optional slot it lacks */
-    return cts__report(r, CTS_NOTSUPPORTED, "the adapter does not offer this statement (it "
-                       "returned ENOTSUP)");
-  if (!*expected_err && model_rc && cts_exec_model_decides) {
-    *expected_err = model_rc;
-    if (cts_exec_on_report) cts_exec_on_report(r->cur ? r->cur->line : 0, CTS_PASS, model_rc);
-  }
-  if (*expected_err) {
-    if (model_rc != *expected_err)
-      return cts__report(r, CTS_ERROR, "the case expects %s but the spec model gives %s",
-                         cts_err_name(*expected_err), cts_err_name(model_rc));
-    /* An import refused with another code: DLPack defines no error codes and no order
-     * of checks, so which code is the suite's rule (DLP.IMPORT.2, TSM). Not so for a
-     * tensor of another major version: another code shows that a field after the
-     * version was read (DLP.IMPORT.1). */
-    if (adapter_rc && adapter_rc != *expected_err && r->cur && r->cur->kind == CTS_DL_IMPORT)
-      return cts__report(r, CTS_FAIL, "expected error %s, adapter returned %s (%s)",
-                         cts_err_name(*expected_err), cts_err_name(adapter_rc),
-                         *expected_err == TSM_EVERSION ? "DLP.IMPORT.1" : "DLP.IMPORT.2");
-    if (adapter_rc != *expected_err)
-      return cts__report(r, CTS_FAIL, "expected error %s, adapter returned %s",
-                         cts_err_name(*expected_err), cts_err_name(adapter_rc));
-    return 0;
-  }
-  if (model_rc && cts_exec_on_report)
-    cts_exec_on_report(r->cur ? r->cur->line : 0, CTS_ERROR, model_rc);
+/* ERR.NOMEM.1: a tensor larger than the judge models, which the adapter may refuse for
+ * want of memory: *model_rc becomes ENOMEM. RETURN 0, or -1 after reporting another
+ * code (Error: the case asks more than the judge can judge). */
+static int too_large(struct cts_run *r, int adapter_rc, int *model_rc) {
+  if (adapter_rc != TSM_ENOMEM)
+    return cts__report(r, CTS_ERROR, "the tensor has more than %lld elements, more than the "
+                       "judge models (cases/README.md, \"Limits\"); the adapter returned %s",
+                       (long long)CTS_OPSEM_MAX_MODELED, cts_err_name(adapter_rc));
+  *model_rc = TSM_ENOMEM;
+  return 0;
+}
+
+/* A refusal the case expects (or the model decides): `expected`. */
+static int judge_refusal(struct cts_run *r, int expected, int model_rc, int adapter_rc) {
+  if (model_rc != expected)
+    return cts__report(r, CTS_ERROR, "the case expects %s but the spec model gives %s",
+                       cts_err_name(expected), cts_err_name(model_rc));
+  /* An import refused with another code: DLPack defines no error codes and no order
+   * of checks, so which code is the suite's rule (DLP.IMPORT.2, TSM). Not so for a
+   * tensor of another major version: another code shows that a field after the
+   * version was read (DLP.IMPORT.1). */
+  if (adapter_rc && adapter_rc != expected && r->cur && r->cur->kind == CTS_DL_IMPORT)
+    return cts__report(r, CTS_FAIL, "expected error %s, adapter returned %s (%s)",
+                       cts_err_name(expected), cts_err_name(adapter_rc),
+                       expected == TSM_EVERSION ? "DLP.IMPORT.1" : "DLP.IMPORT.2");
+  if (adapter_rc != expected)
+    return cts__report(r, CTS_FAIL, "expected error %s, adapter returned %s",
+                       cts_err_name(expected), cts_err_name(adapter_rc));
+  return 0;
+}
+
+/* A statement the case expects to succeed. */
+static int judge_success(struct cts_run *r, int model_rc, int adapter_rc) {
+  if (model_rc && cts_exec_on_report) cts_exec_on_report(cur_line(r), CTS_ERROR, model_rc);
   if (model_rc)
     return cts__report(r, CTS_ERROR, "the spec model refuses this with %s: the case must say "
                        "`expect error %s: ...`", cts_err_name(model_rc), cts_err_name(model_rc));
@@ -295,10 +334,23 @@ int cts__judge_codes(struct cts_run *r, int model_rc, int adapter_rc, int *expec
   return 0;
 }
 
+int cts__judge_codes(struct cts_run *r, int model_rc, int adapter_rc, int *expected_err) {
+  if (model_rc == CTS_OPSEM_TOO_LARGE && too_large(r, adapter_rc, &model_rc)) return -1;
+  if (adapter_rc == TSM_ENOTSUP && model_rc != TSM_ENOTSUP) /* an optional slot it lacks */
+    return cts__report(r, CTS_NOTSUPPORTED, "the adapter does not offer this statement (it "
+                       "returned ENOTSUP)");
+  if (!*expected_err && model_rc && cts_exec_model_decides) {
+    *expected_err = model_rc;
+    if (cts_exec_on_report) cts_exec_on_report(cur_line(r), CTS_PASS, model_rc);
+  }
+  if (*expected_err) return judge_refusal(r, *expected_err, model_rc, adapter_rc);
+  return judge_success(r, model_rc, adapter_rc);
+}
+
 static int cannot_run_v(struct cts_run *r, const char *fmt, va_list ap) {
   if (cts_exec_model_decides) {
     r->skipped = 1;
-    if (cts_exec_on_report) cts_exec_on_report(r->cur ? r->cur->line : 0, CTS_SKIP, 0);
+    if (cts_exec_on_report) cts_exec_on_report(cur_line(r), CTS_SKIP, 0);
     return -1;
   }
   char detail[256];
@@ -396,6 +448,7 @@ int cts__injected(struct cts_run *r) {
 /* ---- a run ------------------------------------------------------------------ */
 
 static int open_run(struct cts_run *r, int device_index) {
+  cts__observe_begin();
   const struct tsm_device *devs = NULL;
   if (r->a->device_list(&devs) > device_index && devs[device_index].name)
     r->m.cuda_session = r->cuda_session = !strncmp(devs[device_index].name, "cuda", 4);
@@ -440,7 +493,8 @@ static void *open_session(void *arg) {
     cts__report(r, CTS_FAIL, "mgr_root failed with %s (MGR.ROOT.1)", cts_err_name(rc));
     return NULL;
   }
-  cts__remember(r, &r->mgr, &r->mgr_cap, 0, root, CTS_SYM_ROOT, 0);
+  cts__remember_at(r, (struct cts_obj_slot){&r->mgr, &r->mgr_cap, 0},
+                   (struct cts_objinfo){root, CTS_SYM_ROOT, 0});
   r->sym_obj[CTS_SYM_ROOT] = 0;
   o->ready = 1;
   if (r->c->families & TSM_CAP_THREADS) { /* never armed (main.c) */
@@ -502,40 +556,49 @@ static void close_run(struct cts_run *r) {
   free(r->handles.v);
 }
 
-/* A run's first calls: the session and its root manager. */
-/* One run of the case on a fresh session; arm > 0 fails that allocation. *fired: the
- * armed failure happened. */
-static int run_once(const struct cts_case *c, const struct tsm_adapter *a, int device_index,
-                    struct cts_buf *msg, uint64_t arm, int *fired) {
+/* One run of the case on a fresh session. Borrows the case and the adapter. */
+struct once {
+  const struct cts_case *c;
+  const struct tsm_adapter *a;
+  int device_index;
+  uint64_t arm; /* > 0: that allocation fails */
+  int fired;    /* out: the armed failure happened */
+};
+
+/* RETURN the run's status; msg receives its message. */
+static int run_once(struct once *w, struct cts_buf *msg) {
   struct cts_run r;
   memset(&r, 0, sizeof r);
-  r.c = c;
-  r.a = a;
+  r.c = w->c;
+  r.a = w->a;
   r.msg = msg;
   r.status = CTS_PASS;
-  r.fault = arm > 0;
-  struct opening o = {&r, device_index, 0, 0, 0, 0};
-  if (open_first_calls(&o) == 0 && o.ready) run_body(&r, &o, arm, fired);
+  r.fault = w->arm > 0;
+  struct opening o = {&r, w->device_index, 0, 0, 0, 0};
+  if (open_first_calls(&o) == 0 && o.ready) run_body(&r, &o, w->arm, &w->fired);
   if (o.opened) close_run(&r);
   return r.status;
 }
 
 int cts_exec_case(const struct cts_case *c, const struct tsm_adapter *a, int device_index,
                   struct cts_buf *msg, uint64_t fail_max) {
-  int fired = 0;
-  if (!fail_max) return run_once(c, a, device_index, msg, 0, &fired);
+  struct once w = {c, a, device_index, 0, 0};
+  if (!fail_max) return run_once(&w, msg);
   for (uint64_t k = 1; k <= fail_max; k++) {
     struct cts_buf one = {0};
-    fired = 0;
-    int status = run_once(c, a, device_index, &one, k, &fired);
+    w.arm = k;
+    w.fired = 0;
+    /* The run's message begins as the case's will, so that the step it streams
+     * (cts_exec_on_step) is the message returned; a run that passes drops it. */
+    cts_buf_printf(&one, "with allocation %llu failing: ", (unsigned long long)k);
+    int status = run_once(&w, &one);
     if (status != CTS_PASS) {
-      cts_buf_printf(msg, "with allocation %llu failing: %s", (unsigned long long)k,
-                     one.buf ? one.buf : "");
+      cts_buf_printf(msg, "%s", one.buf);
       cts_buf_free(&one);
       return status;
     }
     cts_buf_free(&one);
-    if (!fired) {
+    if (!w.fired) {
       cts_buf_printf(msg, "every one of its %llu allocations failed in turn, cleanly",
                      (unsigned long long)(k - 1));
       return CTS_PASS;

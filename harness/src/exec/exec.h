@@ -39,6 +39,14 @@ int cts_exec_case(const struct cts_case *c, const struct tsm_adapter *a, int dev
  * model refuses an action the case does not expect to fail, the model's code (else 0). */
 extern void (*cts_exec_on_report)(int line, int status, int model_rc);
 
+/* The runner's case process sets this to hear the verdict the moment it is decided:
+ * called once per run, at its first result other than Pass (a failed check, or a
+ * statement that is NotSupported or Error), with that status and the whole message
+ * cts_exec_case will return (with fail_max, the message of the run that stopped). The
+ * session's teardown runs after it, in the adapter's code: a crash or hang there must
+ * not hide it (runner.c). */
+extern void (*cts_exec_on_step)(int status, const char *message);
+
 /* The scenario fuzzer and the combination generator (fuzz/fuzz_scenario.c, combo.c)
  * set this to let the model decide every outcome a case leaves open: an action the
  * model refuses is judged as if the case said `expect error CODE` (the adapter must

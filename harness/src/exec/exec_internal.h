@@ -100,7 +100,18 @@ struct cts_family {
   /* The model's view of object id, bound to a symbol of `kind`, in words, appended to
    * out (tsm-cts explain): RETURN 1, or 0 when the kind is not the family's. */
   int (*explain)(struct cts_run *r, int kind, int id, struct cts_buf *out);
+  /* A `parallel` block's replay (exec_parallel.c) is about to judge statement st of the
+   * family on the model: what its EXEC checks of the case before the adapter call (a
+   * DLPack tensor still the judge's to give), in the model's state at that point of the
+   * replay. 0, or -1 after reporting. */
+  int (*can_replay)(struct cts_run *r, const struct cts_stmt *st);
 };
+
+/* What a row's adapter half returns when it did not call the adapter because an operand
+ * was no longer its to use (another thread of a `parallel` block handed it over or
+ * deleted it first): the replay reports it as a case that cannot run. Never a code of
+ * the ABI (TSM_ERRNO_MIN). */
+#define CTS_NOT_RUN (-1000)
 
 /* tsm-cts explain (explain.c) hears each statement of a block once it ran: outcome 0
  * (it agreed), 1 (skipped: it cannot run, the model deciding) or -1 (the run ends). */
@@ -174,10 +185,17 @@ int cts__injected(struct cts_run *r);
 int cts__report(struct cts_run *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Remembers object id's handle h in *v, and in the run's handle index when *v is the
- * managers', the resources' or a family's objects map (what cts__handle_in_use asks). */
-void cts__remember(struct cts_run *r, struct cts_objinfo **v, size_t *cap, size_t id,
-                   tsm_handle h, int sym, int line);
+/* Where cts__remember_at puts an object: array *v of *cap entries (grown to fit), at
+ * model id `id`. */
+struct cts_obj_slot {
+  struct cts_objinfo **v;
+  size_t *cap;
+  size_t id;
+};
+/* Remembers an object's handle, symbol and line at `at`, and its handle in the run's
+ * handle index when *at.v is the managers', the resources' or a family's objects map
+ * (what cts__handle_in_use asks). */
+void cts__remember_at(struct cts_run *r, struct cts_obj_slot at, struct cts_objinfo info);
 tsm_handle cts__mgr_handle(struct cts_run *r, int g);
 tsm_handle cts__res_handle(struct cts_run *r, int id);
 /* The map of the family that keeps symbol kind `kind`, or NULL (managers, resources). */
@@ -191,8 +209,18 @@ int cts__check_bytes(struct cts_run *r);
 int cts__check_state(struct cts_run *r);
 /* Each family's observe_thread hook, on the running thread. */
 int cts__observe_thread(struct cts_run *r);
-int cts__check_tensor(struct cts_run *r, int id, const double *want, size_t n_want,
-                      int approx, const char *what);
+/* What a tensor's elements must be: n values (the model's, or an expectation's list),
+ * within MGR.OP.7's tolerance when approx; `what` names them in messages. Borrowed. */
+struct cts_want {
+  const double *v;
+  size_t n;
+  int approx;
+  const char *what;
+};
+int cts__check_values(struct cts_run *r, int id, const struct cts_want *want);
+/* A run begins: forget what the last passing check of an earlier run in this process
+ * saw. */
+void cts__observe_begin(void);
 int cts__values_equal(double want, double got, int approx);
 /* A symbol's name, or "(unnamed)" for none (sym < 0). */
 const char *cts__sym_name(struct cts_run *r, int sym);

@@ -27,6 +27,7 @@ int cts__report(struct cts_run *r, int status, const char *fmt, ...) {
   va_start(ap, fmt);
   cts_buf_vprintf(r->msg, fmt, ap);
   va_end(ap);
+  if (cts_exec_on_step) cts_exec_on_step(status, r->msg->buf);
   return -1;
 }
 
@@ -80,8 +81,8 @@ static int mgr_of(struct cts_run *r, tsm_handle h) {
 }
 
 /* The resources the model had borrowed after the last check that passed (MGR.ATTACH.4
- * asks what an attach found): the judge runs one case per process, its statements one
- * at a time. */
+ * asks what an attach found), reset as each run begins (a process runs several with
+ * --batch, --fail-alloc and combos; a run's statements run one at a time). */
 static struct cts_ids borrowed_before;
 
 static int was_borrowed(int id) {
@@ -200,13 +201,11 @@ static int indexed(struct cts_run *r, struct cts_objinfo **v) {
   return 0;
 }
 
-void cts__remember(struct cts_run *r, struct cts_objinfo **v, size_t *cap, size_t id,
-                   tsm_handle h, int sym, int line) {
-  cts_grow((void **)v, cap, id + 1, sizeof **v);
-  (*v)[id].h = h;
-  (*v)[id].sym = sym;
-  (*v)[id].line = line;
-  if (h != TSM_NONE && indexed(r, v)) index_put(&r->handles, h, (int)id, v == &r->res);
+void cts__remember_at(struct cts_run *r, struct cts_obj_slot at, struct cts_objinfo info) {
+  cts_grow((void **)at.v, at.cap, at.id + 1, sizeof **at.v);
+  (*at.v)[at.id] = info;
+  if (info.h != TSM_NONE && indexed(r, at.v))
+    index_put(&r->handles, info.h, (int)at.id, at.v == &r->res);
 }
 
 tsm_handle cts__mgr_handle(struct cts_run *r, int g) {
@@ -251,46 +250,67 @@ static int root_untracked(struct cts_run *r, uint64_t observed) {
   return 1;
 }
 
+/* Manager g's state (open or closed, capped) and whether it is the root, against the
+ * model; `want` names it. */
+static int check_mgr_state(struct cts_run *r, int g, const char *want,
+                           const struct tsm_mgr_info *info) {
+  const struct cts_mmgr *mg = &r->m.mgrs[g];
+  int closed = mg->state == CTS_M_CLOSED;
+  if (!!(info->state & TSM_MGR_CLOSED) != closed)
+    return cts__report(r, CTS_FAIL, "manager %s: expected %s, observed %s", want,
+                       closed ? "closed" : "open", closed ? "open" : "closed");
+  if (!closed && !!(info->state & TSM_MGR_CAPPED) != mg->capped)
+    return cts__report(r, CTS_FAIL, "manager %s: expected %s, observed %s", want,
+                       mg->capped ? "capped" : "not capped", mg->capped ? "not capped" : "capped");
+  if (!!info->is_root != (g == 0))
+    return cts__report(r, CTS_FAIL, "manager %s: is_root is %d", want, info->is_root);
+  return 0;
+}
+
+/* Manager g's parent against the model. */
+static int check_mgr_parent(struct cts_run *r, int g, const char *want,
+                            const struct tsm_mgr_info *info) {
+  const struct cts_mmgr *mg = &r->m.mgrs[g];
+  if (info->parent == cts__mgr_handle(r, mg->parent)) return 0;
+  char wp[160], got[160];
+  /* MGR.CLOSE.5 (TSM) says a closed manager reports no parent, but so does ABI.INFO.1
+   * (MUST): named, the MUST clause grades it. */
+  return cts__report(r, CTS_FAIL, "manager %s: parent expected %s, observed %s%s", want,
+                     cts__describe_mgr(r, mg->parent, wp, sizeof wp),
+                     cts__describe_handle(r, info->parent, got, sizeof got),
+                     mg->state == CTS_M_CLOSED ? " (ABI.INFO.1, MGR.CLOSE.5)" : "");
+}
+
+/* Manager g's live and child counts against the model; a root that only fails to count
+ * what it holds goes to d (MGR.ROOT.3). */
+static int check_mgr_counts(struct cts_run *r, int g, const char *want,
+                            const struct tsm_mgr_info *info, struct soft *d) {
+  const struct cts_mmgr *mg = &r->m.mgrs[g];
+  int untracked = info->live != mg->held.n && g == 0 && root_untracked(r, info->live);
+  if (info->live != mg->held.n && !untracked)
+    return cts__report(r, CTS_FAIL, "manager %s: live count expected %zu, observed %llu", want,
+                       mg->held.n, (unsigned long long)info->live);
+  if (info->children != mg->children.n)
+    return cts__report(r, CTS_FAIL, "manager %s: child count expected %zu, observed %llu", want,
+                       mg->children.n, (unsigned long long)info->children);
+  if (untracked)
+    return soft_report(r, d, "manager %s: live count expected %zu, observed %llu, though each "
+                       "resource it holds reports itself held by it (MGR.ROOT.3)", want,
+                       mg->held.n, (unsigned long long)info->live);
+  return 0;
+}
+
 /* Manager g against the model; a mismatch only a TSM rule explains goes to d (above). */
 static int check_mgr(struct cts_run *r, int g, struct soft *d) {
   struct tsm_mgr_info info;
   memset(&info, 0, sizeof info);
-  char want[160], got[160];
+  char want[160];
   cts__describe_mgr(r, g, want, sizeof want);
   int rc = r->a->mgr_info(r->s, r->mgr[g].h, &info);
   if (rc) return cts__report(r, CTS_FAIL, "mgr_info(%s) failed with %s (ABI.INFO.1)", want,
                              cts_err_name(rc));
-  const struct cts_mmgr *mg = &r->m.mgrs[g];
-  int closed = mg->state == CTS_M_CLOSED;
-  if (!!(info.state & TSM_MGR_CLOSED) != closed)
-    return cts__report(r, CTS_FAIL, "manager %s: expected %s, observed %s", want,
-                       closed ? "closed" : "open", closed ? "open" : "closed");
-  if (!closed && !!(info.state & TSM_MGR_CAPPED) != mg->capped)
-    return cts__report(r, CTS_FAIL, "manager %s: expected %s, observed %s", want,
-                       mg->capped ? "capped" : "not capped", mg->capped ? "not capped" : "capped");
-  if (!!info.is_root != (g == 0))
-    return cts__report(r, CTS_FAIL, "manager %s: is_root is %d", want, info.is_root);
-  if (info.parent != cts__mgr_handle(r, mg->parent)) {
-    char wp[160];
-    /* MGR.CLOSE.5 (TSM) says a closed manager reports no parent, but so does ABI.INFO.1
-     * (MUST): named, the MUST clause grades it. */
-    return cts__report(r, CTS_FAIL, "manager %s: parent expected %s, observed %s%s", want,
-                       cts__describe_mgr(r, mg->parent, wp, sizeof wp),
-                       cts__describe_handle(r, info.parent, got, sizeof got),
-                       closed ? " (ABI.INFO.1, MGR.CLOSE.5)" : "");
-  }
-  int untracked = info.live != mg->held.n && g == 0 && root_untracked(r, info.live);
-  if (info.live != mg->held.n && !untracked)
-    return cts__report(r, CTS_FAIL, "manager %s: live count expected %zu, observed %llu", want,
-                       mg->held.n, (unsigned long long)info.live);
-  if (info.children != mg->children.n)
-    return cts__report(r, CTS_FAIL, "manager %s: child count expected %zu, observed %llu", want,
-                       mg->children.n, (unsigned long long)info.children);
-  if (untracked)
-    return soft_report(r, d, "manager %s: live count expected %zu, observed %llu, though each "
-                       "resource it holds reports itself held by it (MGR.ROOT.3)", want,
-                       mg->held.n, (unsigned long long)info.live);
-  return 0;
+  if (check_mgr_state(r, g, want, &info) || check_mgr_parent(r, g, want, &info)) return -1;
+  return check_mgr_counts(r, g, want, &info, d);
 }
 
 int cts__check_mgr(struct cts_run *r, int g) { return check_mgr(r, g, NULL); }
@@ -316,6 +336,31 @@ static int borrow_outlived_attach(struct cts_run *r, int id) {
          was_borrowed(id) && !cts_model_borrowed(&r->m, id);
 }
 
+/* MGR.ATTACH.4's mismatch (borrow_outlived_attach) into d: RETURN soft_report's. */
+static int borrow_outlived(struct cts_run *r, struct soft *d, const char *name,
+                           const struct tsm_res_info *info) {
+  char lender[160];
+  return soft_report(r, d, "%s: expected not borrowed, observed %s with lender %s: the "
+                     "attach ends the borrow (MGR.ATTACH.4)", name,
+                     info->borrowed ? "borrowed" : "not borrowed",
+                     cts__describe_handle(r, info->lender, lender, sizeof lender));
+}
+
+/* A live resource's owner, borrow and lender against the model; name names it. */
+static int check_res_links(struct cts_run *r, int id, const char *name,
+                           const struct tsm_res_info *info, struct soft *d) {
+  if (check_mgr_link(r, name, "owner", cts_model_holder(&r->m, id), info->owner)) return -1;
+  int borrowed = cts_model_borrowed(&r->m, id);
+  if ((!!info->borrowed != borrowed || info->lender != TSM_NONE) && !borrowed &&
+      borrow_outlived_attach(r, id))
+    return borrow_outlived(r, d, name, info);
+  if (!!info->borrowed != borrowed)
+    return cts__report(r, CTS_FAIL, "%s: expected %s, observed %s", name,
+                       borrowed ? "borrowed" : "not borrowed",
+                       borrowed ? "not borrowed" : "borrowed");
+  return check_mgr_link(r, name, "lender", cts_model_lender(&r->m, id), info->lender);
+}
+
 /* Resource id against the model; a mismatch only a TSM rule explains goes to d. */
 static int check_res(struct cts_run *r, int id, struct soft *d) {
   struct tsm_res_info info;
@@ -330,24 +375,7 @@ static int check_res(struct cts_run *r, int id, struct soft *d) {
     return cts__report(r, CTS_FAIL, "%s: expected %s, observed %s", name,
                        mr->valid ? "live" : "released", mr->valid ? "released" : "live");
   if (mr->valid) {
-    if (check_mgr_link(r, name, "owner", cts_model_holder(&r->m, id), info.owner)) return -1;
-    int borrowed = cts_model_borrowed(&r->m, id);
-    if ((!!info.borrowed != borrowed || info.lender != TSM_NONE) && !borrowed &&
-        borrow_outlived_attach(r, id)) {
-      char lender[160];
-      if (soft_report(r, d, "%s: expected not borrowed, observed %s with lender %s: the "
-                      "attach ends the borrow (MGR.ATTACH.4)", name,
-                      info.borrowed ? "borrowed" : "not borrowed",
-                      cts__describe_handle(r, info.lender, lender, sizeof lender)))
-        return -1;
-    } else {
-      if (!!info.borrowed != borrowed)
-        return cts__report(r, CTS_FAIL, "%s: expected %s, observed %s", name,
-                           borrowed ? "borrowed" : "not borrowed",
-                           borrowed ? "not borrowed" : "borrowed");
-      if (check_mgr_link(r, name, "lender", cts_model_lender(&r->m, id), info.lender))
-        return -1;
-    }
+    if (check_res_links(r, id, name, &info, d)) return -1;
     uint64_t bytes = cts_model_nbytes(&r->m, id);
     if (info.nbytes != bytes)
       return cts__report(r, CTS_FAIL, "%s: nbytes expected %llu, observed %llu", name,
@@ -383,11 +411,16 @@ static void held_parts(const uint64_t *held, char *what, size_t what_n, char *cl
 }
 
 /* What the last live-bytes check that passed saw: the model's storages and each family's
- * part (one case per process, its statements one at a time). */
+ * part (reset as each run begins, as borrowed_before). */
 static struct {
   int set;
   uint64_t storages, held[CTS_N_FAMILIES];
 } bytes_before;
+
+void cts__observe_begin(void) {
+  borrowed_before.n = 0;
+  bytes_before.set = 0;
+}
 
 /* The family whose part alone changed since the last check that passed, the model's
  * storages unchanged (so the storages were verified and stayed): a difference in live
@@ -440,6 +473,29 @@ static int as_observed(struct cts_run *r, int id, const struct tsm_res_info *inf
          cts_model_borrow(&r->m, id, g) == 0;
 }
 
+/* 1 when resource id is as the model has it: live, with the model's holder, borrow and
+ * lender. */
+static int as_it_was(struct cts_run *r, int id, const struct tsm_res_info *info) {
+  return info->valid && info->owner == cts__mgr_handle(r, cts_model_holder(&r->m, id)) &&
+         !!info->borrowed == cts_model_borrowed(&r->m, id) &&
+         info->lender == cts__mgr_handle(r, cts_model_lender(&r->m, id));
+}
+
+/* MGR.OP.6's mismatch for input id, observed as info, into d when only the rule
+ * explains it (as_observed). */
+static void input_changed(struct cts_run *r, struct soft *d, int id,
+                          const struct tsm_res_info *info) {
+  char name[200], was[160], now[160];
+  cts__res_name(r, id, name, sizeof name);
+  cts__describe_mgr(r, cts_model_holder(&r->m, id), was, sizeof was);
+  cts__describe_handle(r, info->owner, now, sizeof now);
+  if (as_observed(r, id, info))
+    soft_report(r, d, "%s, an input of the operation: expected it as it was (held by %s), "
+                "observed %s%s%s (MGR.OP.6)", name, was,
+                info->valid ? "held by " : "released", info->valid ? now : "",
+                info->borrowed ? ", borrowed" : "");
+}
+
 /* MGR.OP.6: an operation that succeeded left each input as it was (an input named as
  * the result is not looked at: the name is the result's now). */
 static void op_inputs(struct cts_run *r, struct soft *d) {
@@ -449,21 +505,8 @@ static void op_inputs(struct cts_run *r, struct soft *d) {
     if (id == CTS_NONE || !r->m.res[id].valid || (size_t)id >= r->res_cap) continue;
     struct tsm_res_info info;
     memset(&info, 0, sizeof info);
-    if (r->a->res_info(r->s, r->res[id].h, &info)) continue;
-    int holder = cts_model_holder(&r->m, id);
-    if (info.valid && info.owner == cts__mgr_handle(r, holder) &&
-        !!info.borrowed == cts_model_borrowed(&r->m, id) &&
-        info.lender == cts__mgr_handle(r, cts_model_lender(&r->m, id)))
-      continue;
-    char name[200], was[160], now[160];
-    cts__res_name(r, id, name, sizeof name);
-    cts__describe_mgr(r, holder, was, sizeof was);
-    cts__describe_handle(r, info.owner, now, sizeof now);
-    if (as_observed(r, id, &info))
-      soft_report(r, d, "%s, an input of the operation: expected it as it was (held by %s), "
-                  "observed %s%s%s (MGR.OP.6)", name, was,
-                  info.valid ? "held by " : "released", info.valid ? now : "",
-                  info.borrowed ? ", borrowed" : "");
+    if (r->a->res_info(r->s, r->res[id].h, &info) || as_it_was(r, id, &info)) continue;
+    input_changed(r, d, id, &info);
   }
 }
 
@@ -491,6 +534,30 @@ static void lent_out(struct cts_run *r, struct soft *d) {
   }
 }
 
+/* 1 when every watched object is checked, not only those a statement touched (at most
+ * FULL_CHECK_LIMIT live resources). */
+static int full_check(const struct cts_run *r) {
+  const struct cts_watch *wr = &r->m.watch_res;
+  size_t live = 0;
+  for (size_t k = 0; k < wr->n; k++) live += r->m.res[wr->v[k]].valid;
+  return live <= FULL_CHECK_LIMIT;
+}
+
+/* The open or just-changed managers, then the live or just-released resources. */
+static int check_watched(struct cts_run *r, struct soft *d) {
+  const struct cts_watch *wr = &r->m.watch_res, *wm = &r->m.watch_mgrs;
+  int full = full_check(r);
+  for (size_t k = 0; k < wm->n; k++) {
+    const struct cts_mmgr *mg = &r->m.mgrs[wm->v[k]];
+    if ((mg->state != CTS_M_CLOSED && (full || mg->held.n <= FULL_CHECK_LIMIT)) || mg->dirty)
+      if (check_mgr(r, wm->v[k], d)) return -1;
+  }
+  for (size_t k = 0; k < wr->n; k++)
+    if ((full && r->m.res[wr->v[k]].valid) || r->m.res[wr->v[k]].dirty)
+      if (check_res(r, wr->v[k], d)) return -1;
+  return 0;
+}
+
 /* After every statement: open or just-changed managers, live or just-released
  * resources (the model's watch lists: what a long case released long ago costs
  * nothing), what each family observes, and the device's live bytes. A mismatch only a
@@ -499,18 +566,7 @@ int cts__check_state(struct cts_run *r) {
   struct soft d = {0};
   op_inputs(r, &d);
   lent_out(r, &d);
-  const struct cts_watch *wr = &r->m.watch_res, *wm = &r->m.watch_mgrs;
-  size_t live = 0;
-  for (size_t k = 0; k < wr->n; k++) live += r->m.res[wr->v[k]].valid;
-  int full = live <= FULL_CHECK_LIMIT;
-  for (size_t k = 0; k < wm->n; k++) {
-    const struct cts_mmgr *mg = &r->m.mgrs[wm->v[k]];
-    if ((mg->state != CTS_M_CLOSED && (full || mg->held.n <= FULL_CHECK_LIMIT)) || mg->dirty)
-      if (check_mgr(r, wm->v[k], &d)) return -1;
-  }
-  for (size_t k = 0; k < wr->n; k++)
-    if ((full && r->m.res[wr->v[k]].valid) || r->m.res[wr->v[k]].dirty)
-      if (check_res(r, wr->v[k], &d)) return -1;
+  if (check_watched(r, &d)) return -1;
   for (int f = 0; f < CTS_N_FAMILIES; f++)
     if (cts_families[f]->observe && cts_families[f]->observe(r)) return -1;
   cts_model_clear_dirty(&r->m);
@@ -526,10 +582,30 @@ int cts__values_equal(double want, double got, int approx) {
   return approx ? cts_opsem_close(want, got, CTS_OPSEM_REL_TOL) : want == got;
 }
 
+/* Tensor id's elements as read into buf against want's; name names it. */
+static int compare_elements(struct cts_run *r, int id, const char *name, const void *buf,
+                            const struct cts_want *want) {
+  const struct cts_mres *mr = &r->m.res[id];
+  int64_t n = cts_model_elems(mr);
+  size_t size = cts_opsem_dtype_size(mr->dtype);
+  /* Past a million elements the judge compares a fixed spread of 65536 of them and the
+   * last one: a full comparison of the IREE seed's 64 MiB tensors would take most of
+   * `make run`, and a misplaced or stale buffer shows in a spread. */
+  int64_t step = n > (1 << 20) ? n / 65536 : 1;
+  for (int64_t k = 0; k < n; k += step) {
+    int64_t i = k + step >= n ? n - 1 : k; /* the last visit reads the last element */
+    double got = cts_opsem_read(mr->dtype, (const char *)buf + (size_t)i * size);
+    double w = cts_opsem_expected(mr->dtype, want->v[i]);
+    if (!cts__values_equal(w, got, want->approx))
+      return cts__report(r, CTS_FAIL, "%s: %s element %lld expected %.9g, observed %.9g", name,
+                         want->what, (long long)i, w, got);
+  }
+  return 0;
+}
+
 /* Reads tensor id from the adapter and compares dtype, shape and elements with
  * `want` (model values, or an expectation's list). */
-int cts__check_tensor(struct cts_run *r, int id, const double *want, size_t n_want, int approx,
-                      const char *what) {
+int cts__check_values(struct cts_run *r, int id, const struct cts_want *want) {
   char name[200];
   cts__res_name(r, id, name, sizeof name);
   const struct cts_mres *mr = &r->m.res[id];
@@ -537,32 +613,20 @@ int cts__check_tensor(struct cts_run *r, int id, const double *want, size_t n_wa
   memset(&d, 0, sizeof d);
   int rc = r->a->tensor_desc(r->s, r->res[id].h, &d);
   if (rc) return cts__report(r, CTS_FAIL, "tensor_desc(%s) failed with %s", name, cts_err_name(rc));
-  if (d.dtype != mr->dtype || !cts_opsem_same_dims(d.ndim, d.shape, mr->ndim, mr->shape)) return cts__report(r, CTS_FAIL, "%s: dtype or shape differs from the model", name);
+  if (d.dtype != mr->dtype || !cts_opsem_same_dims(d.ndim, d.shape, mr->ndim, mr->shape))
+    return cts__report(r, CTS_FAIL, "%s: dtype or shape differs from the model", name);
   int64_t n = cts_model_elems(mr);
-  if ((size_t)n != n_want)
-    return cts__report(r, CTS_ERROR, "%s: %zu values expected for %lld elements", name, n_want,
+  if ((size_t)n != want->n)
+    return cts__report(r, CTS_ERROR, "%s: %zu values expected for %lld elements", name, want->n,
                        (long long)n);
-  size_t size = cts_opsem_dtype_size(mr->dtype), bytes = (size_t)n * size;
+  size_t bytes = (size_t)n * cts_opsem_dtype_size(mr->dtype);
   void *buf = cts_xmalloc(bytes ? bytes : 1);
   rc = r->a->tensor_read(r->s, r->res[id].h, buf, bytes);
   if (rc) {
     free(buf);
     return cts__report(r, CTS_FAIL, "tensor_read(%s) failed with %s", name, cts_err_name(rc));
   }
-  /* Past a million elements the judge compares a fixed spread of 65536 of them and the
-   * last one: a full comparison of the IREE seed's 64 MiB tensors would take most of
-   * `make run`, and a misplaced or stale buffer shows in a spread. */
-  int64_t step = n > (1 << 20) ? n / 65536 : 1;
-  for (int64_t k = 0; k < n; k += step) {
-    int64_t i = k + step >= n ? n - 1 : k; /* the last visit reads the last element */
-    double got = cts_opsem_read(mr->dtype, (char *)buf + (size_t)i * size);
-    double w = cts_opsem_expected(mr->dtype, want[i]);
-    if (!cts__values_equal(w, got, approx)) {
-      free(buf);
-      return cts__report(r, CTS_FAIL, "%s: %s element %lld expected %.9g, observed %.9g", name,
-                         what, (long long)i, w, got);
-    }
-  }
+  rc = compare_elements(r, id, name, buf, want);
   free(buf);
-  return 0;
+  return rc;
 }

@@ -6,6 +6,8 @@
  * persists from one `thread W` block to the next. After `join W`, W's name runs on a
  * new worker and a new model thread (SCOPE.THREAD.4): the slot of a case thread number
  * (cts__thread_slot) is where it runs now. The judge hands a worker one job at a time.
+ * Every statement of a `thread W` block runs on the worker, DLPack ones too: a `drop`
+ * there runs the export's deleter on W's thread, not the exporter's (DLP.DEL.4).
  */
 #include <pthread.h>
 #include <stdlib.h>

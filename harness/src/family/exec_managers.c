@@ -19,7 +19,8 @@ int cts__model_create(struct cts_model *m, const struct cts_stmt *st,
   const struct cts_literal *lit = &st->u.literal;
   int64_t count;
   double *v = cts__literal_data(lit, &count);
-  int rc = cts_model_create(m, o->a, lit->dtype, lit->ndim, lit->shape, v, made);
+  struct cts_mtype type = {lit->dtype, lit->ndim, lit->shape};
+  int rc = cts_model_create(m, o->a, &type, v, made);
   free(v);
   return rc;
 }
@@ -47,7 +48,8 @@ int cts__adapter_create(struct cts_run *r, const struct cts_stmt *st, const stru
 
 int cts__model_op(struct cts_model *m, const struct cts_stmt *st, const struct cts_operands *o,
                   int *made) {
-  return cts_model_op(m, st->u.op.op, o->a, o->b, st->u.op.ndim, st->u.op.shape, o->out, made);
+  struct cts_mop call = {st->u.op.op, o->a, o->b, st->u.op.ndim, st->u.op.shape};
+  return cts_model_op(m, &call, o->out, made);
 }
 
 int cts__adapter_op(struct cts_run *r, const struct cts_stmt *st, const struct cts_handles *h,
@@ -125,49 +127,69 @@ static int mgr_of_handle(struct cts_run *r, tsm_handle mh) {
   return CTS_NONE;
 }
 
-/* MGR.DUMP.1: the dump of open manager g lists g and its open descendants, each once,
- * with the model's live and child counts. 0, or -1 after reporting. */
-static int check_dump(struct cts_run *r, int g, const char *dump) {
-  size_t n = r->m.n_mgrs, top = 0;
-  char *want = cts_xcalloc(n ? n : 1, 1), *seen = cts_xcalloc(n ? n : 1, 1);
+/* What a dump of a manager is checked against (MGR.DUMP.1): want[x], manager x belongs
+ * in it; seen[x], a line listed it. Both n_mgrs entries, owned. */
+struct dump_marks {
+  char *want, *seen;
+};
+
+/* Marks g and its open descendants, through the model's child lists. */
+static void mark_subtree(const struct cts_model *m, int g, char *want) {
+  size_t n = m->n_mgrs, top = 0;
   int *stack = cts_xmalloc((n ? n : 1) * sizeof *stack);
   stack[top++] = g;
-  while (top) { /* g and its open descendants, through the model's child lists */
+  while (top) {
     int x = stack[--top];
     want[x] = 1;
-    const struct cts_ids *kids = &r->m.mgrs[x].children;
+    const struct cts_ids *kids = &m->mgrs[x].children;
     for (size_t k = 0; k < kids->n; k++) stack[top++] = kids->v[k];
   }
   free(stack);
+}
+
+/* One line of the dump, [line, end): a manager it lists must be wanted, listed once and
+ * carry the model's live and child counts. 0, or -1 after reporting. */
+static int check_dump_line(struct cts_run *r, struct dump_marks *marks, const char *line,
+                           const char *end) {
+  const char *at = strstr(line, "mgr 0x");
+  if (!at || at >= end) return 0;
+  char name[160];
+  int x = mgr_of_handle(r, (tsm_handle)strtoull(at + 6, NULL, 16));
+  long long live = dump_count(line, end, "live="), kids = dump_count(line, end, "children=");
+  if (x == CTS_NONE || !marks->want[x])
+    return cts__report(r, CTS_FAIL, "the dump lists %.*s, which is not an open manager of "
+                       "the dumped subtree (MGR.DUMP.1)", (int)(end - line), line);
+  if (marks->seen[x]++)
+    return cts__report(r, CTS_FAIL, "the dump lists manager %s twice (MGR.DUMP.1)",
+                       cts__describe_mgr(r, x, name, sizeof name));
+  if (live != (long long)r->m.mgrs[x].held.n || kids != (long long)r->m.mgrs[x].children.n)
+    return cts__report(r, CTS_FAIL, "the dump gives manager %s live=%lld children=%lld, the "
+                       "model live=%zu children=%zu (MGR.DUMP.1; -1: no such word)",
+                       cts__describe_mgr(r, x, name, sizeof name), live, kids,
+                       r->m.mgrs[x].held.n, r->m.mgrs[x].children.n);
+  return 0;
+}
+
+/* MGR.DUMP.1: the dump of open manager g lists g and its open descendants, each once,
+ * with the model's live and child counts. 0, or -1 after reporting. */
+static int check_dump(struct cts_run *r, int g, const char *dump) {
+  size_t n = r->m.n_mgrs;
+  struct dump_marks marks = {cts_xcalloc(n ? n : 1, 1), cts_xcalloc(n ? n : 1, 1)};
+  mark_subtree(&r->m, g, marks.want);
   char name[160];
   int rc = 0;
   for (const char *line = dump; *line && !rc;) {
     const char *end = strchr(line, '\n');
     if (!end) end = line + strlen(line);
-    const char *at = strstr(line, "mgr 0x");
-    if (at && at < end) {
-      int x = mgr_of_handle(r, (tsm_handle)strtoull(at + 6, NULL, 16));
-      long long live = dump_count(line, end, "live="), kids = dump_count(line, end, "children=");
-      if (x == CTS_NONE || !want[x])
-        rc = cts__report(r, CTS_FAIL, "the dump lists %.*s, which is not an open manager of "
-                         "the dumped subtree (MGR.DUMP.1)", (int)(end - line), line);
-      else if (seen[x]++)
-        rc = cts__report(r, CTS_FAIL, "the dump lists manager %s twice (MGR.DUMP.1)",
-                         cts__describe_mgr(r, x, name, sizeof name));
-      else if (live != (long long)r->m.mgrs[x].held.n || kids != (long long)r->m.mgrs[x].children.n)
-        rc = cts__report(r, CTS_FAIL, "the dump gives manager %s live=%lld children=%lld, the "
-                         "model live=%zu children=%zu (MGR.DUMP.1; -1: no such word)",
-                         cts__describe_mgr(r, x, name, sizeof name), live, kids,
-                         r->m.mgrs[x].held.n, r->m.mgrs[x].children.n);
-    }
+    rc = check_dump_line(r, &marks, line, end);
     line = *end ? end + 1 : end;
   }
   for (size_t i = 0; i < n && !rc; i++)
-    if (want[i] && !seen[i])
+    if (marks.want[i] && !marks.seen[i])
       rc = cts__report(r, CTS_FAIL, "the dump leaves out manager %s (MGR.DUMP.1)",
                        cts__describe_mgr(r, (int)i, name, sizeof name));
-  free(want);
-  free(seen);
+  free(marks.want);
+  free(marks.seen);
   return rc;
 }
 

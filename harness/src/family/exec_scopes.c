@@ -117,68 +117,98 @@ static const char *const stat_names[CTS_N_STATS] = {
     "created_in_scope", "created_outside", "disposed_in_scope", "disposed_outside",
     "attached",         "detached",        "live"};
 
-/* A counter where both variants of SCOPE.STAT.3 agree is off: the clause that counts it. A
- * membership counter the adapter has as if the events of scopes opened on other threads
- * counted on the opener (SCOPE.STAT.4, a rule of the suite) names that clause. */
-static int report_counter(struct cts_run *r, int t, int kind, int i, int64_t want,
-                          int64_t seen) {
+/* One bucket of a thread's statistics as the check after a statement sees it: thread t's
+ * counters for a kind, the adapter's (seen) and the model's as each variant of
+ * SCOPE.STAT.3 counts them (want[v]). */
+struct stats_bucket {
+  int t, kind;
+  const int64_t *seen;
+  int64_t (*want)[CTS_N_STATS];
+};
+
+static const char *kind_name(int kind) { return kind == TSM_KIND_TENSOR ? "tensor" : "composite"; }
+
+/* Counter i, on which both variants of SCOPE.STAT.3 agree, is off: the clause that counts
+ * it. A membership counter the adapter has as if the events of scopes opened on other
+ * threads counted on the opener (SCOPE.STAT.4, a rule of the suite) names that clause. */
+static int report_counter(struct cts_run *r, const struct stats_bucket *b, int i) {
+  int64_t want = b->want[CTS_VARIANT_A][i], seen = b->seen[i];
   const char *clause = "SCOPE.STAT.2";
   if (i == CTS_STAT_ATTACHED || i == CTS_STAT_DETACHED) {
-    int64_t here = 0, lent = 0;
-    cts_model_stats_elsewhere(&r->m, t, kind, i, &here, &lent);
-    if ((here || lent) && seen >= want - here && seen <= want + lent)
+    struct cts_mstat_elsewhere e = cts_model_stats_elsewhere(&r->m, b->t, b->kind, i);
+    if ((e.here || e.lent) && seen >= want - e.here && seen <= want + e.lent)
       clause = "SCOPE.STAT.4: the suite counts a membership event on the thread that "
                "performs it, whichever thread opened the scope";
   }
   return cts__report(r, CTS_FAIL, "thread %s, %s statistics: %s expected %lld, observed %lld "
-                     "(%s)", r->c->threads[t], kind == TSM_KIND_TENSOR ? "tensor" : "composite",
+                     "(%s)", r->c->threads[b->t], kind_name(b->kind),
                      stat_names[i], (long long)want, (long long)seen, clause);
 }
 
-/* Compares one bucket of thread t's statistics, seen, with the model's counters as each
- * variant of SCOPE.STAT.3 counts them (want[v]): the adapter's must be one variant's, the
- * session's once it took one; the first statement where the variants differ and the
- * adapter's are one's fixes the session's variant. */
-static int check_stats(struct cts_run *r, int t, int kind, const int64_t *seen,
-                       int64_t want[CTS_N_VARIANTS][CTS_N_STATS]) {
+/* 1 when the adapter's counters are one variant's: the session's once it took one, else
+ * either, and the first statement where the variants differ and the adapter's are one's
+ * fixes the session's variant. */
+static int bucket_matches(struct cts_run *r, const struct stats_bucket *b) {
   struct scopes_state *ss = scopes_of(r);
   size_t size = CTS_N_STATS * sizeof(int64_t);
-  int differ = memcmp(want[CTS_VARIANT_A], want[CTS_VARIANT_B], size) != 0, v = ss->variant;
-  if (v != CTS_NONE && !memcmp(seen, want[v], size)) return 0;
-  for (int k = 0; v == CTS_NONE && k < CTS_N_VARIANTS; k++) {
-    if (memcmp(seen, want[k], size)) continue;
+  int v = ss->variant;
+  if (v != CTS_NONE) return !memcmp(b->seen, b->want[v], size);
+  int differ = memcmp(b->want[CTS_VARIANT_A], b->want[CTS_VARIANT_B], size) != 0;
+  for (int k = 0; k < CTS_N_VARIANTS; k++) {
+    if (memcmp(b->seen, b->want[k], size)) continue;
     if (differ) {
       ss->variant = k;
       ss->variant_line = r->cur ? r->cur->line : 0;
     }
-    return 0;
+    return 1;
   }
-  const char *kname = kind == TSM_KIND_TENSOR ? "tensor" : "composite";
-  for (int i = 0; i < CTS_N_STATS; i++) {
-    int64_t a = want[CTS_VARIANT_A][i], b = want[CTS_VARIANT_B][i];
-    if (v != CTS_NONE ? seen[i] == want[v][i] : seen[i] == a || seen[i] == b) continue;
-    if (a == b) return report_counter(r, t, kind, i, a, seen[i]);
-    if (v != CTS_NONE)
-      return cts__report(r, CTS_FAIL, "thread %s, %s statistics: %s expected %lld as variant "
-                         "(%c), which this session's counters showed at line %d, observed %lld "
-                         "(SCOPE.STAT.3: an implementation counts its components one way)",
-                         r->c->threads[t], kname, stat_names[i], (long long)want[v][i],
-                         "ab"[v], ss->variant_line, (long long)seen[i]);
-    return cts__report(r, CTS_FAIL, "thread %s, %s statistics: %s expected %lld (variant (a)) "
-                       "or %lld (variant (b)), observed %lld (SCOPE.STAT.3)", r->c->threads[t],
-                       kname, stat_names[i], (long long)a, (long long)b, (long long)seen[i]);
-  }
-  /* Each counter is one variant's, but not all are the same variant's. */
+  return 0;
+}
+
+/* Counter i is off: as the session's variant v counts it, or (v CTS_NONE) as both do. */
+static int report_variant_counter(struct cts_run *r, const struct stats_bucket *b, int i, int v) {
+  int64_t a = b->want[CTS_VARIANT_A][i], bb = b->want[CTS_VARIANT_B][i], seen = b->seen[i];
+  const char *thread = r->c->threads[b->t], *kname = kind_name(b->kind);
+  if (v != CTS_NONE)
+    return cts__report(r, CTS_FAIL, "thread %s, %s statistics: %s expected %lld as variant "
+                       "(%c), which this session's counters showed at line %d, observed %lld "
+                       "(SCOPE.STAT.3: an implementation counts its components one way)",
+                       thread, kname, stat_names[i], (long long)b->want[v][i], "ab"[v],
+                       scopes_of(r)->variant_line, (long long)seen);
+  return cts__report(r, CTS_FAIL, "thread %s, %s statistics: %s expected %lld (variant (a)) "
+                     "or %lld (variant (b)), observed %lld (SCOPE.STAT.3)", thread, kname,
+                     stat_names[i], (long long)a, (long long)bb, (long long)seen);
+}
+
+/* Each counter is one variant's, but not all are the same variant's: the first that
+ * only (a) explains and the first that only (b) does. */
+static int report_mixed_variants(struct cts_run *r, const struct stats_bucket *b) {
   int ia = -1, ib = -1;
+  const int64_t *seen = b->seen;
   for (int i = 0; i < CTS_N_STATS; i++) {
-    if (seen[i] != want[CTS_VARIANT_A][i]) ib = ib < 0 ? i : ib;
-    if (seen[i] != want[CTS_VARIANT_B][i]) ia = ia < 0 ? i : ia;
+    if (seen[i] != b->want[CTS_VARIANT_A][i]) ib = ib < 0 ? i : ib;
+    if (seen[i] != b->want[CTS_VARIANT_B][i]) ia = ia < 0 ? i : ia;
   }
   return cts__report(r, CTS_FAIL, "thread %s, %s statistics: %s is %lld as variant (a) counts "
                      "components but %s is %lld as variant (b) does, so they match neither "
                      "(SCOPE.STAT.3: an implementation counts its components one way)",
-                     r->c->threads[t], kname, stat_names[ia], (long long)seen[ia],
+                     r->c->threads[b->t], kind_name(b->kind), stat_names[ia], (long long)seen[ia],
                      stat_names[ib], (long long)seen[ib]);
+}
+
+/* Compares one bucket of thread t's statistics with the model's counters: the adapter's
+ * must be one variant's of SCOPE.STAT.3 (bucket_matches). Else the first counter that
+ * is off names the clause it breaks. */
+static int check_stats(struct cts_run *r, const struct stats_bucket *b) {
+  if (bucket_matches(r, b)) return 0;
+  int v = scopes_of(r)->variant;
+  for (int i = 0; i < CTS_N_STATS; i++) {
+    int64_t a = b->want[CTS_VARIANT_A][i], bb = b->want[CTS_VARIANT_B][i], seen = b->seen[i];
+    if (v != CTS_NONE ? seen == b->want[v][i] : seen == a || seen == bb) continue;
+    if (a == bb) return report_counter(r, b, i);
+    return report_variant_counter(r, b, i, v);
+  }
+  return report_mixed_variants(r, b);
 }
 
 int cts__check_thread(struct cts_run *r) {
@@ -202,7 +232,8 @@ int cts__check_thread(struct cts_run *r) {
                                  (int64_t)st.attached, (int64_t)st.detached, st.live};
     int64_t want[CTS_N_VARIANTS][CTS_N_STATS];
     for (int v = 0; v < CTS_N_VARIANTS; v++) cts_model_stats_as(&r->m, t, kind, v, want[v]);
-    if (check_stats(r, t, kind, seen, want)) return -1;
+    struct stats_bucket bucket = {t, kind, seen, want};
+    if (check_stats(r, &bucket)) return -1;
   }
   return 0;
 }
@@ -221,7 +252,9 @@ static int wrapped_body(void *arg, tsm_handle *result) {
                 "no fresh scope is current (SCOPE.WRAP.1)", cts_err_name(rc), (unsigned long long)h);
     return TSM_EINVAL;
   }
-  cts__remember(r, &scopes_of(r)->scope.v, &scopes_of(r)->scope.cap, (size_t)w->scope, h, -1, w->st->line);
+  cts__remember_at(r, (struct cts_obj_slot){&scopes_of(r)->scope.v, &scopes_of(r)->scope.cap,
+                                            (size_t)w->scope},
+                   (struct cts_objinfo){h, -1, w->st->line});
   if (cts__check_state(r) || cts__exec_block(r, &w->st->body)) return TSM_EINVAL;
   *result = cts__res_handle(r, w->result);
   return 0;
@@ -326,7 +359,8 @@ static int learn_components(struct cts_run *r, int c, int line) {
     if (h == TSM_NONE || h == CTS_BOGUS_HANDLE || cts__handle_in_use(r, h))
       return cts__report(r, CTS_FAIL, "%s: component %zu has handle 0x%llx, which is 0 or already "
                          "in use (ABI.HANDLE.1)", name, i, (unsigned long long)h);
-    cts__remember(r, &r->res, &r->res_cap, (size_t)id, h, -1, line);
+    cts__remember_at(r, (struct cts_obj_slot){&r->res, &r->res_cap, (size_t)id},
+                     (struct cts_objinfo){h, -1, line});
   }
   return 0;
 }
@@ -355,9 +389,10 @@ static int composite_check_made(struct cts_run *r, const struct cts_stmt *st, in
   const struct cts_ids *comps = &r->m.res[id].components;
   for (size_t i = 0; i < comps->n; i++) {
     int c = comps->v[i];
-    if (c != CTS_NONE && cts__check_tensor(r, c, cts_model_values(&r->m, c),
-                                           (size_t)cts_model_elems(&r->m.res[c]), 0, "value"))
-      return -1;
+    if (c == CTS_NONE) continue;
+    const struct cts_want want = {cts_model_values(&r->m, c), (size_t)cts_model_elems(&r->m.res[c]),
+                                  0, "value"};
+    if (cts__check_values(r, c, &want)) return -1;
   }
   return 0;
 }

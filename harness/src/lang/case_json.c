@@ -170,31 +170,24 @@ static void put_py_export(FILE *f, const struct cts_py_export *e) {
   if (e->has_device) put_ints(f, "device", e->device, 2);
 }
 
-/* `v`: what the expectation compares with, typed as its kind wants. */
-static void put_py_expect(FILE *f, const struct cts_py_expectation *e) {
-  put_str(f, "what", e->what == CTS_PY_NOFLAG        ? "noflag"
-                     : e->what == CTS_PY_NOSHARES    ? "noshares"
-                     : e->what == CTS_PY_NOWRITEABLE ? "nowriteable"
-                                                     : cts_py_expect_names[e->what]);
+/* The expectation's name: its word, or for a negated one "no" and the word it negates. */
+static const char *py_expect_name(int what) {
+  switch (what) {
+    case CTS_PY_NOFLAG: return "noflag";
+    case CTS_PY_NOSHARES: return "noshares";
+    case CTS_PY_NOWRITEABLE: return "nowriteable";
+    default: return cts_py_expect_names[what];
+  }
+}
+
+/* The `v` of the expectations that compare with a list (or `values == N`, a scalar).
+ * RETURN 0 for another kind. */
+static int put_py_expected_list(FILE *f, const struct cts_py_expectation *e) {
   switch (e->what) {
-    case CTS_PY_FLAG:
-    case CTS_PY_NOFLAG: put_str(f, "flag", cts_py_flag_names[e->flag]); break;
-    case CTS_PY_NAME: put_str(f, "v", cts_py_capsule_names[e->word]); break;
-    case CTS_PY_DTYPE: put_str(f, "v", cts_py_dtype_name(e->word)); break;
-    case CTS_PY_DEVICE: put_ints(f, "v", e->pair, 2); break;
+    case CTS_PY_DEVICE: put_ints(f, "v", e->pair, 2); return 1;
     case CTS_PY_SHAPE:
-    case CTS_PY_STRIDES: put_ints(f, "v", e->dims, (size_t)e->ndim); break;
-    case CTS_PY_ALIVE:
-    case CTS_PY_XAPI:
-    case CTS_PY_SHARES:
-    case CTS_PY_NOSHARES:
-    case CTS_PY_WRITEABLE:
-    case CTS_PY_NOWRITEABLE: break;
-    case CTS_PY_WORKSTREAM:
-      put_ints(f, "device", e->pair, 2);
-      put_int(f, "v", e->want);
-      break;
-    case CTS_PY_VIEW: put_numbers(f, "v", e->v, e->n); break;
+    case CTS_PY_STRIDES: put_ints(f, "v", e->dims, (size_t)e->ndim); return 1;
+    case CTS_PY_VIEW: put_numbers(f, "v", e->v, e->n); return 1;
     case CTS_PY_VALUES:
       if (e->scalar) {
         put_key(f, "v");
@@ -202,8 +195,29 @@ static void put_py_expect(FILE *f, const struct cts_py_expectation *e) {
       } else {
         put_numbers(f, "v", e->v, e->n);
       }
+      return 1;
+    default: return 0;
+  }
+}
+
+/* `v`: what the expectation compares with, typed as its kind wants. alive, xapi,
+ * shares, writeable and their negations compare with nothing. */
+static void put_py_expect(FILE *f, const struct cts_py_expectation *e) {
+  put_str(f, "what", py_expect_name(e->what));
+  if (put_py_expected_list(f, e)) return;
+  switch (e->what) {
+    case CTS_PY_FLAG:
+    case CTS_PY_NOFLAG: put_str(f, "flag", cts_py_flag_names[e->flag]); break;
+    case CTS_PY_NAME: put_str(f, "v", cts_py_capsule_names[e->word]); break;
+    case CTS_PY_DTYPE: put_str(f, "v", cts_py_dtype_name(e->word)); break;
+    case CTS_PY_WORKSTREAM:
+      put_ints(f, "device", e->pair, 2);
+      put_int(f, "v", e->want);
       break;
-    default: put_int(f, "v", e->want); break;
+    case CTS_PY_VERSION:
+    case CTS_PY_DELETED:
+    case CTS_PY_OFFSET: put_int(f, "v", e->want); break;
+    default: break;
   }
 }
 
@@ -253,35 +267,53 @@ static int put_nested(FILE *f, const struct cts_case *c, const struct cts_stmt *
   return 1;
 }
 
-static void put_shape_fields(FILE *f, const struct cts_case *c, const struct cts_stmt *st) {
-  if (put_nested(f, c, st)) return;
+/* The shapes of the statements that make or act on a tensor, a composite or a graph.
+ * RETURN 0 for another shape. */
+static int put_action_fields(FILE *f, const struct cts_stmt *st) {
   switch (cts_stmt_shape(st->kind)) {
-    case CTS_SHAPE_LITERAL: put_literal(f, &st->u.literal); break;
+    case CTS_SHAPE_LITERAL: put_literal(f, &st->u.literal); return 1;
     case CTS_SHAPE_MAKE:
       put_literal(f, &st->u.make.literal);
       put_dl_opts(f, &st->u.make.dl);
-      break;
+      return 1;
     case CTS_SHAPE_OP:
       put_str(f, "op", cts_op_name(st->u.op.op));
-      if (st->u.op.op == TSM_OP_RESHAPE) put_ints(f, "shape", st->u.op.shape, (size_t)st->u.op.ndim);
-      break;
-    case CTS_SHAPE_PACK: put_bool(f, "sorted", st->u.pack.sorted); break;
-    case CTS_SHAPE_COMPONENT: put_int(f, "index", st->u.component.index); break;
+      if (st->u.op.op == TSM_OP_RESHAPE)
+        put_ints(f, "shape", st->u.op.shape, (size_t)st->u.op.ndim);
+      return 1;
+    case CTS_SHAPE_PACK: put_bool(f, "sorted", st->u.pack.sorted); return 1;
+    case CTS_SHAPE_COMPONENT: put_int(f, "index", st->u.component.index); return 1;
     case CTS_SHAPE_EXPORT:
       put_str(f, "form", st->u.export.form == TSM_DLPACK_VERSIONED ? "versioned" : "legacy");
       put_bool(f, "copy", (st->u.export.request & TSM_DLPACK_COPY) != 0);
       put_bool(f, "readonly", (st->u.export.request & TSM_DLPACK_READ_ONLY) != 0);
-      break;
-    case CTS_SHAPE_FLAGS: put_bit_names(f, "flags", cts_graph_flag_names, st->u.graph_flags.bits); break;
-    case CTS_SHAPE_COUNT: put_int(f, "want", st->u.count.want); break;
-    case CTS_SHAPE_TRUTH: put_bool(f, "holds", st->u.truth.holds); break;
-    case CTS_SHAPE_STATE: put_state(f, st->u.state.want); break;
+      return 1;
+    case CTS_SHAPE_FLAGS:
+      put_bit_names(f, "flags", cts_graph_flag_names, st->u.graph_flags.bits);
+      return 1;
+    default: return 0;
+  }
+}
+
+/* The shapes of the expectations of a .tsm case. RETURN 0 for another shape. */
+static int put_expect_fields(FILE *f, const struct cts_stmt *st) {
+  switch (cts_stmt_shape(st->kind)) {
+    case CTS_SHAPE_COUNT: put_int(f, "want", st->u.count.want); return 1;
+    case CTS_SHAPE_TRUTH: put_bool(f, "holds", st->u.truth.holds); return 1;
+    case CTS_SHAPE_STATE: put_state(f, st->u.state.want); return 1;
     case CTS_SHAPE_VALUES:
       if (st->u.values.unspecified) put_bool(f, "unspecified", 1);
       else put_numbers(f, "values", st->u.values.v, st->u.values.n);
-      break;
-    case CTS_SHAPE_DIMS: put_ints(f, "shape", st->u.dims.shape, (size_t)st->u.dims.ndim); break;
-    case CTS_SHAPE_STATS: put_stats(f, st); break;
+      return 1;
+    case CTS_SHAPE_DIMS: put_ints(f, "shape", st->u.dims.shape, (size_t)st->u.dims.ndim); return 1;
+    case CTS_SHAPE_STATS: put_stats(f, st); return 1;
+    default: return 0;
+  }
+}
+
+/* The shapes of the capsule-level statements (.pytsm) but `expect error`'s. */
+static void put_capsule_fields(FILE *f, const struct cts_stmt *st) {
+  switch (cts_stmt_shape(st->kind)) {
     case CTS_SHAPE_PY_EXPORT: put_py_export(f, &st->u.py_export); break;
     case CTS_SHAPE_PY_EXPECT: put_py_expect(f, &st->u.py_expect); break;
     case CTS_SHAPE_PY_XAPI: put_py_xapi(f, &st->u.py_xapi); break;
@@ -302,6 +334,11 @@ static void put_shape_fields(FILE *f, const struct cts_case *c, const struct cts
       break;
     default: break;
   }
+}
+
+static void put_shape_fields(FILE *f, const struct cts_case *c, const struct cts_stmt *st) {
+  if (put_nested(f, c, st) || put_action_fields(f, st) || put_expect_fields(f, st)) return;
+  put_capsule_fields(f, st);
 }
 
 static void put_stmt(FILE *f, const struct cts_case *c, const struct cts_stmt *st) {

@@ -79,31 +79,42 @@ static int read_number(struct parser *p, int lineno, struct tok *t) {
   return bad || !isfinite(t->num) ? -1 : 0;
 }
 
-/* The token starting at line[i]; RETURN its end, or 0 after failing. */
-static size_t scan_token(struct parser *p, const char *line, size_t len, size_t i, int lineno,
-                         struct tok *t) {
-  char ch = line[i];
+/* The line being cut into tokens, and its number. */
+struct line_text {
+  const char *s;
+  size_t len;
+  int lineno;
+};
+
+/* The length of the punctuation at s[i]: `==` and `<=`, one of `[],={}:|`, and in a
+ * capsule-level case `(` and `)`; 0 when there is none. */
+static size_t punct_len(const struct parser *p, const struct line_text *l, size_t i) {
+  char ch = l->s[i];
+  if ((ch == '=' || ch == '<') && i + 1 < l->len && l->s[i + 1] == '=') return 2;
+  return strchr("[],={}:|", ch) || (p->c->capsule_level && strchr("()", ch)) ? 1 : 0;
+}
+
+/* The token starting at s[i]; RETURN its end, or 0 after failing. */
+static size_t scan_token(struct parser *p, const struct line_text *l, size_t i, struct tok *t) {
+  char ch = l->s[i];
   size_t j;
-  t->s = line + i;
+  t->s = l->s + i;
   t->col = (int)i + 1;
   if (isalpha((unsigned char)ch) || ch == '_') {
     t->kind = T_WORD;
-    j = scan_word(line, len, i);
+    j = scan_word(l->s, l->len, i);
   } else if (isdigit((unsigned char)ch) || ch == '-' || ch == '+' || ch == '.') {
     t->kind = T_NUM;
-    j = scan_number(line, len, i);
-  } else if ((ch == '=' || ch == '<') && i + 1 < len && line[i + 1] == '=') {
+    j = scan_number(l->s, l->len, i);
+  } else if ((j = punct_len(p, l, i)) != 0) {
     t->kind = T_PUNCT;
-    j = i + 2;
-  } else if (strchr("[],={}:|", ch) || (p->c->capsule_level && strchr("()", ch))) {
-    t->kind = T_PUNCT;
-    j = i + 1;
+    j += i;
   } else {
-    fail_at(p, lineno, (int)i + 1, "unexpected character '%c'", ch);
+    fail_at(p, l->lineno, (int)i + 1, "unexpected character '%c'", ch);
     return 0;
   }
   t->len = j - i;
-  if (t->kind == T_NUM && read_number(p, lineno, t)) return 0;
+  if (t->kind == T_NUM && read_number(p, l->lineno, t)) return 0;
   return j;
 }
 
@@ -111,6 +122,7 @@ int tokenize(struct parser *p, const char *line, size_t len, int lineno, struct 
   lt->n = 0;
   lt->pos = 0;
   lt->line = lineno;
+  const struct line_text text = {line, len, lineno};
   size_t i = 0;
   while (i < len && line[i] != '#') {
     if (isspace((unsigned char)line[i])) {
@@ -121,7 +133,7 @@ int tokenize(struct parser *p, const char *line, size_t len, int lineno, struct 
       fail_at(p, lineno, (int)i + 1, "line has more than %d tokens", MAX_TOKS);
       return -1;
     }
-    i = scan_token(p, line, len, i, lineno, &lt->t[lt->n++]);
+    i = scan_token(p, &text, i, &lt->t[lt->n++]);
     if (i == 0) return -1;
   }
   lt->t[lt->n].kind = T_END;

@@ -33,47 +33,6 @@ static int next_line(struct text_cursor *tc, const char **s, size_t *len) {
   return 1;
 }
 
-static int parse_list(struct parser *p, const char *s, size_t len, int line, int col0,
-                      char ***items, size_t *n, int **cols) {
-  size_t cap = 0, capc = 0, nc = 0;
-  size_t i = 0;
-  while (i < len && isspace((unsigned char)s[i])) i++;
-  if (i >= len || s[i] != '[') {
-    fail_at(p, line, col0 + (int)i, "expected a list '[a, b]'");
-    return -1;
-  }
-  i++;
-  for (;;) {
-    while (i < len && isspace((unsigned char)s[i])) i++;
-    if (i < len && s[i] == ']' && *n == 0) {
-      i++;
-      break;
-    }
-    size_t start = i;
-    while (i < len && s[i] != ',' && s[i] != ']') i++;
-    size_t end = i;
-    while (end > start && isspace((unsigned char)s[end - 1])) end--;
-    if (end == start) {
-      fail_at(p, line, col0 + (int)start, "empty list item");
-      return -1;
-    }
-    CTS_PUSH(*items, *n, cap, cts_xstrndup(s + start, end - start));
-    if (cols) CTS_PUSH(*cols, nc, capc, col0 + (int)start);
-    if (i >= len) {
-      fail_at(p, line, col0 + (int)i, "unterminated list: expected ']'");
-      return -1;
-    }
-    if (s[i++] == ']') break;
-  }
-  while (i < len && isspace((unsigned char)s[i])) i++;
-  if (i < len) {
-    fail_at(p, line, col0 + (int)i, "unexpected text after the list");
-    return -1;
-  }
-  return 0;
-}
-
-
 /* The value of one `key: value` line. */
 struct fm_value {
   const char *raw;  /* after the colon */
@@ -96,6 +55,58 @@ struct fm_seen {
   int line[FM_N_KEYS];
 };
 
+static size_t skip_space(const struct fm_value *v, size_t i) {
+  while (i < v->raw_len && isspace((unsigned char)v->raw[i])) i++;
+  return i;
+}
+
+/* The end of the list item that starts at raw[start], its trailing blanks left out
+ * (start when it is empty); *i moves to the ',' or ']' after it, or to the end of the value. */
+static size_t list_item_end(const struct fm_value *v, size_t start, size_t *i) {
+  while (*i < v->raw_len && v->raw[*i] != ',' && v->raw[*i] != ']') (*i)++;
+  size_t end = *i;
+  while (end > start && isspace((unsigned char)v->raw[end - 1])) end--;
+  return end;
+}
+
+/* A `[a, b]` value into items (and each item's column into cols, when not NULL). */
+static int parse_list(struct parser *p, const struct fm_value *v, char ***items, size_t *n,
+                      int **cols) {
+  const char *s = v->raw;
+  size_t len = v->raw_len, cap = 0, capc = 0, nc = 0;
+  size_t i = skip_space(v, 0);
+  if (i >= len || s[i] != '[') {
+    fail_at(p, v->line, v->col + (int)i, "expected a list '[a, b]'");
+    return -1;
+  }
+  i++;
+  for (;;) {
+    i = skip_space(v, i);
+    if (i < len && s[i] == ']' && *n == 0) {
+      i++;
+      break;
+    }
+    size_t start = i, end = list_item_end(v, start, &i);
+    if (end == start) {
+      fail_at(p, v->line, v->col + (int)start, "empty list item");
+      return -1;
+    }
+    CTS_PUSH(*items, *n, cap, cts_xstrndup(s + start, end - start));
+    if (cols) CTS_PUSH(*cols, nc, capc, v->col + (int)start);
+    if (i >= len) {
+      fail_at(p, v->line, v->col + (int)i, "unterminated list: expected ']'");
+      return -1;
+    }
+    if (s[i++] == ']') break;
+  }
+  i = skip_space(v, i);
+  if (i < len) {
+    fail_at(p, v->line, v->col + (int)i, "unexpected text after the list");
+    return -1;
+  }
+  return 0;
+}
+
 static int fm_text(struct parser *p, const char *key, const struct fm_value *v, char **out) {
   if (v->len == 0) {
     fail_at(p, v->line, v->col + 1, "empty %s", key);
@@ -107,9 +118,7 @@ static int fm_text(struct parser *p, const char *key, const struct fm_value *v, 
 
 static int fm_clauses(struct parser *p, const struct fm_value *v) {
   struct cts_case *c = p->c;
-  if (parse_list(p, v->raw, v->raw_len, v->line, v->col, &c->clauses, &c->n_clauses,
-                 &c->clause_cols))
-    return -1;
+  if (parse_list(p, v, &c->clauses, &c->n_clauses, &c->clause_cols)) return -1;
   size_t nl = 0, capl = 0;
   for (size_t i = 0; i < c->n_clauses; i++) {
     CTS_PUSH(c->clause_lines, nl, capl, v->line);
@@ -130,8 +139,7 @@ static int fm_clauses(struct parser *p, const struct fm_value *v) {
 
 static int fm_requires(struct parser *p, const struct fm_value *v) {
   struct cts_case *c = p->c;
-  int *cols = NULL, rc = parse_list(p, v->raw, v->raw_len, v->line, v->col, &c->requires,
-                                    &c->n_requires, &cols);
+  int *cols = NULL, rc = parse_list(p, v, &c->requires, &c->n_requires, &cols);
   for (size_t i = 0; rc == 0 && i < c->n_requires; i++) {
     if (!cts_family_cap(c->requires[i])) {
       fail_at(p, v->line, cols[i], "unknown family '%s'", c->requires[i]);
@@ -149,8 +157,7 @@ static int fm_roles(struct parser *p, int key_col, const struct fm_value *v) {
     fail_at(p, v->line, key_col, "'roles' belongs to capsule-level .pytsm cases");
     return -1;
   }
-  int *cols = NULL, rc = parse_list(p, v->raw, v->raw_len, v->line, v->col, &c->roles,
-                                    &c->n_roles, &cols);
+  int *cols = NULL, rc = parse_list(p, v, &c->roles, &c->n_roles, &cols);
   for (size_t i = 0; rc == 0 && i < c->n_roles; i++) {
     if (strcmp(c->roles[i], "producer") && strcmp(c->roles[i], "consumer")) {
       fail_at(p, v->line, cols[i], "unknown role '%s' (producer or consumer)", c->roles[i]);
@@ -187,9 +194,9 @@ static int fm_value(struct parser *p, int id, int key_col, const struct fm_value
   case FM_REQUIRES: return fm_requires(p, v);
   case FM_ROLES: return fm_roles(p, key_col, v);
   case FM_DEVICES:
-    return parse_list(p, v->raw, v->raw_len, v->line, v->col, &c->devices, &c->n_devices, NULL);
+    return parse_list(p, v, &c->devices, &c->n_devices, NULL);
   case FM_TAGS:
-    return parse_list(p, v->raw, v->raw_len, v->line, v->col, &c->tags, &c->n_tags, NULL);
+    return parse_list(p, v, &c->tags, &c->n_tags, NULL);
   default: return fm_timeout(p, v);
   }
 }

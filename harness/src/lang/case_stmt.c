@@ -159,11 +159,17 @@ static int use_a(struct parser *p, struct line_toks *lt, struct cts_stmt *st, in
   return (st->a = use_name(p, lt, kind)) < 0 ? -1 : 0;
 }
 
-/* `A WORD B`: a resource, the joining word, and a symbol of kind b_kind. */
-static int use_a_word_b(struct parser *p, struct line_toks *lt, struct cts_stmt *st, int a_kind,
-                        const char *word, int b_kind) {
-  if (use_a(p, lt, st, a_kind) || expect_punct(p, lt, word)) return -1;
-  return (st->b = use_name(p, lt, b_kind)) < 0 ? -1 : 0;
+/* The operands `A WORD B`: A of a_kind, the joining word, B of b_kind. */
+struct a_word_b {
+  int a_kind;
+  const char *word;
+  int b_kind;
+};
+
+static int use_a_word_b(struct parser *p, struct line_toks *lt, struct cts_stmt *st,
+                        const struct a_word_b *form) {
+  if (use_a(p, lt, st, form->a_kind) || expect_punct(p, lt, form->word)) return -1;
+  return (st->b = use_name(p, lt, form->b_kind)) < 0 ? -1 : 0;
 }
 
 static int parse_nothing(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
@@ -304,7 +310,9 @@ static int parse_op(struct parser *p, struct line_toks *lt, struct cts_stmt *st)
 }
 
 static int parse_attach(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
-  if (use_a_word_b(p, lt, st, CTS_SYM_RESOURCE, "to", CTS_SYM_MANAGER | CTS_SYM_SCOPE)) return -1;
+  static const struct a_word_b to_holder = {CTS_SYM_RESOURCE, "to",
+                                            CTS_SYM_MANAGER | CTS_SYM_SCOPE};
+  if (use_a_word_b(p, lt, st, &to_holder)) return -1;
   st->kind = p->c->syms[st->b].kind == CTS_SYM_SCOPE ? CTS_SCOPE_ATTACH : CTS_ATTACH;
   return 0;
 }
@@ -320,11 +328,13 @@ static int parse_detach(struct parser *p, struct line_toks *lt, struct cts_stmt 
 }
 
 static int parse_borrow(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
-  return use_a_word_b(p, lt, st, CTS_SYM_RESOURCE, "into", CTS_SYM_MANAGER);
+  static const struct a_word_b into_manager = {CTS_SYM_RESOURCE, "into", CTS_SYM_MANAGER};
+  return use_a_word_b(p, lt, st, &into_manager);
 }
 
 static int parse_ret(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
-  return use_a_word_b(p, lt, st, CTS_SYM_RESOURCE, "from", CTS_SYM_MANAGER);
+  static const struct a_word_b from_manager = {CTS_SYM_RESOURCE, "from", CTS_SYM_MANAGER};
+  return use_a_word_b(p, lt, st, &from_manager);
 }
 
 /* `release A`: a resource, or a graph. */
@@ -412,7 +422,8 @@ static int parse_component(struct parser *p, struct line_toks *lt, struct cts_st
 /* ---- DLPack -------------------------------------------------------------------------- */
 
 static int parse_import(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
-  return use_a_word_b(p, lt, st, CTS_SYM_DLPACK, "into", CTS_SYM_MANAGER);
+  static const struct a_word_b into_manager = {CTS_SYM_DLPACK, "into", CTS_SYM_MANAGER};
+  return use_a_word_b(p, lt, st, &into_manager);
 }
 
 static int parse_form(struct parser *p, struct line_toks *lt, int *form) {
@@ -578,6 +589,28 @@ static int make_buffer_within_limit(struct parser *p, struct line_toks *lt, int 
   return -1;
 }
 
+/* The options of a make that only make sense together: padded and a sub-byte dtype of
+ * the versioned form, a sub-byte dtype compact, as many values as the shape has elements. */
+static int make_options_agree(struct parser *p, struct line_toks *lt, const struct cts_stmt *st) {
+  const struct cts_dl_opts *dl = &st->u.make.dl;
+  const struct cts_literal *lit = &st->u.make.literal;
+  if (dl->padded && (dl->form != TSM_DLPACK_VERSIONED || !dl->bits || dl->bits * dl->lanes >= 8)) {
+    fail_at(p, lt->line, st->col, "padded is a flag of the versioned form, for a sub-byte "
+            "dtype (dtype f4)");
+    return -1;
+  }
+  if (dl->bits && dl->bits * dl->lanes < 8 && dl->n_strides) {
+    fail_at(p, lt->line, st->col, "a sub-byte dtype is compact: no strides");
+    return -1;
+  }
+  if (lit->fill == CTS_VALUES && (int64_t)lit->nvals != cts_opsem_literal_elems(lit->ndim, lit->shape)) {
+    fail_at(p, lt->line, st->col, "%zu values for a shape of %lld elements", lit->nvals,
+            (long long)cts_opsem_literal_elems(lit->ndim, lit->shape));
+    return -1;
+  }
+  return 0;
+}
+
 /* `make FORM SHAPE [f32|i32] OPTIONS...`, the options in any order. */
 static int parse_make(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   struct cts_dl_opts *dl = &st->u.make.dl;
@@ -595,22 +628,8 @@ static int parse_make(struct parser *p, struct line_toks *lt, struct cts_stmt *s
   while (peek(lt)->kind != T_END)
     if (option_once(p, lt, seen, &n_seen) || parse_make_option(p, lt, st)) return -1;
   if (literal_within_limit(p, lt, shape_col, lit, 1) ||
-      make_buffer_within_limit(p, lt, shape_col, st))
+      make_buffer_within_limit(p, lt, shape_col, st) || make_options_agree(p, lt, st))
     return -1;
-  if (dl->padded && (dl->form != TSM_DLPACK_VERSIONED || !dl->bits || dl->bits * dl->lanes >= 8)) {
-    fail_at(p, lt->line, st->col, "padded is a flag of the versioned form, for a sub-byte "
-            "dtype (dtype f4)");
-    return -1;
-  }
-  if (dl->bits && dl->bits * dl->lanes < 8 && dl->n_strides) {
-    fail_at(p, lt->line, st->col, "a sub-byte dtype is compact: no strides");
-    return -1;
-  }
-  if (lit->fill == CTS_VALUES && (int64_t)lit->nvals != cts_opsem_literal_elems(lit->ndim, lit->shape)) {
-    fail_at(p, lt->line, st->col, "%zu values for a shape of %lld elements", lit->nvals,
-            (long long)cts_opsem_literal_elems(lit->ndim, lit->shape));
-    return -1;
-  }
   if (!dl->bits) p->c->dtypes_used |= 1u << lit->dtype; /* what an import creates */
   return literal_in_range(p, lt, st->col, lit);
 }
@@ -953,6 +972,49 @@ static int parse_py_expected(struct parser *p, struct line_toks *lt, struct cts_
   }
 }
 
+/* The expectation's kind: its word, and after `not` the word it negates (`not shares`,
+ * `not writeable`, `not flag`). */
+static int read_py_expect_what(struct parser *p, struct line_toks *lt,
+                               struct cts_py_expectation *e) {
+  for (int i = 0; cts_py_expect_names[i]; i++)
+    if (tok_is(p->verb, cts_py_expect_names[i])) e->what = i;
+  if (e->what != CTS_PY_NOFLAG) return 0;
+  if (tok_is(peek(lt), "shares")) {
+    next(lt);
+    e->what = CTS_PY_NOSHARES;
+  } else if (tok_is(peek(lt), "writeable")) {
+    next(lt);
+    e->what = CTS_PY_NOWRITEABLE;
+  } else if (expect_punct(p, lt, "flag")) {
+    return -1;
+  }
+  return 0;
+}
+
+/* What follows X: `shares`'s second operand, a flag's name, a workstream's device, and
+ * `== V` where the kind compares with a value. */
+static int parse_py_expect_rest(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
+  struct cts_py_expectation *e = &st->u.py_expect;
+  switch (e->what) {
+    case CTS_PY_SHARES:
+    case CTS_PY_NOSHARES: /* `shares A T` */
+      return (st->b = use_name(p, lt, CTS_SYM_TENSOR | CTS_SYM_ARRAY | CTS_SYM_CAPSULE)) < 0 ? -1 : 0;
+    case CTS_PY_FLAG:
+    case CTS_PY_NOFLAG:
+      e->flag = pick_word(p, lt, cts_py_flag_names, "expected copied or readonly");
+      return e->flag < 0 ? -1 : 0;
+    case CTS_PY_WRITEABLE:
+    case CTS_PY_NOWRITEABLE:
+    case CTS_PY_ALIVE:
+    case CTS_PY_XAPI: return 0;
+    case CTS_PY_WORKSTREAM:
+      if (parse_pair(p, lt, e->pair)) return -1;
+      break;
+    default: break;
+  }
+  return parse_py_expected(p, lt, st);
+}
+
 /* `expect WHAT X ...`: what X must be, and what follows it. */
 static int parse_py_expect(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
   static const int kinds[CTS_N_PY_EXPECTS] = {
@@ -962,27 +1024,8 @@ static int parse_py_expect(struct parser *p, struct line_toks *lt, struct cts_st
       CTS_SYM_ARRAY,   CTS_SYM_ARRAY,   CTS_SYM_ARRAY,    CTS_SYM_ARRAY,  CTS_SYM_TENSOR,
       CTS_SYM_ARRAY,   CTS_SYM_TENSOR};
   struct cts_py_expectation *e = &st->u.py_expect;
-  for (int i = 0; cts_py_expect_names[i]; i++)
-    if (tok_is(p->verb, cts_py_expect_names[i])) e->what = i;
-  if (e->what == CTS_PY_NOFLAG && tok_is(peek(lt), "shares")) {
-    next(lt);
-    e->what = CTS_PY_NOSHARES;
-  } else if (e->what == CTS_PY_NOFLAG && tok_is(peek(lt), "writeable")) {
-    next(lt);
-    e->what = CTS_PY_NOWRITEABLE;
-  } else if (e->what == CTS_PY_NOFLAG && expect_punct(p, lt, "flag")) {
-    return -1;
-  }
-  if (use_a(p, lt, st, kinds[e->what])) return -1;
-  if (e->what == CTS_PY_SHARES || e->what == CTS_PY_NOSHARES) /* `shares A T` */
-    return (st->b = use_name(p, lt, CTS_SYM_TENSOR | CTS_SYM_ARRAY | CTS_SYM_CAPSULE)) < 0 ? -1 : 0;
-  if (e->what == CTS_PY_FLAG || e->what == CTS_PY_NOFLAG) {
-    e->flag = pick_word(p, lt, cts_py_flag_names, "expected copied or readonly");
-    return e->flag < 0 ? -1 : 0;
-  }
-  if (e->what == CTS_PY_WORKSTREAM && parse_pair(p, lt, e->pair)) return -1;
-  if (e->what == CTS_PY_WRITEABLE || e->what == CTS_PY_NOWRITEABLE) return 0;
-  return e->what == CTS_PY_ALIVE || e->what == CTS_PY_XAPI ? 0 : parse_py_expected(p, lt, st);
+  if (read_py_expect_what(p, lt, e) || use_a(p, lt, st, kinds[e->what])) return -1;
+  return parse_py_expect_rest(p, lt, st);
 }
 
 /* ---- graphs -------------------------------------------------------------------------- */
@@ -1164,11 +1207,19 @@ static int parse_eq_name(struct parser *p, struct line_toks *lt, struct cts_stmt
   return (st->b = use_name_or_none(p, lt, kind)) == -1 ? -1 : 0;
 }
 
-/* `OP N` into the count, after `A` of a_kind when a_kind is not 0. */
-static int parse_count(struct parser *p, struct line_toks *lt, struct cts_stmt *st, int a_kind,
-                       const char *op, const char *what) {
-  if ((a_kind && use_a(p, lt, st, a_kind)) || expect_punct(p, lt, op)) return -1;
-  return parse_int(p, lt, 0, &st->u.count.want, what);
+/* A count expectation `[A] OP N`: A of a_kind (none when a_kind is 0), the comparison,
+ * and what N is, for messages. */
+struct count_form {
+  int a_kind;
+  const char *op;
+  const char *what;
+};
+
+static int parse_count(struct parser *p, struct line_toks *lt, struct cts_stmt *st,
+                       const struct count_form *form) {
+  if ((form->a_kind && use_a(p, lt, st, form->a_kind)) || expect_punct(p, lt, form->op))
+    return -1;
+  return parse_int(p, lt, 0, &st->u.count.want, form->what);
 }
 
 static int parse_expect_holder(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
@@ -1188,23 +1239,28 @@ static int parse_expect_valid(struct parser *p, struct line_toks *lt, struct cts
 }
 
 static int parse_expect_mgr_count(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
-  return parse_count(p, lt, st, CTS_SYM_MANAGER, "==", "a count");
+  static const struct count_form count = {CTS_SYM_MANAGER, "==", "a count"};
+  return parse_count(p, lt, st, &count);
 }
 
 static int parse_expect_members(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
-  return parse_count(p, lt, st, CTS_SYM_SCOPE, "==", "a member count");
+  static const struct count_form members = {CTS_SYM_SCOPE, "==", "a member count"};
+  return parse_count(p, lt, st, &members);
 }
 
 static int parse_expect_bytes(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
-  return parse_count(p, lt, st, 0, "==", "a byte count");
+  static const struct count_form bytes = {0, "==", "a byte count"};
+  return parse_count(p, lt, st, &bytes);
 }
 
 static int parse_expect_deleted(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
-  return parse_count(p, lt, st, CTS_SYM_DLPACK, "==", "a count");
+  static const struct count_form deleted = {CTS_SYM_DLPACK, "==", "a count"};
+  return parse_count(p, lt, st, &deleted);
 }
 
 static int parse_expect_planned(struct parser *p, struct line_toks *lt, struct cts_stmt *st) {
-  return parse_count(p, lt, st, CTS_SYM_GRAPH, "<=", "a byte count");
+  static const struct count_form planned = {CTS_SYM_GRAPH, "<=", "a byte count"};
+  return parse_count(p, lt, st, &planned);
 }
 
 /* `expect state X == S`: the row follows X's kind (a manager, a scope or a graph). */
@@ -1341,21 +1397,30 @@ static int fail_unknown(struct parser *p, struct line_toks *lt, const struct tok
   return -1;
 }
 
+/* The names a binding `KIND NAME[, ...] = ...` binds: their kind, where each is in the
+ * line's tokens, and whether they are bound (0 inside `expect error`). */
+struct bound_names {
+  int kind;
+  int pos[3];
+  int n;
+  int binds;
+};
+
 /* The names before `=`: one, or up to three for a node (svd binds U, S, Vt). */
-static int read_bound_names(struct parser *p, struct line_toks *lt, int kind, int *pos, int *n) {
-  *n = 0;
+static int read_bound_names(struct parser *p, struct line_toks *lt, struct bound_names *bn) {
+  bn->n = 0;
   for (;;) {
-    if (*n == 3) {
+    if (bn->n == 3) {
       fail_at(p, lt->line, peek(lt)->col, "at most three names");
       return -1;
     }
-    pos[(*n)++] = lt->pos;
+    bn->pos[bn->n++] = lt->pos;
     struct tok *name = next(lt);
     if (!valid_name(name)) {
       fail_at(p, lt->line, name->col, "expected a name%s", name->kind == T_END ? " at end of line" : "");
       return -1;
     }
-    if (kind != CTS_SYM_NODE || !tok_is(peek(lt), ",")) return 0;
+    if (bn->kind != CTS_SYM_NODE || !tok_is(peek(lt), ",")) return 0;
     next(lt);
   }
 }
@@ -1374,16 +1439,16 @@ static int unbound_name(struct parser *p, struct line_toks *lt, int kind) {
 
 /* Binds the names once the right-hand side is read, so that `tensor x = add x x` uses the
  * old x. */
-static int bind_names(struct parser *p, struct line_toks *lt, struct cts_stmt *st, int kind,
-                      const int *pos, int n, int binds) {
+static int bind_names(struct parser *p, struct line_toks *lt, struct cts_stmt *st,
+                      const struct bound_names *bn) {
   int end_pos = lt->pos;
   size_t cap = 0;
-  for (int i = 0; i < n; i++) {
-    lt->pos = pos[i];
-    int sym = binds ? bind_name(p, lt, kind) : unbound_name(p, lt, kind);
-    if (sym < (binds ? 0 : -1)) return -1;
+  for (int i = 0; i < bn->n; i++) {
+    lt->pos = bn->pos[i];
+    int sym = bn->binds ? bind_name(p, lt, bn->kind) : unbound_name(p, lt, bn->kind);
+    if (sym < (bn->binds ? 0 : -1)) return -1;
     if (i == 0) st->dst = sym;
-    if (n == 3) CTS_PUSH(st->list, st->n_list, cap, sym);
+    if (bn->n == 3) CTS_PUSH(st->list, st->n_list, cap, sym);
   }
   lt->pos = end_pos;
   return 0;
@@ -1391,9 +1456,8 @@ static int bind_names(struct parser *p, struct line_toks *lt, struct cts_stmt *s
 
 /* `KIND NAME[, ...] = VERB ...` */
 static int parse_binding(struct parser *p, struct line_toks *lt, struct cts_stmt *st,
-                         const struct tok *lead, int kind, int binds) {
-  int pos[3], n;
-  if (read_bound_names(p, lt, kind, pos, &n) || expect_punct(p, lt, "=")) return -1;
+                         const struct tok *lead, struct bound_names *bn) {
+  if (read_bound_names(p, lt, bn) || expect_punct(p, lt, "=")) return -1;
   struct tok *verb = next(lt);
   const struct stmt_row *row = find_row(p, lead, verb, CTS_CLASS_ACTION, 0);
   if (!row) {
@@ -1406,19 +1470,19 @@ static int parse_binding(struct parser *p, struct line_toks *lt, struct cts_stmt
   p->verb = verb;
   if (run_row(p, lt, st, row)) return -1;
   int want = st->kind == CTS_G_OP && st->u.op.op == TSM_OP_SVD ? 3 : 1;
-  if (n != want) {
+  if (bn->n != want) {
     fail_at(p, lt->line, verb->col, "'%.*s' binds %d name%s", (int)verb->len, verb->s, want,
             want == 1 ? "" : "s");
     return -1;
   }
-  return bind_names(p, lt, st, kind, pos, n, binds);
+  return bind_names(p, lt, st, bn);
 }
 
 int parse_action(struct parser *p, struct line_toks *lt, struct cts_stmt *st, int binds) {
   struct tok *kw = next(lt);
   st->dst = st->a = st->b = st->out = -1;
-  int kind = binding_kind(p, kw);
-  if (kind) return parse_binding(p, lt, st, kw, kind, binds);
+  struct bound_names bn = {.kind = binding_kind(p, kw), .binds = binds};
+  if (bn.kind) return parse_binding(p, lt, st, kw, &bn);
   const struct stmt_row *row = find_row(p, kw, NULL, CTS_CLASS_ACTION, 0);
   if (row && !row->binds) {
     p->verb = kw;

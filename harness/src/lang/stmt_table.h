@@ -38,9 +38,11 @@
  *     .about   one line: what the statement does
  *   PARSE    parses the words after LEAD/VERB (case_stmt.c)
  *   MODEL    the model's side of a generic action (cts_model_fn), cts__model_none if EXEC
- *            does both sides itself
+ *            does both sides itself and a `parallel` block cannot run the row
  *   ADAPTER  the adapter's side of a generic action (cts_adapter_fn), cts__adapter_none
- *   EXEC     runs the statement (cts_exec_fn): cts__exec_action for generic actions
+ *   EXEC     runs the statement (cts_exec_fn): cts__exec_action for generic actions; a
+ *            row with its own EXEC and both halves (DLPack) composes them in it, with
+ *            the checks only it makes, and a `parallel` block runs the halves apart
  *   WRITER   the generator's writer of one line of the row (gen_write.c); BLOCK_WRITER
  *            the writer of a whole block; NO_WRITER("why") where the generator does not
  *            draw the row, and why. A row with a writer must have a .clause
@@ -299,25 +301,25 @@
   ROW(DL_EXPORT, KEY(30),                                                                           \
       DATA(.cls = CTS_CLASS_ACTION, .lead = "dlpack", .verb = "export",                             \
            .binds = CTS_SYM_DLPACK, .family = CTS_FAMILY_DLPACK, .cap = TSM_CAP_DLPACK_C,           \
-           .shape = CTS_SHAPE_EXPORT, .made = CTS_MADE_NOTHING, .clause = "DLP.EXPORT.1",           \
+           .shape = CTS_SHAPE_EXPORT, .made = CTS_MADE_FAMILY, .clause = "DLP.EXPORT.1",            \
            .syntax = "dlpack X = export T versioned|legacy [copy] [readonly]",                      \
            .about = "the implementation exports T; the judge owns X and checks every field and element"), \
-      PARSE(parse_export), MODEL(cts__model_none), ADAPTER(cts__adapter_none),                      \
+      PARSE(parse_export), MODEL(cts__model_dl_export), ADAPTER(cts__adapter_dl_export),            \
       EXEC(cts__exec_dl_export), WRITER(w_export))                                                  \
   ROW(DL_MAKE, KEY(31),                                                                             \
       DATA(.cls = CTS_CLASS_ACTION, .lead = "dlpack", .verb = "make", .binds = CTS_SYM_DLPACK,      \
            .family = CTS_FAMILY_DLPACK, .cap = TSM_CAP_DLPACK_C, .shape = CTS_SHAPE_MAKE,           \
-           .made = CTS_MADE_NOTHING, .clause = "DLP.IMPORT.1",                                      \
+           .made = CTS_MADE_FAMILY, .clause = "DLP.IMPORT.1",                                       \
            .syntax = "dlpack X = make versioned|legacy SHAPE [DTYPE] [OPTIONS]",                    \
            .about = "the judge produces a managed tensor with a counting deleter"),                 \
-      PARSE(parse_make), MODEL(cts__model_none), ADAPTER(cts__adapter_none),                        \
+      PARSE(parse_make), MODEL(cts__model_dl_make), ADAPTER(cts__adapter_dl_make),                  \
       EXEC(cts__exec_dl_make), WRITER(w_make))                                                      \
   ROW(DL_IMPORT, KEY(32),                                                                           \
       DATA(.cls = CTS_CLASS_ACTION, .lead = "tensor", .verb = "import",                             \
            .binds = CTS_SYM_TENSOR, .family = CTS_FAMILY_DLPACK, .cap = TSM_CAP_DLPACK_C,           \
            .shape = CTS_SHAPE_OPERANDS, .made = CTS_MADE_TENSOR, .clause = "DLP.MGR.1",             \
            .syntax = "tensor T = import X into M", .about = "the implementation consumes X"),       \
-      PARSE(parse_import), MODEL(cts__model_none), ADAPTER(cts__adapter_none),                      \
+      PARSE(parse_import), MODEL(cts__model_dl_import), ADAPTER(cts__adapter_dl_import),            \
       EXEC(cts__exec_dl_import), WRITER(w_import))                                                  \
   ROW(DL_OUTLIVE, KEY(33),                                                                          \
       DATA(.cls = CTS_CLASS_ACTION, .lead = "outlive", .verb = NULL, .binds = 0,                    \
@@ -330,8 +332,8 @@
       DATA(.cls = CTS_CLASS_ACTION, .lead = "drop", .verb = NULL, .binds = 0,                       \
            .family = CTS_FAMILY_DLPACK, .cap = TSM_CAP_DLPACK_C, .shape = CTS_SHAPE_OPERANDS,       \
            .made = CTS_MADE_NOTHING, .clause = "DLP.DEL.1", .syntax = "drop X",                     \
-           .about = "the judge, as X's owner, runs its deleter"),                                   \
-      PARSE(parse_use_dlpack), MODEL(cts__model_none), ADAPTER(cts__adapter_none),                  \
+           .about = "the judge, as X's owner, runs its deleter on the thread that runs the statement"), \
+      PARSE(parse_use_dlpack), MODEL(cts__model_dl_drop), ADAPTER(cts__adapter_dl_drop),            \
       EXEC(cts__exec_dl_drop), WRITER(w_use_dlpack))                                                \
   /* graphs (spec/graphs.md) */                                                                     \
   ROW(G_NEW, KEY(35),                                                                               \

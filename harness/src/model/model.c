@@ -313,11 +313,12 @@ void cts_model_stats(struct cts_model *m, int t, int kind, int64_t out[CTS_N_STA
   cts_model_stats_as(m, t, kind, CTS_VARIANT_A, out);
 }
 
-void cts_model_stats_elsewhere(struct cts_model *m, int t, int kind, int stat, int64_t *here,
-                               int64_t *lent) {
+struct cts_mstat_elsewhere cts_model_stats_elsewhere(struct cts_model *m, int t, int kind,
+                                                     int stat) {
   const struct cts_mthread *th = thread_at(m, t);
-  *here = th->elsewhere[kind][stat - CTS_STAT_ATTACHED];
-  *lent = th->lent[kind][stat - CTS_STAT_ATTACHED];
+  struct cts_mstat_elsewhere e = {th->elsewhere[kind][stat - CTS_STAT_ATTACHED],
+                                  th->lent[kind][stat - CTS_STAT_ATTACHED]};
+  return e;
 }
 
 int cts_model_lender(const struct cts_model *m, int r) {
@@ -420,8 +421,7 @@ static int new_storage(struct cts_model *m, int dtype, int64_t n, double *vals) 
 
 /* A new resource: plain ones register with the thread's current scope (SCOPE.REG.1);
  * components never do (SCOPE.STAT.3). */
-static int new_res(struct cts_model *m, int holder, int storage, int dtype, int ndim,
-                   const int64_t *shape) {
+static int new_res(struct cts_model *m, int holder, int storage, const struct cts_mtype *type) {
   struct cts_mres r;
   memset(&r, 0, sizeof r);
   r.valid = 1;
@@ -430,9 +430,9 @@ static int new_res(struct cts_model *m, int holder, int storage, int dtype, int 
   r.scope = CTS_NONE;
   r.holder = CTS_NONE;
   r.storage = storage;
-  r.dtype = dtype;
-  r.ndim = ndim;
-  memcpy(r.shape, shape, (size_t)ndim * sizeof(int64_t));
+  r.dtype = type->dtype;
+  r.ndim = type->ndim;
+  memcpy(r.shape, type->shape, (size_t)type->ndim * sizeof(int64_t));
   CTS_PUSH(m->res, m->n_res, m->cap_res, r);
   int id = (int)m->n_res - 1;
   set_holder(m, id, holder);
@@ -452,17 +452,18 @@ static int check_addition(const struct cts_model *m, int g) {
   return 0;
 }
 
-int cts_model_create(struct cts_model *m, int g, int dtype, int ndim, const int64_t *shape,
+int cts_model_create(struct cts_model *m, int g, const struct cts_mtype *type,
                      const double *vals, int *out) {
+  int dtype = type->dtype;
   int rc = check_mgr(m, g);
-  if (!rc) rc = cts_opsem_check_desc(dtype, ndim, shape); /* MGR.CREATE.4 */
-  if (!rc) rc = cts_opsem_check_size(dtype, ndim, shape); /* MGR.CREATE.5 */
+  if (!rc) rc = cts_opsem_check_desc(dtype, type->ndim, type->shape); /* MGR.CREATE.4 */
+  if (!rc) rc = cts_opsem_check_size(dtype, type->ndim, type->shape); /* MGR.CREATE.5 */
   if (!rc) rc = check_addition(m, g);
   if (rc) return rc;
-  int64_t n = cts_opsem_elems(ndim, shape);
+  int64_t n = cts_opsem_elems(type->ndim, type->shape);
   double *v = cts_xcalloc((size_t)n, sizeof(double));
   for (int64_t i = 0; vals && i < n; i++) v[i] = cts_opsem_round(dtype, vals[i]);
-  *out = new_res(m, g, new_storage(m, dtype, n, v), dtype, ndim, shape); /* MGR.CREATE.1 */
+  *out = new_res(m, g, new_storage(m, dtype, n, v), type); /* MGR.CREATE.1 */
   register_new(m, *out);
   return 0;
 }
@@ -477,35 +478,57 @@ static struct cts_opsem_tensor operand(const struct cts_model *m, int r) {
 static int new_view(struct cts_model *m, int target, int a, const struct cts_opsem_tensor *out) {
   int s = m->res[a].storage;
   m->st[s].refs++;
-  return new_res(m, target, s, m->res[a].dtype, out->ndim, out->shape);
+  return new_res(m, target, s, &(struct cts_mtype){m->res[a].dtype, out->ndim, out->shape});
 }
 
-int cts_model_op(struct cts_model *m, int op, int a, int b, int ndim, const int64_t *shape,
-                 int out_mgr, int *out) {
-  int rc = check_res(m, a);
-  if (b != CTS_NONE) rc = first_error(rc, check_res(m, b));
+/* MGR.OP.7: a computed result owns new storage holding the operation's elements. */
+static int new_result(struct cts_model *m, int target, const struct cts_mop *call,
+                      const struct cts_opsem_tensor *in, const struct cts_opsem_tensor *res) {
+  double *v = cts_opsem_values(call->op, &in[0], call->b != CTS_NONE ? &in[1] : NULL, res);
+  int s = new_storage(m, res->dtype, cts_opsem_elems(res->ndim, res->shape), v);
+  m->st[s].approx = cts_opsem_approx(call->op, res->dtype);
+  return new_res(m, target, s, &(struct cts_mtype){res->dtype, res->ndim, res->shape});
+}
+
+/* The handles first, any EINVAL before any ERELEASED (ERR.ORDER.1), then a reshape's
+ * target shape. */
+static int op_check_args(const struct cts_model *m, const struct cts_mop *call, int out_mgr) {
+  int rc = check_res(m, call->a);
+  if (call->b != CTS_NONE) rc = first_error(rc, check_res(m, call->b));
   if (out_mgr != CTS_NONE) rc = first_error(rc, check_mgr(m, out_mgr));
   if (rc) return rc;
-  if (op == TSM_OP_RESHAPE && cts_opsem_check_desc(TSM_F32, ndim, shape)) return TSM_EINVAL;
-  int target = out_mgr;                                          /* MGR.OP.3 */
-  if (target == CTS_NONE) target = cts_model_holder(m, a);       /* MGR.OP.1, COMP.UNIT.3 */
-  if (target == CTS_NONE) target = 0;                            /* MGR.OP.2 */
+  if (call->op == TSM_OP_RESHAPE && cts_opsem_check_desc(TSM_F32, call->ndim, call->shape))
+    return TSM_EINVAL;
+  return 0;
+}
+
+/* Where an operation's result goes: out_mgr when given (MGR.OP.3), else a's holder
+ * (MGR.OP.1, a component's is its composite's: COMP.UNIT.3), else the root (MGR.OP.2). */
+static int op_target(const struct cts_model *m, int a, int out_mgr) {
+  int target = out_mgr;
+  if (target == CTS_NONE) target = cts_model_holder(m, a);
+  return target == CTS_NONE ? 0 : target;
+}
+
+int cts_model_op(struct cts_model *m, const struct cts_mop *call, int out_mgr, int *out) {
+  int rc = op_check_args(m, call, out_mgr);
+  if (rc) return rc;
+  int op = call->op, unary = call->b == CTS_NONE;
+  int target = op_target(m, call->a, out_mgr);
   if ((rc = check_addition(m, target))) return rc;               /* MGR.OP.4 */
-  struct cts_opsem_tensor x = operand(m, a), y, res;
-  if (b != CTS_NONE) y = operand(m, b);
+  struct cts_opsem_tensor in[2], res;
+  in[0] = operand(m, call->a);
+  if (!unary) in[1] = operand(m, call->b);
   if (!cts_opsem_offered(op, CTS_OPSEM_MANAGER)) return TSM_EINVAL;
-  rc = cts_opsem_result(op, &x, b != CTS_NONE ? &y : NULL, ndim, shape, &res);
+  rc = cts_opsem_result(op, &in[0], unary ? NULL : &in[1],
+                        &(struct cts_opsem_target){call->ndim, call->shape}, &res);
   if (rc) return rc;                                             /* MGR.OP.8 */
   if (op != TSM_OP_RESHAPE && (rc = cts_opsem_check_size(res.dtype, res.ndim, res.shape)))
     return rc;                                                   /* MGR.CREATE.5 */
-  if (op == TSM_OP_RESHAPE) {
-    *out = new_view(m, target, a, &res);
-  } else {                                                       /* MGR.OP.7 */
-    double *v = cts_opsem_values(op, &x, b != CTS_NONE ? &y : NULL, &res);
-    int s = new_storage(m, res.dtype, cts_opsem_elems(res.ndim, res.shape), v);
-    m->st[s].approx = cts_opsem_approx(op, res.dtype);
-    *out = new_res(m, target, s, res.dtype, res.ndim, res.shape);
-  }
+  if (op == TSM_OP_RESHAPE)
+    *out = new_view(m, target, call->a, &res);
+  else
+    *out = new_result(m, target, call, in, &res);
   register_new(m, *out);
   return 0;
 }
@@ -719,7 +742,7 @@ int cts_model_scope_handover(struct cts_model *m, int sc) {
 
 static int new_composite(struct cts_model *m, int holder) {
   int64_t none[1] = {0};
-  int id = new_res(m, holder, CTS_NONE, TSM_F32, 0, none);
+  int id = new_res(m, holder, CTS_NONE, &(struct cts_mtype){TSM_F32, 0, none});
   m->res[id].kind = TSM_KIND_COMPOSITE;
   return id;
 }
@@ -728,7 +751,8 @@ static int new_composite(struct cts_model *m, int holder) {
  * outside in variant (a); in variant (b) created in the current scope and detached). */
 static int new_component(struct cts_model *m, int c, int dtype, int64_t n, double *vals) {
   int64_t shape[1] = {n};
-  int id = new_res(m, CTS_NONE, new_storage(m, dtype, n, vals), dtype, 1, shape);
+  int s = new_storage(m, dtype, n, vals);
+  int id = new_res(m, CTS_NONE, s, &(struct cts_mtype){dtype, 1, shape});
   m->res[id].composite = c;
   int scoped = m->threads[m->thread].current != CTS_NONE;
   count_component(m, CTS_STAT_CREATED_OUTSIDE,
@@ -756,16 +780,25 @@ static int pack_check(const struct cts_model *m, const int *seqs, size_t n, int 
   return 0;
 }
 
+/* A pack in progress: its n sequences, whether they are promised sorted, and (from
+ * pack_order) their lengths and the packing order, n entries each, owned. */
+struct packing {
+  const int *seqs;
+  size_t n;
+  int sorted;
+  int64_t *len, *order;
+};
+
 /* The sequences' lengths and the packing order (COMP.PACK.1: by decreasing length, ties
  * by increasing index). EINVAL for an empty sequence or, when `sorted` is promised, an
- * increasing length; else 0 with len and order malloc'ed (n entries) for the caller. */
-static int pack_order(const struct cts_model *m, const int *seqs, size_t n, int sorted,
-                      int64_t **len_out, int64_t **order_out) {
+ * increasing length; else 0 with p's len and order malloc'ed for the caller. */
+static int pack_order(const struct cts_model *m, struct packing *p) {
+  size_t n = p->n;
   int64_t *len = cts_xmalloc(n * sizeof(int64_t)), longest = 0;
   for (size_t i = 0; i < n; i++) {
-    len[i] = m->res[seqs[i]].shape[0];
+    len[i] = m->res[p->seqs[i]].shape[0];
     if (len[i] > longest) longest = len[i];
-    if (len[i] < 1 || (sorted && i && len[i] > len[i - 1])) {
+    if (len[i] < 1 || (p->sorted && i && len[i] > len[i - 1])) {
       free(len);
       return TSM_EINVAL;
     }
@@ -775,24 +808,24 @@ static int pack_order(const struct cts_model *m, const int *seqs, size_t n, int 
   for (int64_t l = longest; l >= 1; l--)
     for (size_t i = 0; i < n; i++)
       if (len[i] == l) order[k++] = (int64_t)i;
-  *len_out = len;
-  *order_out = order;
+  p->len = len;
+  p->order = order;
   return 0;
 }
 
 /* The data component (time-major) and the batch sizes per step. */
-static void pack_data(struct cts_model *m, int c, const int *seqs, size_t n, const int64_t *len,
-                      const int64_t *order) {
+static void pack_data(struct cts_model *m, int c, const struct packing *p) {
+  const int64_t *len = p->len, *order = p->order;
   int64_t total = 0, longest = len[order[0]];
-  for (size_t i = 0; i < n; i++) total += len[i];
+  for (size_t i = 0; i < p->n; i++) total += len[i];
   double *data = cts_xcalloc((size_t)total, sizeof(double));
   double *batch = cts_xcalloc((size_t)longest, sizeof(double));
   int64_t at = 0;
   for (int64_t t = 0; t < longest; t++) {
-    for (size_t j = 0; j < n; j++) {
+    for (size_t j = 0; j < p->n; j++) {
       int64_t i = order[j];
       if (len[i] <= t) continue;
-      data[at++] = m->st[m->res[seqs[i]].storage].vals[t];
+      data[at++] = m->st[m->res[p->seqs[i]].storage].vals[t];
       batch[t] += 1;
     }
   }
@@ -801,8 +834,10 @@ static void pack_data(struct cts_model *m, int c, const int *seqs, size_t n, con
 }
 
 /* The sorted and unsorted indices; absent when the input was already sorted. */
-static void pack_indices(struct cts_model *m, int c, size_t n, int sorted, const int64_t *order) {
-  if (sorted) {
+static void pack_indices(struct cts_model *m, int c, const struct packing *p) {
+  size_t n = p->n;
+  const int64_t *order = p->order;
+  if (p->sorted) {
     ids_add(&m->res[c].components, CTS_NONE);
     ids_add(&m->res[c].components, CTS_NONE);
     return;
@@ -819,53 +854,66 @@ static void pack_indices(struct cts_model *m, int c, size_t n, int sorted, const
 
 int cts_model_pack(struct cts_model *m, const int *seqs, size_t n, int sorted, int *out) {
   int target = 0;
-  int64_t *len = NULL, *order = NULL;
+  struct packing p = {seqs, n, sorted, NULL, NULL};
   int rc = pack_check(m, seqs, n, &target);
-  if (!rc) rc = pack_order(m, seqs, n, sorted, &len, &order);
+  if (!rc) rc = pack_order(m, &p);
   if (rc) return rc;
   int c = new_composite(m, target);
-  pack_data(m, c, seqs, n, len, order);
-  pack_indices(m, c, n, sorted, order);
-  free(order);
-  free(len);
+  pack_data(m, c, &p);
+  pack_indices(m, c, &p);
+  free(p.order);
+  free(p.len);
   register_new(m, c);
   *out = c;
   return 0;
 }
 
-int cts_model_list(struct cts_model *m, const int *items, size_t n, int *out) {
+/* COMP.LIST.1's handles: at least one item, each a tensor that is no component. */
+static int list_check_items(const struct cts_model *m, const int *items, size_t n) {
   int rc = n ? 0 : TSM_EINVAL;
   for (size_t i = 0; i < n; i++) {
     int r = items[i];
     if (r == CTS_BOGUS || m->res[r].kind != TSM_KIND_TENSOR || m->res[r].composite != CTS_NONE)
       rc = TSM_EINVAL;
   }
-  if (rc) return rc;
-  /* COMP.LIST.1: among the live items, distinct, one holder, none borrowed; then
-   * ERELEASED for a released one. */
-  int holder = CTS_NONE, first = 1;
+  return rc;
+}
+
+/* COMP.LIST.1: among the live items, distinct, one holder (*holder), none borrowed. */
+static int list_holder(const struct cts_model *m, const int *items, size_t n, int *holder) {
+  int first = 1;
   for (size_t i = 0; i < n; i++) {
     int r = items[i];
     if (!m->res[r].valid) continue;
     for (size_t k = 0; k < i; k++)
       if (items[k] == r) return TSM_EINVAL;
-    if (m->res[r].n_borrows || (!first && m->res[r].holder != holder)) return TSM_EINVAL;
-    holder = m->res[r].holder;
+    if (m->res[r].n_borrows || (!first && m->res[r].holder != *holder)) return TSM_EINVAL;
+    *holder = m->res[r].holder;
     first = 0;
   }
-  for (size_t i = 0; i < n; i++)
-    if ((rc = check_res(m, items[i]))) return rc;
-  if (holder != CTS_NONE && (rc = check_addition(m, holder))) return rc;
+  return 0;
+}
+
+/* Tensor r becomes the next component of composite c: out of its scope (a detach,
+ * SCOPE.STAT.2) and its holder (COMP.UNIT.1). */
+static void make_component(struct cts_model *m, int r, int c) {
+  if (m->res[r].scope != CTS_NONE)
+    count_membership(m, TSM_KIND_TENSOR, CTS_STAT_DETACHED, m->res[r].scope);
+  leave_scope(m, r);
+  set_holder(m, r, CTS_NONE);
+  m->res[r].composite = c;
+  ids_add(&m->res[c].components, r);
+}
+
+int cts_model_list(struct cts_model *m, const int *items, size_t n, int *out) {
+  int holder = CTS_NONE;
+  int rc = list_check_items(m, items, n);
+  if (!rc) rc = list_holder(m, items, n, &holder);
+  for (size_t i = 0; !rc && i < n; i++) rc = check_res(m, items[i]); /* then ERELEASED */
+  if (!rc && holder != CTS_NONE) rc = check_addition(m, holder);
+  if (rc) return rc;
   int c = new_composite(m, holder);
-  for (size_t i = 0; i < n; i++) {
-    int r = items[i];
-    if (m->res[r].scope != CTS_NONE)
-      count_membership(m, TSM_KIND_TENSOR, CTS_STAT_DETACHED, m->res[r].scope);
-    leave_scope(m, r);
-    set_holder(m, r, CTS_NONE);
-    m->res[r].composite = c;
-    ids_add(&m->res[c].components, r);
-  }
+  for (size_t i = 0; i < n; i++) make_component(m, items[i], c);
   register_new(m, c);
   *out = c;
   return 0;
@@ -946,9 +994,9 @@ static void dl_consumed_now(struct cts_model *m, int x) {
   touch_dl(m, (int)(d - m->dls));
 }
 
-static int dl_import_check(const struct cts_model *m, const struct cts_mdl *d) {
-  if (!d->judge_made) return 0; /* an export of this session is well formed */
-  const struct cts_mdl_desc *k = &d->desc;
+/* The tensor's own form: its version (DLP.IMPORT.1), then its shape, data and strides
+ * (DLP.IMPORT.9, DLP.IMPORT.4). */
+static int dl_form_check(const struct cts_mdl_desc *k) {
   if (k->form == TSM_DLPACK_VERSIONED && k->major != 1) return TSM_EVERSION; /* DLP.IMPORT.1 */
   if (k->ndim > TSM_MAX_DIMS) return TSM_EDLPACK;                       /* DLP.IMPORT.9 */
   for (int i = 0; i < k->ndim; i++)
@@ -956,6 +1004,14 @@ static int dl_import_check(const struct cts_model *m, const struct cts_mdl *d) {
   if (k->null_data && cts_opsem_elems(k->ndim, k->shape) > 0) return TSM_EDLPACK;
   if (k->form == TSM_DLPACK_VERSIONED && k->minor >= 2 && k->no_strides && k->ndim > 0)
     return TSM_EDLPACK;                                           /* DLP.IMPORT.4 */
+  return 0;
+}
+
+static int dl_import_check(const struct cts_model *m, const struct cts_mdl *d) {
+  if (!d->judge_made) return 0; /* an export of this session is well formed */
+  const struct cts_mdl_desc *k = &d->desc;
+  int rc = dl_form_check(k);
+  if (rc) return rc;
   int host = k->device_type == 3 || k->device_type == 13;
   if (!(host || (k->device_type == 1 && !m->cuda_session))) return TSM_EDEVICE; /* .7 */
   int dtype = cts_opsem_dtype_of_dl(k->code, k->bits, k->lanes);
@@ -975,7 +1031,8 @@ int cts_model_dl_import(struct cts_model *m, int x, int g, int *out) {
   d->state = CTS_DL_HANDED;
   touch_dl(m, (int)(d - m->dls));
   if (!d->judge_made) { /* DLP.MGR.3: the export's storage, counted once */
-    *out = new_res(m, g, d->storage, d->desc.dtype, d->desc.ndim, d->desc.shape);
+    const struct cts_mdl_desc *e = &d->desc; /* the exported tensor's */
+    *out = new_res(m, g, d->storage, &(struct cts_mtype){e->dtype, e->ndim, e->shape});
     d->state = CTS_DL_GONE;
     register_new(m, *out);
     return 0;
@@ -993,7 +1050,7 @@ int cts_model_dl_import(struct cts_model *m, int x, int g, int *out) {
   } else {
     dl_consumed_now(m, x);
   }
-  *out = new_res(m, g, s, k->dtype, k->ndim, k->shape);
+  *out = new_res(m, g, s, &(struct cts_mtype){k->dtype, k->ndim, k->shape});
   register_new(m, *out);
   return 0;
 }

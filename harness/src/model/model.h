@@ -206,6 +206,24 @@ void cts_model_free(struct cts_model *m);
 /* After an observation: clears the dirty flags and stops watching what is gone. */
 void cts_model_clear_dirty(struct cts_model *m);
 
+/* What a tensor is made as: its dtype and shape (the first ndim extents of shape are
+ * read, not kept). */
+struct cts_mtype {
+  int dtype; /* enum tsm_dtype */
+  int ndim;
+  const int64_t *shape;
+};
+
+/* An operation a statement asks for: op on a (and b, or CTS_NONE) with a reshape's
+ * target shape (which the other operations do not read). a and b are tensors for
+ * cts_model_op, graph nodes for cts_model_graph_op. */
+struct cts_mop {
+  int op; /* enum tsm_op */
+  int a, b;
+  int ndim;
+  const int64_t *shape;
+};
+
 /* Each returns 0 or the negative code the spec requires; on error nothing changed.
  * Manager and resource arguments may be CTS_BOGUS. */
 int cts_model_new_sub(struct cts_model *m, int parent, int *out);
@@ -213,11 +231,10 @@ int cts_model_sub_of(struct cts_model *m, int r, int *out);
 int cts_model_close(struct cts_model *m, int mgr);
 int cts_model_cap(struct cts_model *m, int mgr);
 /* vals: n elements (NULL for zeros) */
-int cts_model_create(struct cts_model *m, int mgr, int dtype, int ndim, const int64_t *shape,
+int cts_model_create(struct cts_model *m, int mgr, const struct cts_mtype *type,
                      const double *vals, int *out);
-/* b: second input or CTS_NONE; out_mgr: explicit output manager or CTS_NONE */
-int cts_model_op(struct cts_model *m, int op, int a, int b, int ndim, const int64_t *shape,
-                 int out_mgr, int *out);
+/* out_mgr: explicit output manager or CTS_NONE */
+int cts_model_op(struct cts_model *m, const struct cts_mop *call, int out_mgr, int *out);
 int cts_model_attach(struct cts_model *m, int r, int mgr);
 int cts_model_detach(struct cts_model *m, int r);
 int cts_model_borrow(struct cts_model *m, int r, int mgr);
@@ -252,12 +269,11 @@ int cts_model_dl_compact(const struct cts_mdl_desc *desc);
 
 /* Graphs. Node ids index m->gnodes. */
 int cts_model_graph_new(struct cts_model *m, int mgr, int *out);
-int cts_model_graph_leaf(struct cts_model *m, int g, int dtype, int ndim, const int64_t *shape,
-                         double *init, int *out);
+int cts_model_graph_leaf(struct cts_model *m, int g, const struct cts_mtype *type, double *init,
+                         int *out);
 int cts_model_graph_external(struct cts_model *m, int g, int r, int *out);
 /* outs: 3 for TSM_OP_SVD, else 1. */
-int cts_model_graph_op(struct cts_model *m, int op, int a, int b, int ndim, const int64_t *shape,
-                       int *outs);
+int cts_model_graph_op(struct cts_model *m, const struct cts_mop *call, int *outs);
 int cts_model_graph_flag(struct cts_model *m, int node, uint32_t flags);
 int cts_model_graph_expand(struct cts_model *m, int g, int node);
 int cts_model_graph_release(struct cts_model *m, int g);
@@ -305,11 +321,14 @@ uint64_t cts_model_nbytes(const struct cts_model *m, int r);
 void cts_model_stats(struct cts_model *m, int t, int kind, int64_t out[CTS_N_STATS]);
 void cts_model_stats_as(struct cts_model *m, int t, int kind, int variant,
                         int64_t out[CTS_N_STATS]);
-/* Of thread t's `stat` (CTS_STAT_ATTACHED or _DETACHED) for a kind: *here, how many it
- * counted for scopes other threads opened; *lent, how many other threads counted for
+/* Of thread t's `stat` (CTS_STAT_ATTACHED or _DETACHED) for a kind: here, how many it
+ * counted for scopes other threads opened; lent, how many other threads counted for
  * scopes t opened (SCOPE.STAT.4). */
-void cts_model_stats_elsewhere(struct cts_model *m, int t, int kind, int stat, int64_t *here,
-                               int64_t *lent);
+struct cts_mstat_elsewhere {
+  int64_t here, lent;
+};
+struct cts_mstat_elsewhere cts_model_stats_elsewhere(struct cts_model *m, int t, int kind,
+                                                     int stat);
 int cts_model_lender(const struct cts_model *m, int r); /* CTS_NONE if not borrowed */
 int64_t cts_model_elems(const struct cts_mres *r);
 const double *cts_model_values(const struct cts_model *m, int r);

@@ -43,17 +43,16 @@ int cts_model_graph_new(struct cts_model *m, int mgr, int *out) {
   return 0;
 }
 
-static int new_node(struct cts_model *m, int g, int kind, int dtype, int ndim,
-                    const int64_t *shape) {
+static int new_node(struct cts_model *m, int g, int kind, const struct cts_mtype *type) {
   struct cts_mgnode n;
   memset(&n, 0, sizeof n);
   n.graph = g;
   n.kind = kind;
   n.res = CTS_NONE;
   n.first = CTS_NONE;
-  n.dtype = dtype;
-  n.ndim = ndim;
-  memcpy(n.shape, shape, (size_t)ndim * sizeof(int64_t));
+  n.dtype = type->dtype;
+  n.ndim = type->ndim;
+  memcpy(n.shape, type->shape, (size_t)type->ndim * sizeof(int64_t));
   n.order = -1;
   CTS_PUSH(m->gnodes, m->n_gnodes, m->cap_gnodes, n);
   return (int)m->n_gnodes - 1;
@@ -67,18 +66,18 @@ static int too_large(int dtype, int ndim, const int64_t *shape) {
 }
 
 /* ERR.ORDER.1: a bad argument (EINVAL) comes before a released graph (ERELEASED). */
-int cts_model_graph_leaf(struct cts_model *m, int g, int dtype, int ndim, const int64_t *shape,
-                         double *init, int *out) {
+int cts_model_graph_leaf(struct cts_model *m, int g, const struct cts_mtype *type, double *init,
+                         int *out) {
   int rc = bad_graph(m, g) ? TSM_EINVAL : 0;
-  for (int i = 0; !rc && i < ndim; i++)
-    if (shape[i] < 0) rc = TSM_EINVAL;
+  for (int i = 0; !rc && i < type->ndim; i++)
+    if (type->shape[i] < 0) rc = TSM_EINVAL;
   if (!rc) rc = cts_model_graph_check(m, g);
-  if (!rc) rc = too_large(dtype, ndim, shape);
+  if (!rc) rc = too_large(type->dtype, type->ndim, type->shape);
   if (rc) {
     free(init);
     return rc;
   }
-  *out = new_node(m, g, CTS_GN_LEAF, dtype, ndim, shape);
+  *out = new_node(m, g, CTS_GN_LEAF, type);
   m->gnodes[*out].init = init;
   return 0;
 }
@@ -89,7 +88,8 @@ int cts_model_graph_external(struct cts_model *m, int g, int r, int *out) {
   if (!rc && !m->res[r].valid) rc = TSM_ERELEASED;
   if (!rc && !cts_opsem_dtype_arith(m->res[r].dtype)) rc = TSM_EDTYPE; /* GRAPH.DTYPE.1 */
   if (rc) return rc;
-  *out = new_node(m, g, CTS_GN_EXTERNAL, m->res[r].dtype, m->res[r].ndim, m->res[r].shape);
+  const struct cts_mres *t = &m->res[r];
+  *out = new_node(m, g, CTS_GN_EXTERNAL, &(struct cts_mtype){t->dtype, t->ndim, t->shape});
   m->gnodes[*out].res = r;
   return 0;
 }
@@ -99,26 +99,28 @@ static struct cts_opsem_tensor operand(const struct cts_mgnode *n) {
   return cts_opsem_tensor(n->dtype, n->ndim, n->shape, n->vals);
 }
 
-/* Adds op's results reading a (and b, or CTS_NONE) to graph g; an svd's three share
- * their source and know the first (GRAPH.BUILD.1). */
-static void add_results(struct cts_model *m, int g, int op, int a, int b,
+/* Adds the results of `call` to graph g; an svd's three share their source and know
+ * the first (GRAPH.BUILD.1). */
+static void add_results(struct cts_model *m, int g, const struct cts_mop *call,
                         const struct cts_opsem_tensor *res, int *outs) {
-  int n_results = cts_opsem_n_results(op);
-  for (int i = 0; i < n_results; i++)
-    outs[i] = new_node(m, g, CTS_GN_OP, res[i].dtype, res[i].ndim, res[i].shape);
+  int op = call->op, n_results = cts_opsem_n_results(op);
+  for (int i = 0; i < n_results; i++) {
+    struct cts_mtype type = {res[i].dtype, res[i].ndim, res[i].shape};
+    outs[i] = new_node(m, g, CTS_GN_OP, &type);
+  }
   for (int i = 0; i < n_results; i++) {
     struct cts_mgnode *n = &m->gnodes[outs[i]];
     n->op = op;
-    n->src[0] = a;
-    n->src[1] = b;
-    n->n_src = b != CTS_NONE ? 2 : 1;
+    n->src[0] = call->a;
+    n->src[1] = call->b;
+    n->n_src = call->b != CTS_NONE ? 2 : 1;
     n->out = i;
     if (op == TSM_OP_SVD) n->first = outs[0];
   }
 }
 
-int cts_model_graph_op(struct cts_model *m, int op, int a, int b, int ndim, const int64_t *shape,
-                       int *outs) {
+int cts_model_graph_op(struct cts_model *m, const struct cts_mop *call, int *outs) {
+  int op = call->op, a = call->a, b = call->b;
   if (bad_node(m, a) || (b != CTS_NONE && bad_node(m, b))) return TSM_EINVAL;
   int g = m->gnodes[a].graph;
   if (b != CTS_NONE && m->gnodes[b].graph != g) return TSM_EINVAL;
@@ -127,10 +129,12 @@ int cts_model_graph_op(struct cts_model *m, int op, int a, int b, int ndim, cons
   if (!cts_opsem_offered(op, CTS_OPSEM_GRAPH)) return TSM_EINVAL;
   struct cts_opsem_tensor x = operand(&m->gnodes[a]), y, res[3];
   if (b != CTS_NONE) y = operand(&m->gnodes[b]);
-  if ((rc = cts_opsem_result(op, &x, b != CTS_NONE ? &y : NULL, ndim, shape, res))) return rc;
+  rc = cts_opsem_result(op, &x, b != CTS_NONE ? &y : NULL,
+                        &(struct cts_opsem_target){call->ndim, call->shape}, res);
+  if (rc) return rc;
   for (int i = 0; i < cts_opsem_n_results(op); i++)
     if ((rc = too_large(res[i].dtype, res[i].ndim, res[i].shape))) return rc;
-  add_results(m, g, op, a, b, res, outs);
+  add_results(m, g, call, res, outs);
   return 0;
 }
 

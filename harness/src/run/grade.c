@@ -46,24 +46,36 @@ static int breaks_as_fail(int strength) {
   }
 }
 
+/* 1 when a clause id may start at p in msg: an upper-case letter that does not go on a
+ * word or an id. */
+static int id_starts(const char *msg, const char *p) {
+  if (!isupper((unsigned char)*p)) return 0;
+  return p == msg || !(isalnum((unsigned char)p[-1]) || p[-1] == '.');
+}
+
+/* Writes the len characters at p as ids[n]: RETURN 1 when they are a clause of the spec
+ * that ids[0..n) does not hold yet, so that the caller keeps it. */
+static int add_clause(char ids[][64], size_t n, const char *p, size_t len) {
+  if (len >= 64) return 0;
+  memcpy(ids[n], p, len);
+  ids[n][len] = '\0';
+  for (size_t k = 0; k < n; k++)
+    if (!strcmp(ids[k], ids[n])) return 0;
+  return cts_clause_id_valid(ids[n]) && cts_spec_find(grading_spec, ids[n]) != NULL;
+}
+
 /* The clause ids the message names that are clauses of the spec, into ids (at most
  * max_ids, each at most 63 characters). RETURN how many. */
 static size_t named_clauses(const char *msg, char ids[][64], size_t max_ids) {
   size_t n = 0;
   for (const char *p = msg; p && *p && n < max_ids;) {
-    if (!isupper((unsigned char)*p) || (p > msg && (isalnum((unsigned char)p[-1]) || p[-1] == '.'))) {
+    if (!id_starts(msg, p)) {
       p++;
       continue;
     }
     size_t len = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.");
     while (len && p[len - 1] == '.') len--; /* a sentence's full stop */
-    if (len < 64) {
-      memcpy(ids[n], p, len);
-      ids[n][len] = '\0';
-      int dup = 0;
-      for (size_t k = 0; k < n; k++) dup |= !strcmp(ids[k], ids[n]);
-      if (!dup && cts_clause_id_valid(ids[n]) && cts_spec_find(grading_spec, ids[n])) n++;
-    }
+    n += (size_t)add_clause(ids, n, p, len);
     p += len ? len : 1;
   }
   return n;
@@ -102,16 +114,22 @@ static size_t failed_clauses(const struct cts_job *job, char ids[][64], size_t m
   return named_clauses(comment, ids, max_ids);
 }
 
-void cts_grade_job(struct cts_job *job) {
-  if (job->status != CTS_FAIL || !grading_spec) return;
-  char named[16][64];
-  size_t n = failed_clauses(job, named, 16);
-  const char *ids[16];
+#define CTS__GRADING_IDS 16 /* the most clauses that grade one failure */
+
+/* The clauses that grade a failure: those it breaks (failed_clauses, written into
+ * named), else the case's own. RETURN how many, ids pointing into named or job. */
+static size_t grading_ids(const struct cts_job *job, char named[][64], const char **ids) {
+  size_t n = failed_clauses(job, named, CTS__GRADING_IDS);
   for (size_t i = 0; i < n; i++) ids[i] = named[i];
-  for (size_t i = 0; n == 0 && i < job->n_clauses && i < 16; i++) ids[i] = job->clauses[i];
-  if (n == 0) n = job->n_clauses < 16 ? job->n_clauses : 16;
-  int fail = 0;
-  for (size_t i = 0; i < n; i++) fail |= breaks_as_fail(cts_grade_strength(ids[i]));
+  if (n) return n;
+  n = job->n_clauses < CTS__GRADING_IDS ? job->n_clauses : CTS__GRADING_IDS;
+  for (size_t i = 0; i < n; i++) ids[i] = job->clauses[i];
+  return n;
+}
+
+/* "ID STRENGTH, ..." of those ids whose grade is the failure's (fail: a Fail, else a
+ * Warning); NULL for none. */
+static char *graded_by(const char *const *ids, size_t n, int fail) {
   struct cts_buf by = {0};
   for (size_t i = 0; i < n; i++) {
     int s = cts_grade_strength(ids[i]);
@@ -119,8 +137,18 @@ void cts_grade_job(struct cts_job *job) {
     cts_buf_printf(&by, "%s%s %s", by.len ? ", " : "", ids[i],
                    s == CTS_STRENGTH_NONE ? "ungraded" : cts_strength_name(s));
   }
+  return by.buf;
+}
+
+void cts_grade_job(struct cts_job *job) {
+  if (job->status != CTS_FAIL || !grading_spec) return;
+  char named[CTS__GRADING_IDS][64];
+  const char *ids[CTS__GRADING_IDS];
+  size_t n = grading_ids(job, named, ids);
+  int fail = 0;
+  for (size_t i = 0; i < n; i++) fail |= breaks_as_fail(cts_grade_strength(ids[i]));
   free(job->graded_by);
-  job->graded_by = by.buf;
+  job->graded_by = graded_by(ids, n, fail);
   if (!fail && n > 0) job->status = CTS_WARNING;
 }
 
@@ -146,6 +174,34 @@ static int names_clause(const char *list, const char *id) {
   return 0;
 }
 
+/* 1 when job j's case cites clause id. */
+static int cites(const struct cts_job *j, const char *id) {
+  for (size_t k = 0; k < j->n_clauses; k++)
+    if (!strcmp(j->clauses[k], id)) return 1;
+  return 0;
+}
+
+/* What one result says of a MUST clause. */
+enum verdict { VERDICT_NONE, VERDICT_KEPT, VERDICT_BROKEN };
+
+/* The verdict of job j on clause id: none where it neither cites the clause nor is graded
+ * by it, or did not judge (absent, not supported, skipped); broken by a failure the
+ * clause grades, a crash, a timeout or an error; else kept. */
+static enum verdict verdict_on(const struct cts_job *j, const char *id) {
+  int graded = j->graded_by && names_clause(j->graded_by, id);
+  if (j->absent || (!graded && !cites(j, id))) return VERDICT_NONE;
+  switch (j->status) {
+    case CTS_NOTSUPPORTED:
+    case CTS_SKIP: return VERDICT_NONE;
+    case CTS_FAIL:
+    case CTS_XFAIL: return graded ? VERDICT_BROKEN : VERDICT_KEPT;
+    case CTS_CRASH:
+    case CTS_TIMEOUT:
+    case CTS_ERROR: return VERDICT_BROKEN;
+    default: return VERDICT_KEPT;
+  }
+}
+
 struct cts_score cts_grade_score(const struct cts_job *jobs, size_t n) {
   struct cts_score score = {0};
   if (!grading_spec) return score;
@@ -154,17 +210,9 @@ struct cts_score cts_grade_score(const struct cts_job *jobs, size_t n) {
     if (cl->strength != CTS_STRENGTH_MUST) continue;
     int applicable = 0, broken = 0;
     for (size_t i = 0; i < n; i++) {
-      const struct cts_job *j = &jobs[i];
-      int cited = 0;
-      for (size_t k = 0; k < j->n_clauses && !cited; k++) cited = !strcmp(j->clauses[k], cl->id);
-      int graded = j->graded_by && names_clause(j->graded_by, cl->id);
-      if (j->absent || (!cited && !graded) || j->status == CTS_NOTSUPPORTED ||
-          j->status == CTS_SKIP)
-        continue;
-      applicable = 1;
-      if (j->status == CTS_FAIL || j->status == CTS_XFAIL) broken |= graded;
-      if (j->status == CTS_CRASH || j->status == CTS_TIMEOUT || j->status == CTS_ERROR)
-        broken = 1;
+      enum verdict v = verdict_on(&jobs[i], cl->id);
+      applicable |= v != VERDICT_NONE;
+      broken |= v == VERDICT_BROKEN;
     }
     score.must_applicable += applicable;
     score.must_passed += applicable && !broken;

@@ -81,6 +81,15 @@ enum tap_context { TAP_DESCRIPTION, TAP_YAML_QUOTED, TAP_YAML_BLOCK };
  * output, a file's name), it stays on its line: a carriage return or any other control
  * character is written as \xNN and a byte that is not UTF-8 as U+FFFD, so that no text
  * can start a TAP line of its own or move the cursor of the terminal showing it. */
+/* One byte of a one-byte sequence, as tap_put writes it in context. */
+static void tap_put_byte(unsigned char c, enum tap_context context) {
+  if (c == '\n') fputs(context == TAP_DESCRIPTION ? "\\n" : " ", stdout);
+  else if ((c < 0x20 && c != '\t') || c == 0x7f) printf("\\x%02x", c);
+  else if (context == TAP_DESCRIPTION && (c == '#' || c == '\\')) printf("\\%c", c);
+  else if (context == TAP_YAML_QUOTED && c == '\'') fputs("''", stdout);
+  else putchar(c);
+}
+
 static void tap_put(const char *s, size_t len, enum tap_context context) {
   const unsigned char *p = (const unsigned char *)s;
   const unsigned char *end = p + len;
@@ -91,12 +100,10 @@ static void tap_put(const char *s, size_t len, enum tap_context context) {
       p++;
       continue;
     }
-    if (n > 1) fwrite(p, 1, n, stdout);
-    else if (*p == '\n') fputs(context == TAP_DESCRIPTION ? "\\n" : " ", stdout);
-    else if ((*p < 0x20 && *p != '\t') || *p == 0x7f) printf("\\x%02x", *p);
-    else if (context == TAP_DESCRIPTION && (*p == '#' || *p == '\\')) printf("\\%c", *p);
-    else if (context == TAP_YAML_QUOTED && *p == '\'') fputs("''", stdout);
-    else putchar(*p);
+    if (n > 1)
+      fwrite(p, 1, n, stdout);
+    else
+      tap_put_byte(*p, context);
     p += n;
   }
 }
@@ -156,15 +163,9 @@ static void tap_diagnostics(const struct cts_job *job, const char *msg) {
   printf("  ...\n");
 }
 
-void cts_tap_result(const struct cts_job *job, int number) {
-  if (job->absent) return;
-  char label[700];
-  job_label(job, label, sizeof label);
-  const char *msg = job->message ? job->message : "";
-  int ok = job->status == CTS_PASS || job->status == CTS_WARNING ||
-           job->status == CTS_NOTSUPPORTED || job->status == CTS_SKIP;
-  printf("%s %d - ", ok ? "ok" : "not ok", number);
-  tap_escaped(label, strlen(label));
+/* The test line's directive: SKIP with the first line of the reason for a result that
+ * did not run, TODO with the known failure's reason for an XFail, else none. */
+static void tap_directive(const struct cts_job *job, const char *msg) {
   if (job->status == CTS_NOTSUPPORTED || job->status == CTS_SKIP) {
     const char *nl = strchr(msg, '\n');
     printf(" # SKIP %s: ", cts_status_name(job->status));
@@ -174,14 +175,30 @@ void cts_tap_result(const struct cts_job *job, int number) {
     const char *reason = job->expected_reason ? job->expected_reason : "";
     tap_escaped(reason, strlen(reason));
   }
-  putchar('\n');
-  /* A Pass may say what it observed (the variant of a MAY clause): a comment per line. */
-  for (const char *at = msg; job->status == CTS_PASS && *at;) {
+}
+
+/* A Pass may say what it observed (the variant of a MAY clause): a comment per line. */
+static void tap_comments(const char *msg) {
+  for (const char *at = msg; *at;) {
     const char *nl = strchr(at, '\n');
     size_t n = nl ? (size_t)(nl - at) : strlen(at);
     printf("# %.*s\n", (int)n, at);
     at += nl ? n + 1 : n;
   }
+}
+
+void cts_tap_result(const struct cts_job *job, int number) {
+  if (job->absent) return;
+  char label[700];
+  job_label(job, label, sizeof label);
+  const char *msg = job->message ? job->message : "";
+  int ok = job->status == CTS_PASS || job->status == CTS_WARNING ||
+           job->status == CTS_NOTSUPPORTED || job->status == CTS_SKIP;
+  printf("%s %d - ", ok ? "ok" : "not ok", number);
+  tap_escaped(label, strlen(label));
+  tap_directive(job, msg);
+  putchar('\n');
+  if (job->status == CTS_PASS) tap_comments(msg);
   /* A Warning is an ok line with its diagnostics: counted apart, never failing. */
   if ((!ok && job->status != CTS_XFAIL) || job->status == CTS_WARNING) tap_diagnostics(job, msg);
   fflush(stdout);
@@ -311,15 +328,15 @@ int cts_write_json(const char *path, const struct cts_job *jobs, size_t n,
 }
 
 /* The --json and --junit reports. RETURN 0, or 2 when one could not be written. */
-int cts_write_reports(const char *json, const char *junit, const struct cts_job *jobs, size_t n,
+int cts_write_reports(const struct cts_report_paths *to, const struct cts_job *jobs, size_t n,
                       const struct cts_run_info *info) {
   int rc = 0;
-  if (json && cts_write_json(json, jobs, n, info) != 0) {
-    fprintf(stderr, "tsm-cts: cannot write %s\n", json);
+  if (to->json && cts_write_json(to->json, jobs, n, info) != 0) {
+    fprintf(stderr, "tsm-cts: cannot write %s\n", to->json);
     rc = 2;
   }
-  if (junit && cts_write_junit(junit, jobs, n, info) != 0) {
-    fprintf(stderr, "tsm-cts: cannot write %s\n", junit);
+  if (to->junit && cts_write_junit(to->junit, jobs, n, info) != 0) {
+    fprintf(stderr, "tsm-cts: cannot write %s\n", to->junit);
     rc = 2;
   }
   return rc;

@@ -47,9 +47,13 @@ int cts_write_json(const char *path, const struct cts_job *jobs, size_t n,
                    const struct cts_run_info *info);
 int cts_write_junit(const char *path, const struct cts_job *jobs, size_t n,
                     const struct cts_run_info *info);
-/* The JSON and JUnit reports (either path may be NULL). RETURN 0, or 2 when one
- * could not be written (with a message). */
-int cts_write_reports(const char *json, const char *junit, const struct cts_job *jobs, size_t n,
+/* Where a run's reports go; a NULL path: that report is not written. */
+struct cts_report_paths {
+  const char *json, *junit;
+};
+/* The JSON and JUnit reports. RETURN 0, or 2 when one could not be written (with a
+ * message). */
+int cts_write_reports(const struct cts_report_paths *to, const struct cts_job *jobs, size_t n,
                       const struct cts_run_info *info);
 
 #endif

@@ -6,7 +6,16 @@
  * of its own, killed whole when the case ends; the judge is the subreaper of what the
  * adapter daemonises and kills it too. Children write their result on a pipe and their
  * output on another; the result counts once it is whole, whatever the process does
- * after. An interrupt (SIGINT, SIGTERM, SIGHUP) ends the run with every finished result.
+ * after. Before it, a case process streams its verdict on the same pipe the moment a
+ * check decides it, so that a Fail survives a crash, sanitizer exit or hang in the
+ * session's teardown that ends the process before the result is written: the result
+ * is that Fail, the end noted. An interrupt (SIGINT, SIGTERM, SIGHUP) ends the run with
+ * every finished result. With --batch a child is a worker that loads the adapter once
+ * and runs several jobs, each in a fresh session, told them one at a time on a command
+ * pipe so that what it prints between one job's start and its result is that job's
+ * output; a crash, hang or exit is the verdict of the job it happened in and ends the
+ * worker, and the next job starts a new one (a CUDA context or a large library's load
+ * is paid once per worker, not once per case).
  */
 #define _GNU_SOURCE /* prctl's PR_SET_CHILD_SUBREAPER */
 #include "runner.h"
@@ -37,14 +46,16 @@
 
 /* ---- probing the adapter --------------------------------------------------- */
 
-static void write_all(int fd, const char *s, size_t n) {
+/* RETURN 0, or -1 when fd took not all of it. */
+static int write_all(int fd, const char *s, size_t n) {
   while (n) {
     ssize_t w = write(fd, s, n);
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return;
+    if (w <= 0) return -1;
     s += w;
     n -= (size_t)w;
   }
+  return 0;
 }
 
 /* Reads once from *fd (non-blocking) into b, keeping at most `limit` bytes and saying
@@ -304,30 +315,75 @@ void cts_probe_adapter(const char *path, int timeout_ms, struct cts_adapter_fact
 #define EXIT_GRACE_MS 2000
 
 /* One running case process and its process group. Owns the read ends of its two pipes
- * (closed once drained) and their buffers, which finish() hands to the job. */
+ * (closed once drained) and their buffers, which finish() hands to the job, and the
+ * streamed step's message and the end it preceded (settle() frees them); a batch
+ * worker's, also the write end of its command pipe. */
 struct slot {
   pid_t pid;          /* also the process group id */
   size_t job;
+  int has_job;        /* 0: a batch worker whose last job is concluded, let go to exit */
+  int worker;         /* a batch worker (--batch): results come framed, jobs on cmd_fd */
+  int cmd_fd;         /* the worker's command pipe, -1 once closed (or per case) */
+  int ran;            /* the jobs given to the worker */
   int result_fd, output_fd;
-  struct cts_buf result, output;
-  double deadline, started;
-  int reported;       /* the result pipe ended with a whole result */
+  struct cts_buf result, output; /* result: what follows the step records */
+  double deadline, started; /* of the job */
+  int reported;       /* the result pipe ended with a whole result (a worker: framed) */
   int exited, wstatus; /* set by reap() */
+  int stepped;        /* a step record came: its status (or -1) and message */
+  int step_status;
+  char *step_msg;
+  int end_status;     /* a streamed Fail stands for the result: how the process ended */
+  char *end_msg;      /* (its Crash, Timeout or Error message), else NULL */
 };
 
-static void child_main(const struct cts_job *job, const struct cts_run_opts *o, int result_fd) {
+/* The longest message a step record carries, so that one fits the judge's buffer whole
+ * (OUTPUT_LIMIT): the message stands in for a result only when the process then dies. */
+#define STEP_LIMIT (16 * 1024)
+
+/* In the case process: the result pipe's descriptor, for stream_step. */
+static int step_fd = -1;
+
+/* cts_exec_on_step in the case process: "step STATUS LEN\n" and LEN bytes of the
+ * message, written at once with write(2) (no stdio buffer to lose), so that the judge
+ * has them whatever the process does next. */
+static void stream_step(int status, const char *message) {
+  size_t len = message ? strlen(message) : 0;
+  if (len > STEP_LIMIT) len = STEP_LIMIT;
+  char head[64];
+  int n = snprintf(head, sizeof head, "step %s %zu\n", cts_status_name(status), len);
+  write_all(step_fd, head, (size_t)n);
+  write_all(step_fd, message, len);
+}
+
+/* The adapter as a case process has it: loaded at its first job, kept for the rest. */
+struct loaded {
+  int tried;
+  const struct tsm_adapter *a; /* NULL: why */
   char why[512];
-  struct cts_buf msg = {0};
-  int status;
-  const struct tsm_adapter *a = cts_adapter_load(o->adapter, why, sizeof why);
-  if (!a) {
-    status = CTS_ERROR;
-    cts_buf_printf(&msg, "%s", why);
-  } else if (o->run_job) {
-    status = o->run_job(job, a, &msg);
-  } else {
-    status = cts_exec_case(job->c, a, job->device, &msg, o->fail_max);
+};
+
+/* Runs one job in the case process (step_fd set). RETURN its status; msg its message. */
+static int run_one(const struct cts_job *job, const struct cts_run_opts *o, struct loaded *ld,
+                   struct cts_buf *msg) {
+  if (!ld->tried) {
+    ld->tried = 1;
+    ld->a = cts_adapter_load(o->adapter, ld->why, sizeof ld->why);
   }
+  if (!ld->a) {
+    cts_buf_printf(msg, "%s", ld->why);
+    return CTS_ERROR;
+  }
+  if (o->run_job) return o->run_job(job, ld->a, msg);
+  cts_exec_on_step = stream_step;
+  return cts_exec_case(job->c, ld->a, job->device, msg, o->fail_max);
+}
+
+static void child_main(const struct cts_job *job, const struct cts_run_opts *o, int result_fd) {
+  struct loaded ld = {0};
+  struct cts_buf msg = {0};
+  step_fd = result_fd;
+  int status = run_one(job, o, &ld, &msg);
   fflush(stdout);
   struct cts_buf out = {0};
   cts_buf_printf(&out, "%s\n%s", cts_status_name(status), msg.buf ? msg.buf : "");
@@ -339,6 +395,71 @@ static void child_main(const struct cts_job *job, const struct cts_run_opts *o, 
   exit(0);
 }
 
+/* ---- a batch worker (--batch) ---------------------------------------------- */
+
+/* What the judge's result buffer of a worker holds at most: a step record and a framed
+ * result, each within its own limit, with their heads. */
+#define WORKER_RESULT_LIMIT (OUTPUT_LIMIT + STEP_LIMIT + 1024)
+
+/* In a worker: the index of the next job, a decimal line on the command pipe. RETURN 0,
+ * or -1 when the judge closed it (no more jobs) or it cannot be read. */
+static int next_command(int fd, size_t *j) {
+  char line[32];
+  size_t n = 0;
+  while (n < sizeof line - 1) {
+    ssize_t r = read(fd, line + n, 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    if (line[n] == '\n') {
+      line[n] = '\0';
+      *j = (size_t)strtoull(line, NULL, 10);
+      return 0;
+    }
+    n++;
+  }
+  return -1;
+}
+
+/* In a worker: "result LEN\n" and the LEN bytes a case process writes before it ends,
+ * cut where the judge cuts a case process's (drain), since the pipe stays open. RETURN
+ * 0, or -1 when the pipe took not all of it (the adapter closed it, say). */
+static int write_framed(int fd, int status, const struct cts_buf *msg) {
+  struct cts_buf out = {0};
+  cts_buf_printf(&out, "%s\n%s", cts_status_name(status), msg->buf ? msg->buf : "");
+  if (out.len > OUTPUT_LIMIT) {
+    out.len = OUTPUT_LIMIT;
+    cts_buf_printf(&out, "\n[tsm-cts: output past %d bytes dropped]\n", OUTPUT_LIMIT);
+  }
+  char head[64];
+  int n = snprintf(head, sizeof head, "result %zu\n", out.len);
+  int rc = write_all(fd, head, (size_t)n) || write_all(fd, out.buf, out.len) ? -1 : 0;
+  cts_buf_free(&out);
+  return rc;
+}
+
+/* A worker: runs the jobs the judge names on cmd_fd one after another, each in a fresh
+ * session of the adapter it loads once, its output flushed before its result so that
+ * the judge finds all of it in the pipe when the result comes; ends when the judge
+ * closes cmd_fd. jobs: the judge's, as they were at the fork. */
+static void worker_main(const struct cts_job *jobs, size_t n, const struct cts_run_opts *o,
+                        int result_fd, int cmd_fd) {
+  struct loaded ld = {0};
+  size_t j;
+  int written = 0;
+  step_fd = result_fd;
+  while (written == 0 && next_command(cmd_fd, &j) == 0 && j < n) {
+    struct cts_buf msg = {0};
+    int status = run_one(&jobs[j], o, &ld, &msg);
+    fflush(stdout);
+    fflush(stderr);
+    written = write_framed(result_fd, status, &msg);
+    cts_buf_free(&msg);
+  }
+  close(result_fd);
+  /* exit, not _exit: a sanitizer's exit-time report counts for the worker's last job. */
+  exit(0);
+}
+
 /* The run loop's buffers, held here too: a case process inherits them and ends with
  * exit() from inside the loop, so LeakSanitizer checks its heap at exit, when the
  * loop's own pointers may live only in registers the child has since reused. */
@@ -346,7 +467,17 @@ static struct {
   size_t *order;
   struct slot *slots;
   struct pollfd *pfd;
+  int width;
 } run_loop;
+
+/* In a new worker: the other workers' command pipes, which the fork copied, closed, so
+ * that a worker the judge lets go sees the end of its own. */
+static void close_other_commands(void) {
+  for (int i = 0; i < run_loop.width; i++) {
+    const struct slot *o = &run_loop.slots[i];
+    if (o->pid && o->worker && o->cmd_fd >= 0) close(o->cmd_fd);
+  }
+}
 
 /* In the case process, before any adapter code: its own process group (so that a
  * kill(0, ...) or a killed group never reaches the judge), stdio on the output pipe,
@@ -369,38 +500,72 @@ static void child_setup(int output_fd, uint64_t memory_limit_mib) {
   }
 }
 
-static int start(struct slot *s, struct cts_job *jobs, size_t j, const struct cts_run_opts *o) {
-  int rp[2], op[2];
-  if (pipe(rp) != 0) return -1;
-  if (pipe(op) != 0) {
-    close(rp[0]);
-    close(rp[1]);
-    return -1;
-  }
+static void close_all(const int *fds, int n) {
+  for (int i = 0; i < n; i++)
+    if (fds[i] >= 0) close(fds[i]);
+}
+
+/* The pipes of a new case process, read end then write end: result, output and, for a
+ * worker, its commands (else -1). RETURN 0, or -1 with none left open. */
+static int open_pipes(int p[6], int worker) {
+  for (int i = 0; i < 6; i++) p[i] = -1;
+  for (int k = 0; k < (worker ? 3 : 2); k++)
+    if (pipe(p + 2 * k) != 0) {
+      close_all(p, 6);
+      return -1;
+    }
+  return 0;
+}
+
+/* Slot s's process runs job j from now: its clock, and nothing heard of it yet. */
+static void begin_job(struct slot *s, size_t j, int timeout_ms) {
+  s->job = j;
+  s->has_job = 1;
+  s->reported = s->stepped = 0;
+  cts_buf_free(&s->result);
+  s->started = cts_now_ms();
+  s->deadline = s->started + timeout_ms;
+}
+
+/* Names job j to slot s's worker. RETURN 0, or -1 when the worker has gone. */
+static int send_command(struct slot *s, size_t j) {
+  char line[32];
+  int n = snprintf(line, sizeof line, "%zu\n", j);
+  s->ran++;
+  return write(s->cmd_fd, line, (size_t)n) == n ? 0 : -1;
+}
+
+/* Forks the process of job j (of n): a case process, or with --batch a worker given j as
+ * its first job (a worker that dies before it reads it dies in that job). */
+static int start(struct slot *s, struct cts_job *jobs, size_t n, size_t j,
+                 const struct cts_run_opts *o) {
+  int worker = o->batch > 1, p[6];
+  if (open_pipes(p, worker) != 0) return -1;
   fflush(NULL);
   pid_t pid = fork();
   if (pid < 0) {
-    close(rp[0]), close(rp[1]), close(op[0]), close(op[1]);
+    close_all(p, 6);
     return -1;
   }
   if (pid == 0) {
-    close(rp[0]);
-    close(op[0]);
-    child_setup(op[1], o->memory_limit_mib);
-    child_main(&jobs[j], o, rp[1]);
+    close_all((int[3]){p[0], p[2], p[5]}, 3);
+    if (worker) close_other_commands();
+    child_setup(p[3], o->memory_limit_mib);
+    if (worker) worker_main(jobs, n, o, p[1], p[4]);
+    child_main(&jobs[j], o, p[1]);
   }
   setpgid(pid, pid); /* also here: the group must exist before the judge may kill it */
-  close(rp[1]);
-  close(op[1]);
-  fcntl(rp[0], F_SETFL, O_NONBLOCK);
-  fcntl(op[0], F_SETFL, O_NONBLOCK);
+  close_all((int[3]){p[1], p[3], p[4]}, 3);
+  fcntl(p[0], F_SETFL, O_NONBLOCK);
+  fcntl(p[2], F_SETFL, O_NONBLOCK);
   memset(s, 0, sizeof *s);
   s->pid = pid;
-  s->job = j;
-  s->result_fd = rp[0];
-  s->output_fd = op[0];
-  s->started = cts_now_ms();
-  s->deadline = s->started + jobs[j].timeout_ms;
+  s->worker = worker;
+  s->cmd_fd = p[5];
+  s->result_fd = p[0];
+  s->output_fd = p[2];
+  begin_job(s, j, jobs[j].timeout_ms);
+  if (worker) send_command(s, j);
   return 0;
 }
 
@@ -444,6 +609,42 @@ static void finish_reported(struct cts_job *job, int reported, const char *messa
   job->message = cts_xstrdup(message);
 }
 
+/* A process that streamed a step and then ended without a result (job: that end). A
+ * Fail stands for the result with the end noted, until settle() has seen it graded;
+ * any other step is noted after the end. */
+static void after_step(struct slot *s, struct cts_job *job) {
+  if (s->step_status != CTS_FAIL) {
+    char *end = job->message;
+    job->message = cts_printf_dup("%s; before it, the case had reported %s: %s", end,
+                                  cts_status_name(s->step_status), s->step_msg);
+    free(end);
+    return;
+  }
+  s->end_status = job->status;
+  s->end_msg = job->message;
+  job->status = CTS_FAIL;
+  job->message = cts_printf_dup("%s; then %s%s", s->step_msg,
+                                s->end_status == CTS_TIMEOUT ? "the case process " : "",
+                                s->end_msg);
+}
+
+/* After grading and the expectations: a streamed Fail that is no Fail any more (a
+ * Warning under the profile, a known failure) does not excuse the end, which is the
+ * result again, the check noted. Frees what the slot kept of the step. */
+static void settle(struct slot *s, struct cts_job *job) {
+  if (s->end_msg && job->status != CTS_FAIL) {
+    free(job->message);
+    job->message = cts_printf_dup("%s; before it, a check failed, which alone is graded %s: %s",
+                                  s->end_msg, cts_status_name(job->status), s->step_msg);
+    job->status = s->end_status;
+    free(job->graded_by);
+    job->graded_by = NULL;
+  }
+  free(s->end_msg);
+  free(s->step_msg);
+  s->end_msg = s->step_msg = NULL;
+}
+
 static void finish(struct slot *s, struct cts_job *job, int timed_out,
                    const struct cts_run_opts *o) {
   job->ms = cts_now_ms() - s->started;
@@ -458,9 +659,10 @@ static void finish(struct slot *s, struct cts_job *job, int timed_out,
     *nl = '\0';
     reported = cts_status_from_name(res);
   }
-  if (reported < 0)
+  if (reported < 0) {
     finish_unreported(job, s->wstatus, timed_out, o->memory_limit_mib);
-  else
+    if (s->stepped) after_step(s, job);
+  } else
     finish_reported(job, reported, nl + 1, s->wstatus, timed_out);
   free(res);
 }
@@ -478,6 +680,7 @@ static uint64_t next_random(uint64_t *state) {
 /* One cts_run_jobs call. Owns order, slots and pfd (mirrored in run_loop). */
 struct loop {
   struct cts_job *jobs;
+  size_t n;           /* jobs */
   const struct cts_run_opts *opts;
   size_t *order;      /* the jobs still to run, in launch order */
   size_t n_order, next;
@@ -533,7 +736,7 @@ static void launch_into_free_slots(struct loop *L) {
   for (int i = 0; i < L->width && L->next < L->n_order && !L->stop && !interrupted; i++) {
     if (L->slots[i].pid) continue;
     size_t j = L->order[L->next++];
-    if (start(&L->slots[i], L->jobs, j, L->opts) != 0) {
+    if (start(&L->slots[i], L->jobs, L->n, j, L->opts) != 0) {
       L->jobs[j].status = CTS_ERROR;
       L->jobs[j].message = cts_xstrdup("could not fork the case process");
       publish(L, &L->jobs[j]);
@@ -575,12 +778,63 @@ static void reap(struct loop *L) {
   }
 }
 
+/* Takes the whole step records (stream_step's) at the front of s->result out of it,
+ * keeping the first one's status and message; one not yet whole waits for more. */
+static void take_steps(struct slot *s) {
+  struct cts_buf *b = &s->result;
+  while (b->buf && !strncmp(b->buf, "step ", 5)) {
+    char *nl = memchr(b->buf, '\n', b->len), status[32];
+    size_t len = 0;
+    int used = 0;
+    if (!nl || sscanf(b->buf + 5, "%31s %zu%n", status, &len, &used) != 2 ||
+        b->buf + 5 + used != nl)
+      return; /* not whole yet, or not a record: left as it is */
+    size_t head = (size_t)(nl + 1 - b->buf);
+    if (b->len - head < len) return;
+    if (!s->stepped) {
+      s->stepped = 1;
+      s->step_status = cts_status_from_name(status);
+      s->step_msg = cts_xstrndup(nl + 1, len);
+    }
+    b->len -= head + len;
+    memmove(b->buf, b->buf + head + len, b->len + 1);
+  }
+}
+
+/* A worker's whole result record ("result LEN\n" and LEN bytes, write_framed's) at the
+ * front of s->result, after the step records, becomes s->result, as a case process's
+ * whole pipe would be; one not yet whole waits for more. */
+static void take_result(struct slot *s) {
+  struct cts_buf *b = &s->result;
+  size_t len = 0;
+  int used = 0;
+  if (s->reported || !b->buf || strncmp(b->buf, "result ", 7)) return;
+  char *nl = memchr(b->buf, '\n', b->len);
+  if (!nl || sscanf(b->buf + 7, "%zu%n", &len, &used) != 1 || b->buf + 7 + used != nl)
+    return;
+  size_t head = (size_t)(nl + 1 - b->buf);
+  if (b->len - head < len) return;
+  memmove(b->buf, nl + 1, len);
+  b->len = len;
+  b->buf[len] = '\0';
+  s->reported = 1;
+}
+
+/* Reads once from slot s's result pipe (drain), taking out the step records and, from a
+ * worker, the framed result. */
+static int drain_result(struct slot *s) {
+  int more = drain(&s->result_fd, &s->result, s->worker ? WORKER_RESULT_LIMIT : OUTPUT_LIMIT);
+  take_steps(s);
+  if (s->worker) take_result(s);
+  return more;
+}
+
 /* Reads what slot s's child wrote; notes a whole result, after which the process has
  * EXIT_GRACE_MS to exit. */
 static void read_slot(struct loop *L, struct slot *s, int np) {
   for (int k = 0; k < np; k++) {
     if (!(L->pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-    if (L->pfd[k].fd == s->result_fd) drain(&s->result_fd, &s->result, OUTPUT_LIMIT);
+    if (L->pfd[k].fd == s->result_fd) drain_result(s);
     else if (L->pfd[k].fd == s->output_fd) drain(&s->output_fd, &s->output, OUTPUT_LIMIT);
   }
   if (s->result_fd < 0 && !s->reported && s->result.buf && strchr(s->result.buf, '\n')) {
@@ -600,46 +854,104 @@ static void end_group(struct loop *L, struct slot *s) {
   if (!n) kill_orphans(L->keep, 0);
 }
 
+/* Slot s's job is decided: its verdict graded, matched against the expectations,
+ * published; --fail-fast stops the run at one that is not ok. */
+static void conclude(struct loop *L, struct slot *s, int timed_out) {
+  struct cts_job *job = &L->jobs[s->job];
+  finish(s, job, timed_out, L->opts);
+  cts_grade_job(job);
+  cts_apply_expectation(job);
+  settle(s, job);
+  publish(L, job);
+  if (L->opts->fail_fast && !cts_status_ok(job->status)) L->stop = 1;
+  s->has_job = 0;
+}
+
+/* Closes a worker's command pipe: it ends after its last job, within EXIT_GRACE_MS. */
+static void let_go(struct slot *s) {
+  if (s->cmd_fd >= 0) close(s->cmd_fd);
+  s->cmd_fd = -1;
+  double grace = cts_now_ms() + EXIT_GRACE_MS;
+  if (!s->has_job || grace < s->deadline) s->deadline = grace;
+}
+
+/* 1 when slot s's worker is to run another job after the one it reported. */
+static int more_for(const struct loop *L, const struct slot *s) {
+  return s->ran < L->opts->batch && L->next < L->n_order && !L->stop && !interrupted;
+}
+
+/* Slot s's worker reported its job's whole result and lives on. Its last job (the batch
+ * full, nothing left, the run stopped) waits for the worker's end, as a case process's
+ * result does; any other is decided now, as a case process's that then exited cleanly,
+ * with the output the worker wrote before the result (all in the pipe by then), and the
+ * worker gets the next job. One that has gone by then leaves that job to a new one. */
+static void next_in_batch(struct loop *L, struct slot *s) {
+  if (!more_for(L, s)) {
+    let_go(s);
+    return;
+  }
+  for (int k = 0; k < 64 && s->output_fd >= 0 && drain(&s->output_fd, &s->output, OUTPUT_LIMIT);
+       k++) {
+  } /* bounded: a helper that floods the pipe does not hold the judge */
+  conclude(L, s, 0);
+  if (more_for(L, s) && send_command(s, L->order[L->next]) == 0) {
+    size_t j = L->order[L->next++];
+    begin_job(s, j, L->jobs[j].timeout_ms);
+    return;
+  }
+  let_go(s);
+}
+
 /* When slot s's child ended or ran past its deadline: kills its group, records and
- * prints its result, and frees the slot. A helper that holds the pipes open does not
- * hold the verdict: what is in them when the child ends is its output. */
+ * prints its job's result (unless a worker's last job was decided already), and frees
+ * the slot. A helper that holds the pipes open does not hold the verdict: what is in
+ * them when the child ends is its output. */
 static void service_slot(struct loop *L, struct slot *s, int np) {
   read_slot(L, s, np);
+  if (s->cmd_fd >= 0 && s->reported && !s->exited) {
+    next_in_batch(L, s);
+    return;
+  }
   int timed_out = !s->exited && cts_now_ms() > s->deadline;
   if (!s->exited && !timed_out) return;
   if (timed_out) {
     kill(-s->pid, SIGKILL);
     waitpid(s->pid, &s->wstatus, 0);
   }
-  drain_rest(&s->result_fd, &s->result);
+  while (s->result_fd >= 0 && drain_result(s)) {
+  }
+  if (s->result_fd >= 0) close(s->result_fd); /* as drain_rest, the records taken out */
+  s->result_fd = -1;
   if (!s->reported && s->result.buf && strchr(s->result.buf, '\n')) s->reported = 1;
   drain_rest(&s->output_fd, &s->output);
-  struct cts_job *job = &L->jobs[s->job];
   end_group(L, s);
-  finish(s, job, timed_out, L->opts);
-  cts_grade_job(job);
-  cts_apply_expectation(job);
-  publish(L, job);
-  if (L->opts->fail_fast && !cts_status_ok(job->status)) L->stop = 1;
+  if (s->has_job) conclude(L, s, timed_out);
+  cts_buf_free(&s->result);
+  cts_buf_free(&s->output);
+  let_go(s);
   s->pid = 0;
   L->running--;
 }
 
-/* The run was interrupted: every running case's group is killed and its job is Error. */
+/* The run was interrupted: every running case's group is killed and its job (a worker
+ * let go after its last one has none) is Error. */
 static void abandon_running(struct loop *L) {
   for (int i = 0; i < L->width; i++) {
     struct slot *s = &L->slots[i];
     if (!s->pid) continue;
     kill(-s->pid, SIGKILL);
     waitpid(s->pid, NULL, 0);
-    if (s->result_fd >= 0) close(s->result_fd);
-    if (s->output_fd >= 0) close(s->output_fd);
-    struct cts_job *job = &L->jobs[s->job];
-    job->status = CTS_ERROR;
-    job->message = cts_xstrdup("the run was interrupted while this case ran");
-    job->output = cts_buf_take(&s->output);
+    close_all((int[3]){s->result_fd, s->output_fd, s->cmd_fd}, 3);
     cts_buf_free(&s->result);
-    publish(L, job);
+    if (s->has_job) {
+      struct cts_job *job = &L->jobs[s->job];
+      job->status = CTS_ERROR;
+      job->message = cts_xstrdup("the run was interrupted while this case ran");
+      job->output = cts_buf_take(&s->output);
+      settle(s, job);
+      publish(L, job);
+    }
+    cts_buf_free(&s->output);
     s->pid = 0;
     L->running--;
   }
@@ -670,7 +982,7 @@ static void run_loop_body(struct loop *L) {
 }
 
 void cts_run_jobs(struct cts_job *jobs, size_t n, const struct cts_run_opts *opts) {
-  struct loop L = {.jobs = jobs, .opts = opts};
+  struct loop L = {.jobs = jobs, .n = n, .opts = opts};
   L.order = cts_xmalloc((n ? n : 1) * sizeof(size_t));
   queue_jobs(&L, n);
   L.width = opts->jobs > 0 ? opts->jobs : 1;
@@ -678,6 +990,7 @@ void cts_run_jobs(struct cts_job *jobs, size_t n, const struct cts_run_opts *opt
   L.pfd = cts_xcalloc((size_t)L.width * 2, sizeof *L.pfd);
   L.keep = cts_xcalloc((size_t)L.width, sizeof *L.keep);
   run_loop.order = L.order, run_loop.slots = L.slots, run_loop.pfd = L.pfd;
+  run_loop.width = L.width;
   signal(SIGPIPE, SIG_IGN);
   become_subreaper();
   struct sigaction sa = {.sa_handler = on_interrupt, .sa_flags = SA_RESETHAND}, old[3];

@@ -2,7 +2,7 @@
  * harness/src/run/runner.h: probing the adapter and running jobs (one case on one device,
  * one repetition; or a caller's batch, such as a chunk of tsm-cts combos) in forked
  * children, each its own process group, with timeouts, an optional memory limit and -j
- * parallelism, and the reports they feed.
+ * parallelism, and the reports they feed; with --batch, a child runs several jobs.
  */
 #ifndef CTS_RUNNER_H
 #define CTS_RUNNER_H
@@ -71,6 +71,12 @@ struct cts_run_opts {
    * on_result instead of the TAP stream and the progress lines. NULL: a case. */
   int (*run_job)(const struct cts_job *job, const struct tsm_adapter *a, struct cts_buf *msg);
   void (*on_result)(const struct cts_job *job);
+  /* > 1: --batch, a case process is a worker that loads the adapter once and runs up to
+   * this many jobs one after another, each in a fresh session, each under its own
+   * timeout and with its own output; a job that crashes, hangs or exits ends its worker
+   * and is that job's verdict, and the next job starts a new worker. 0 or 1: a process
+   * per job. */
+  int batch;
 };
 
 /* How long gen and combos wait for the probe of their adapter. */

@@ -136,7 +136,7 @@ static void print_warnings(FILE *out, const struct cts_job *jobs, size_t n) {
 }
 
 void cts_summary_print(FILE *out, const struct cts_job *jobs, size_t n,
-                       const struct cts_run_info *info, const char *json, const char *junit) {
+                       const struct cts_run_info *info, const struct cts_report_paths *to) {
   fprintf(out, "\ntsm-cts summary: adapter %s %s, %zu runs", info->facts.name,
           info->facts.version, n);
   if (info->shard_count > 1) fprintf(out, " (shard %d/%d)", info->shard_index, info->shard_count);
@@ -153,6 +153,6 @@ void cts_summary_print(FILE *out, const struct cts_job *jobs, size_t n,
           cts_profile_name(info->profile), sc.must_passed, sc.must_applicable, sc.warnings,
           sc.warnings == 1 ? "" : "s");
   fprintf(out, "wall time: %.1f s\n", info->wall_s);
-  if (json) fprintf(out, "JSON report: %s\n", json);
-  if (junit) fprintf(out, "JUnit report: %s\n", junit);
+  if (to->json) fprintf(out, "JSON report: %s\n", to->json);
+  if (to->junit) fprintf(out, "JUnit report: %s\n", to->junit);
 }

@@ -19,6 +19,6 @@ void cts_progress_end(void);
 
 /* The summary table of jobs[0..n), then the reports' paths (NULL ones left out). */
 void cts_summary_print(FILE *out, const struct cts_job *jobs, size_t n,
-                       const struct cts_run_info *info, const char *json, const char *junit);
+                       const struct cts_run_info *info, const struct cts_report_paths *to);
 
 #endif

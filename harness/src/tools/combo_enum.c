@@ -153,20 +153,29 @@ static void level_copy(struct walk *w, struct level *to, const struct level *fro
   to->depth = from->depth + 1;
 }
 
-/* Node of child c's line (row kind, text), the first symbol it made at index `made`
- * (-1: none). */
-static size_t add_node(struct combo_set *set, const struct level *c, int parent, int kind,
-                       const char *text, int made, int run) {
+/* A line just written into a child level: its row kind, its text, the index of the
+ * first symbol it made (-1: none), and whether the text is new (cleared once a node
+ * carries it: that node runs). */
+struct written {
+  int kind;
+  const char *text;
+  int made;
+  int text_new;
+};
+
+/* Node of child c's line w, under node `parent`. */
+static size_t add_node(struct combo_set *set, const struct level *c, int parent,
+                       const struct written *w) {
   struct combo_node node = {0};
   node.parent = parent;
   node.depth = c->depth;
-  node.kind = kind;
-  node.run = run;
-  node.text = cts_xstrdup(text);
+  node.kind = w->kind;
+  node.run = w->text_new;
+  node.text = cts_xstrdup(w->text);
   node.status = -1;
-  if (made >= 0) node.made = c->g.syms[made];
+  if (w->made >= 0) node.made = c->g.syms[w->made];
   CTS_PUSH(set->nodes, set->n, set->cap, node);
-  set->n_run += (size_t)run;
+  set->n_run += (size_t)w->text_new;
   return set->n - 1;
 }
 
@@ -182,69 +191,73 @@ static void snapshot_focus(struct combo_node *node, const struct level *l) {
 
 static void expand(struct walk *w, const struct level *l);
 
-/* A line just written after level `parent` into child c (row kind, text; the first
- * symbol it made at index `made`, -1: none) with the focus at c->focus: a node when its
- * text or its (text, focus) is new, expanded while the depth allows. *text_new: the text
- * is new (cleared once a node carries it). */
-static void place(struct walk *w, const struct level *parent, struct level *c, int kind,
-                  const char *text, int made, int *text_new) {
+/* Line `line` just written after level `parent` into child c with the focus at
+ * c->focus: a node when its text or its (text, focus) is new, expanded while the depth
+ * allows. */
+static void place(struct walk *w, const struct level *parent, struct level *c,
+                  struct written *line) {
   int expand_new = c->depth < w->set->depth &&
                    hash_set_add(&w->expanded, hash_text(c->hash, c->g.syms[c->focus].name));
-  if (!*text_new && !expand_new) return;
-  c->node = (int)add_node(w->set, c, parent->node, kind, text, made, *text_new);
-  *text_new = 0;
+  if (!line->text_new && !expand_new) return;
+  c->node = (int)add_node(w->set, c, parent->node, line);
+  line->text_new = 0;
   if (!expand_new) return;
   snapshot_focus(&w->set->nodes[c->node], c);
   expand(w, c);
 }
 
-/* Child c was written from level l (row, held target t: an index, -1 for a maker):
- * its nodes with the focus staying and, when the line made something from it, moving. */
+/* A statement tried after a level: its row, the variant (1-based) and the target held
+ * (an index into the syms, -1: a maker, which holds nothing). */
+struct step {
+  const struct gen_row *row;
+  int v, t;
+};
+
+/* Child c was written from level l by step s: its nodes with the focus staying and,
+ * when the line made something from it, moving. */
 static void place_both(struct walk *w, const struct level *l, struct level *c,
-                       const struct gen_row *row, int t) {
+                       const struct step *s) {
   char *text = cts_xstrndup(c->g.line.buf, c->g.line.len);
   w->line = c->g.line;
   int made = c->g.n_pending ? (int)c->g.n_syms : -1;
-  int took_focus = t == l->focus ? c->g.hold.used_target : c->g.hold.used_focus;
+  int took_focus = s->t == l->focus ? c->g.hold.used_target : c->g.hold.used_focus;
   gen_keep(&c->g);
   for (size_t i = (size_t)(made >= 0 ? made : 0); made >= 0 && i < c->g.n_syms; i++)
     if (c->g.syms[i].kind & CTS_SYM_RESOURCE) c->g.syms[i].deps |= w->set->scope_deps;
   c->hash = hash_text(l->hash, text);
-  int text_new = hash_set_add(&w->texts, c->hash);
-  w->set->n_duplicates += (size_t)!text_new;
+  struct written line = {s->row->kind, text, made, hash_set_add(&w->texts, c->hash)};
+  w->set->n_duplicates += (size_t)!line.text_new;
   if (l->focus >= 0) {
     c->focus = l->focus;
     c->made = l->made;
-    place(w, l, c, row->kind, text, made, &text_new);
+    place(w, l, c, &line);
   }
   if (made >= 0 && (took_focus || l->focus < 0)) {
     c->focus = made;
-    c->made = combo_made_states(row->kind, text, l->made);
-    place(w, l, c, row->kind, text, made, &text_new);
+    c->made = combo_made_states(s->row->kind, text, l->made);
+    place(w, l, c, &line);
   }
   free(text);
 }
 
-/* Writes row in variant v (1-based) after level l into c, the target t held (an index
- * into the syms, -1: a maker, which holds nothing). RETURN 1 when written and placed, 0
- * when the writer cannot take the target this way, -1 when there is no variant v (or
- * the row's writer chooses no word, past the first). */
-static int try_row(struct walk *w, const struct level *l, struct level *c,
-                   const struct gen_row *row, int v, int t) {
+/* Writes step s after level l into c. RETURN 1 when written and placed, 0 when the
+ * writer cannot take the target this way, -1 when there is no variant s->v (or the
+ * row's writer chooses no word, past the first). */
+static int try_row(struct walk *w, const struct level *l, struct level *c, const struct step *s) {
   level_copy(w, c, l);
-  c->g.hold.variant = v;
-  if (t >= 0) c->g.hold.target = t + 1;
-  if (t >= 0 && t != l->focus) c->g.hold.focus = l->focus + 1;
-  c->seed = mix(mix(mix(l->seed, (uint64_t)row->kind), (uint64_t)v), (uint64_t)(t + 1));
+  c->g.hold.variant = s->v;
+  if (s->t >= 0) c->g.hold.target = s->t + 1;
+  if (s->t >= 0 && s->t != l->focus) c->g.hold.focus = l->focus + 1;
+  c->seed = mix(mix(mix(l->seed, (uint64_t)s->row->kind), (uint64_t)s->v), (uint64_t)(s->t + 1));
   c->g.rng = c->seed | 1;
-  int rc = gen_write_row(&c->g, row);
+  int rc = gen_write_row(&c->g, s->row);
   int last = c->g.hold.words == 0;
-  if (c->g.hold.no_variant || (last && v > 1)) {
+  if (c->g.hold.no_variant || (last && s->v > 1)) {
     w->line = c->g.line;
     return -1;
   }
-  int fits = rc == 0 && (t >= 0 ? c->g.hold.used_target : c->g.n_pending > 0);
-  if (fits) place_both(w, l, c, row, t);
+  int fits = rc == 0 && (s->t >= 0 ? c->g.hold.used_target : c->g.n_pending > 0);
+  if (fits) place_both(w, l, c, s);
   else w->line = c->g.line;
   return fits;
 }
@@ -273,9 +286,9 @@ static void expand(struct walk *w, const struct level *l) {
   struct level *c = cts_xmalloc(sizeof *c);
   for (size_t k = 0; k < n_targets; k++)
     for (size_t r = 0; r < gen_n_rows; r++) {
-      const struct gen_row *row = &gen_rows[r];
-      if (!row_runs(w->set, row) || (t[k] < 0 && !row->binds)) continue;
-      for (int v = 1; try_row(w, l, c, row, v, t[k]) >= 0; v++) {
+      struct step s = {&gen_rows[r], 1, t[k]};
+      if (!row_runs(w->set, s.row) || (t[k] < 0 && !s.row->binds)) continue;
+      for (; try_row(w, l, c, &s) >= 0; s.v++) {
       }
     }
   free(c);

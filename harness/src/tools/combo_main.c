@@ -5,6 +5,7 @@
  * class, 1 otherwise, 2 on a usage or harness error.
  */
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,24 +46,43 @@ static int combos_usage(void) {
   return 2;
 }
 
+/* Where each option goes in struct combos_options: a number, or a string from argv. */
+static const struct {
+  int code;
+  int is_number;
+  size_t offset;
+} combos_option_fields[] = {
+    {'D', 1, offsetof(struct combos_options, depth)},
+    {'K', 1, offsetof(struct combos_options, seeds)},
+    {'j', 1, offsetof(struct combos_options, jobs)},
+    {'C', 1, offsetof(struct combos_options, chunk)},
+    {'a', 0, offsetof(struct combos_options, adapter)},
+    {'d', 0, offsetof(struct combos_options, device)},
+    {'S', 0, offsetof(struct combos_options, spec)},
+    {'o', 0, offsetof(struct combos_options, json)},
+    {'s', 0, offsetof(struct combos_options, save)},
+    {'k', 0, offsetof(struct combos_options, known)},
+};
+
+/* Stores option `code` with its value. RETURN 0, or -1 for an unknown option. */
+static int set_combos_option(struct combos_options *o, int code, const char *value) {
+  for (size_t i = 0; i < sizeof combos_option_fields / sizeof combos_option_fields[0]; i++) {
+    if (combos_option_fields[i].code != code) continue;
+    void *field = (char *)o + combos_option_fields[i].offset;
+    if (combos_option_fields[i].is_number) *(int *)field = atoi(value);
+    else *(const char **)field = value;
+    return 0;
+  }
+  return -1;
+}
+
 static int parse_combos_options(int argc, char **argv, struct combos_options *o) {
   *o = (struct combos_options){2, 2, 1, 512, cts_gen_default_adapter(), NULL, NULL, NULL, NULL,
                                NULL};
   int code;
   optind = 1;
-  while ((code = getopt_long(argc, argv, "j:", combos_long_options, NULL)) != -1) {
-    if (code == 'D') o->depth = atoi(optarg);
-    else if (code == 'K') o->seeds = atoi(optarg);
-    else if (code == 'j') o->jobs = atoi(optarg);
-    else if (code == 'C') o->chunk = atoi(optarg);
-    else if (code == 'a') o->adapter = optarg;
-    else if (code == 'd') o->device = optarg;
-    else if (code == 'S') o->spec = optarg;
-    else if (code == 'o') o->json = optarg;
-    else if (code == 's') o->save = optarg;
-    else if (code == 'k') o->known = optarg;
-    else return -1;
-  }
+  while ((code = getopt_long(argc, argv, "j:", combos_long_options, NULL)) != -1)
+    if (set_combos_option(o, code, optarg) != 0) return -1;
   if (optind != argc || o->depth < 0 || o->depth > COMBO_MAX_DEPTH || o->seeds < 1 ||
       o->jobs < 1 || o->chunk < 1)
     return -1;

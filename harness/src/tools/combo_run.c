@@ -88,7 +88,7 @@ static void judge_one(size_t i, const struct tsm_adapter *a, struct cts_buf *out
 static void save_one(size_t i, const struct tsm_adapter *a, struct cts_buf *out) {
   struct cts_gen_case gc = {.device = pass.o->device_name};
   combo_case(pass.set, i, &gc);
-  cts_complete(&gc, 0, i, a, pass.o->spec, pass.o->device);
+  cts_complete(&gc, &(struct cts_completion){0, i, a, pass.o->spec, pass.o->device});
   char how[64], path[4200];
   origin(how, sizeof how);
   char *text = cts_gen_render_as(&gc, how, i, pass.o->spec);
@@ -156,12 +156,17 @@ static void take_job_verdict(struct combo_node *node, const struct cts_job *job)
   node->message = cts_buf_take(&b);
 }
 
-/* One pass over items[0..n), `per` nodes a job. Nodes of a job that did not report
- * them go to *again (NULL: take the job's verdict). RETURN the cases saved. */
-static size_t run_pass(size_t *items, size_t n, size_t per, int timeout_ms, size_t **again,
-                       size_t *n_again) {
-  size_t n_jobs = (n + per - 1) / per, saved = 0, cap = 0;
-  pass.items = items;
+/* Node indexes: those a pass runs, or those it leaves to run again. Owns items. */
+struct node_list {
+  size_t *items;
+  size_t n, cap;
+};
+
+/* The pass's jobs over nodes, `per` nodes a job, each with the time limit timeout_ms;
+ * the nodes judged are marked not run yet. RETURN how many jobs. */
+static size_t plan_pass(const struct node_list *nodes, size_t per, int timeout_ms) {
+  size_t n = nodes->n, n_jobs = (n + per - 1) / per;
+  pass.items = nodes->items;
   pass.first = cts_xmalloc((n_jobs + 1) * sizeof(size_t));
   pass.jobs = cts_xcalloc(n_jobs ? n_jobs : 1, sizeof(struct cts_job));
   for (size_t j = 0; j <= n_jobs; j++) pass.first[j] = j < n_jobs ? j * per : n;
@@ -170,22 +175,35 @@ static size_t run_pass(size_t *items, size_t n, size_t per, int timeout_ms, size
     pass.jobs[j].timeout_ms = timeout_ms;
     pass.jobs[j].device = pass.o->device;
   }
-  for (size_t k = 0; k < n && !pass.saving; k++) pass.set->nodes[items[k]].status = -1;
+  for (size_t k = 0; k < n && !pass.saving; k++) pass.set->nodes[nodes->items[k]].status = -1;
+  return n_jobs;
+}
+
+/* Job j's results into its nodes; a node it did not report goes to again (NULL: takes
+ * the job's verdict). RETURN the cases the job saved. */
+static size_t take_job(size_t j, struct node_list *again) {
+  struct cts_job *job = &pass.jobs[j];
+  size_t saved = job->status == CTS_PASS ? take_results(job->message) : 0;
+  for (size_t k = pass.first[j]; k < pass.first[j + 1] && !pass.saving; k++) {
+    struct combo_node *node = &pass.set->nodes[pass.items[k]];
+    if (node->status >= 0) continue;
+    if (again) CTS_PUSH(again->items, again->n, again->cap, pass.items[k]);
+    else take_job_verdict(node, job);
+  }
+  free(job->message);
+  free(job->output);
+  return saved;
+}
+
+/* One pass over nodes, `per` nodes a job. Nodes of a job that did not report them go
+ * to again (NULL: take the job's verdict). RETURN the cases saved. */
+static size_t run_pass(const struct node_list *nodes, size_t per, int timeout_ms,
+                       struct node_list *again) {
+  size_t n_jobs = plan_pass(nodes, per, timeout_ms), saved = 0;
   struct cts_run_opts ro = {.adapter = pass.o->adapter, .jobs = pass.o->jobs,
                             .timeout_ms = timeout_ms, .run_job = run_chunk, .on_result = progress};
   cts_run_jobs(pass.jobs, n_jobs, &ro);
-  for (size_t j = 0; j < n_jobs; j++) {
-    struct cts_job *job = &pass.jobs[j];
-    if (job->status == CTS_PASS) saved += take_results(job->message);
-    for (size_t k = pass.first[j]; k < pass.first[j + 1] && !pass.saving; k++) {
-      struct combo_node *node = &pass.set->nodes[items[k]];
-      if (node->status >= 0) continue;
-      if (again) CTS_PUSH(*again, *n_again, cap, items[k]);
-      else take_job_verdict(node, job);
-    }
-    free(job->message);
-    free(job->output);
-  }
+  for (size_t j = 0; j < n_jobs; j++) saved += take_job(j, again);
   free(pass.jobs);
   free(pass.first);
   return saved;
@@ -200,29 +218,30 @@ static void begin_pass(size_t total, int saving) {
 void combo_run_all(struct combo_set *set, const struct combo_opts *o) {
   pass.set = set;
   pass.o = o;
-  size_t *items = NULL, n = 0, cap = 0, *again = NULL, n_again = 0;
+  struct node_list nodes = {0}, again = {0};
   for (size_t i = 0; i < set->n; i++)
-    if (set->nodes[i].run || set->nodes[i].focus) CTS_PUSH(items, n, cap, i);
-  begin_pass(n, 0);
-  run_pass(items, n, (size_t)o->chunk, CHUNK_TIMEOUT_MS(o->chunk), &again, &n_again);
-  if (n_again) {
+    if (set->nodes[i].run || set->nodes[i].focus) CTS_PUSH(nodes.items, nodes.n, nodes.cap, i);
+  begin_pass(nodes.n, 0);
+  run_pass(&nodes, (size_t)o->chunk, CHUNK_TIMEOUT_MS(o->chunk), &again);
+  if (again.n) {
     fprintf(stderr, "tsm-cts combos: %zu nodes of chunks that crashed, hung or did not "
-            "report run again, one a process\n", n_again);
-    begin_pass(n_again, 0);
-    run_pass(again, n_again, 1, ONE_TIMEOUT_MS, NULL, NULL);
+            "report run again, one a process\n", again.n);
+    begin_pass(again.n, 0);
+    run_pass(&again, 1, ONE_TIMEOUT_MS, NULL);
   }
-  free(again);
-  free(items);
+  free(again.items);
+  free(nodes.items);
 }
 
 size_t combo_save(struct combo_set *set, const struct combo_opts *o) {
   pass.set = set;
   pass.o = o;
-  size_t *items = NULL, n = 0, cap = 0;
+  struct node_list nodes = {0};
   for (size_t i = 0; i < set->n; i++)
-    if (set->nodes[i].run && !cts_status_ok(set->nodes[i].status)) CTS_PUSH(items, n, cap, i);
-  begin_pass(n, 1);
-  size_t saved = run_pass(items, n, (size_t)o->chunk, CHUNK_TIMEOUT_MS(o->chunk), NULL, NULL);
-  free(items);
+    if (set->nodes[i].run && !cts_status_ok(set->nodes[i].status))
+      CTS_PUSH(nodes.items, nodes.n, nodes.cap, i);
+  begin_pass(nodes.n, 1);
+  size_t saved = run_pass(&nodes, (size_t)o->chunk, CHUNK_TIMEOUT_MS(o->chunk), NULL);
+  free(nodes.items);
   return saved;
 }

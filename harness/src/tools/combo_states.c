@@ -157,34 +157,48 @@ static unsigned holder_states(const struct cts_gen_case *gc, const struct combo_
   return states;
 }
 
+/* The states of a resource focus (a tensor or a composite) beside how it was made:
+ * its holders', released, borrowed, moved, detached. */
+static unsigned resource_states(const struct cts_gen_case *gc, const struct combo_focus *f,
+                                unsigned states) {
+  const struct gen_sym *s = &f->syms[f->focus];
+  states |= holder_states(gc, f);
+  if (states & 1u << COMBO_ROOT_HELD) states &= ~(1u << COMBO_TENSOR);
+  if (hasf(gc, "expect %s %s", "released", s->name)) states |= 1u << COMBO_RELEASED;
+  if (hasf(gc, "expect %s %s", "borrowed", s->name)) states |= 1u << COMBO_BORROWED;
+  if (ran_on(gc, "move", s->name)) states |= 1u << COMBO_MOVED;
+  if (ran_on(gc, "detach", s->name)) states |= 1u << COMBO_DETACHED;
+  return states;
+}
+
+/* The states of a focus that is no resource and no DLPack export: a manager closed, a
+ * scope disposed, a graph or a node released (a node's with its graph). */
+static unsigned gone_states(const struct cts_gen_case *gc, const struct combo_focus *f) {
+  static const struct {
+    int kind, state;
+    const char *gone;
+  } gone[] = {{CTS_SYM_MANAGER, COMBO_MANAGER_CLOSED, "closed"},
+              {CTS_SYM_SCOPE, COMBO_SCOPE_DISPOSED, "disposed"},
+              {CTS_SYM_GRAPH, COMBO_GRAPH_RELEASED, "released"},
+              {CTS_SYM_NODE, COMBO_NODE_RELEASED, "released"}};
+  int kind = f->syms[f->focus].kind;
+  unsigned states = 0;
+  for (size_t k = 0; k < sizeof gone / sizeof gone[0]; k++)
+    for (size_t i = 0; i < f->n_syms && gone[k].kind == kind; i++)
+      if (hasf(gc, "expect state %s == %s", f->syms[i].name, gone[k].gone) &&
+          ((int)i == f->focus || f->syms[i].kind == CTS_SYM_GRAPH))
+        states |= 1u << gone[k].state;
+  return states;
+}
+
 /* The focus's states in the completed case. */
 static unsigned classify(const struct cts_gen_case *gc, const struct combo_focus *f) {
   const struct gen_sym *s = &f->syms[f->focus];
   unsigned states = f->made & ~FORM_VERSIONED;
-  if (s->kind & CTS_SYM_RESOURCE) {
-    states |= holder_states(gc, f);
-    if (states & 1u << COMBO_ROOT_HELD) states &= ~(1u << COMBO_TENSOR);
-    if (hasf(gc, "expect %s %s", "released", s->name)) states |= 1u << COMBO_RELEASED;
-    if (hasf(gc, "expect %s %s", "borrowed", s->name)) states |= 1u << COMBO_BORROWED;
-    if (ran_on(gc, "move", s->name)) states |= 1u << COMBO_MOVED;
-    if (ran_on(gc, "detach", s->name)) states |= 1u << COMBO_DETACHED;
-  } else if (s->kind == CTS_SYM_DLPACK) {
-    if (hasf(gc, "expect deleted %s == %s", s->name, "1")) states |= 1u << COMBO_EXPORT_DELETED;
-    if (hasf(gc, "expect deleted %s == %s", s->name, "0")) states |= 1u << COMBO_EXPORT_PENDING;
-  } else {
-    static const struct {
-      int kind, state;
-      const char *gone;
-    } gone[] = {{CTS_SYM_MANAGER, COMBO_MANAGER_CLOSED, "closed"},
-                {CTS_SYM_SCOPE, COMBO_SCOPE_DISPOSED, "disposed"},
-                {CTS_SYM_GRAPH, COMBO_GRAPH_RELEASED, "released"},
-                {CTS_SYM_NODE, COMBO_NODE_RELEASED, "released"}};
-    for (size_t k = 0; k < sizeof gone / sizeof gone[0]; k++)
-      for (size_t i = 0; i < f->n_syms && gone[k].kind == s->kind; i++)
-        if (hasf(gc, "expect state %s == %s", f->syms[i].name, gone[k].gone) &&
-            ((int)i == f->focus || f->syms[i].kind == CTS_SYM_GRAPH))
-          states |= 1u << gone[k].state;
-  }
+  if (s->kind & CTS_SYM_RESOURCE) return resource_states(gc, f, states);
+  if (s->kind != CTS_SYM_DLPACK) return states | gone_states(gc, f);
+  if (hasf(gc, "expect deleted %s == %s", s->name, "1")) states |= 1u << COMBO_EXPORT_DELETED;
+  if (hasf(gc, "expect deleted %s == %s", s->name, "0")) states |= 1u << COMBO_EXPORT_PENDING;
   return states;
 }
 
@@ -197,7 +211,7 @@ unsigned combo_probe_states(const struct combo_set *set, size_t i, const struct 
   else probe_other(&gc, f);
   int decides = cts_exec_model_decides;
   cts_exec_model_decides = 0;
-  int outcome = cts_complete(&gc, 0, i, a, NULL, device);
+  int outcome = cts_complete(&gc, &(struct cts_completion){0, i, a, NULL, device});
   cts_exec_model_decides = decides;
   unsigned states = outcome == CTS_GEN_UNFINISHED ? f->made & ~FORM_VERSIONED : classify(&gc, f);
   cts_gen_case_free(&gc);

@@ -191,11 +191,13 @@ static int amend(struct cts_gen_case *gc, size_t i) {
   return 1;
 }
 
+/* What a completion runs with: the case's seed and index (its origin line and the
+ * messages), the adapter and its device, the spec (may be NULL). */
 /* The case as completed so far does not parse at err's line: a line that uses a name
  * whose binding the model refused, or a refused binding the language cannot write under
  * `expect error` (a node), takes its alt (a `result` line: `result none`) or goes.
  * RETURN 1 when it changed, -1 (a generator bug) otherwise. */
-static int parse_failed(struct cts_gen_case *gc, unsigned long long seed, size_t index,
+static int parse_failed(struct cts_gen_case *gc, const struct cts_completion *how,
                         const struct cts_parse_error *err) {
   size_t i = (size_t)(err->line - CTS_GEN_FRONT_LINES - 1);
   if (err->line > CTS_GEN_FRONT_LINES && i < gc->n &&
@@ -205,25 +207,23 @@ static int parse_failed(struct cts_gen_case *gc, unsigned long long seed, size_t
     else drop_line(gc, i);
     return 1;
   }
-  fprintf(stderr, "tsm-cts gen: seed %llu case %zu: line %d: %s\n", seed, index, err->line,
-          err->msg);
+  fprintf(stderr, "tsm-cts gen: seed %llu case %zu: line %d: %s\n", how->seed, how->index,
+          err->line, err->msg);
   return -1;
 }
 
 /* One run of the case as it stands. RETURN 1 when a line was amended and another run is
  * due, 0 when the case is complete, -1 when it does not parse (a generator bug). */
-static int complete_step(struct cts_gen_case *gc, unsigned long long seed, size_t index,
-                         const struct tsm_adapter *a, const struct cts_spec *spec, int device,
-                         int *outcome) {
-  char *text = cts_gen_render(gc, seed, index, spec);
+static int complete_step(struct cts_gen_case *gc, const struct cts_completion *how, int *outcome) {
+  char *text = cts_gen_render(gc, how->seed, how->index, how->spec);
   struct cts_parse_error err;
-  struct cts_case *c = cts_case_parse("generated.tsm", text, spec, &err);
+  struct cts_case *c = cts_case_parse("generated.tsm", text, how->spec, &err);
   free(text);
-  if (!c) return parse_failed(gc, seed, index, &err);
+  if (!c) return parse_failed(gc, how, &err);
   struct cts_buf msg = {0};
   memset(&first, 0, sizeof first);
   cts_exec_on_report = on_report;
-  int status = cts_exec_case(c, a, device, &msg, 0);
+  int status = cts_exec_case(c, how->a, how->device, &msg, 0);
   cts_exec_on_report = NULL;
   cts_buf_free(&msg);
   cts_case_free(c);
@@ -234,15 +234,15 @@ static int complete_step(struct cts_gen_case *gc, unsigned long long seed, size_
   return amend(gc, i);
 }
 
-int cts_complete(struct cts_gen_case *gc, unsigned long long seed, size_t index,
-                 const struct tsm_adapter *a, const struct cts_spec *spec, int device) {
+int cts_complete(struct cts_gen_case *gc, const struct cts_completion *how) {
   int outcome = CTS_GEN_UNFINISHED;
   size_t budget = 4 * gc->n + 8; /* a line is amended at most three times */
   for (size_t runs = 0; runs < budget; runs++) {
-    int rc = complete_step(gc, seed, index, a, spec, device, &outcome);
+    int rc = complete_step(gc, how, &outcome);
     if (rc < 0) return CTS_GEN_UNFINISHED;
     if (rc == 0) return outcome;
   }
-  fprintf(stderr, "tsm-cts gen: seed %llu case %zu: completion did not settle\n", seed, index);
+  fprintf(stderr, "tsm-cts gen: seed %llu case %zu: completion did not settle\n", how->seed,
+          how->index);
   return CTS_GEN_UNFINISHED;
 }

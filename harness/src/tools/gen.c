@@ -144,20 +144,9 @@ static struct gen_sym *recent_sym(struct gen *g, int mask) {
   return NULL;
 }
 
-/* A bound symbol of one of the kinds in mask, or NULL. Under a combination's hold, its
- * target and then its focus come first. Otherwise a
- * third of the time one of the symbols the last lines took or made, so that statements
- * meet on one resource (a borrow chain, a close of its lender, a return), where bugs
- * between two rules live; else odd ones first half of the time. */
-struct gen_sym *gen_pick(struct gen *g, int mask) {
-  struct gen_sym *held = held_sym(g, g->hold.target, &g->hold.used_target, mask);
-  if (!held) held = held_sym(g, g->hold.focus, &g->hold.used_focus, mask);
-  if (held) return held;
-  int holding = g->hold.target || g->hold.focus || g->hold.variant;
-  if (!holding && gen_rand(g, 3) == 0 && (held = recent_sym(g, mask))) {
-    remember(g, (size_t)(held - g->syms));
-    return held;
-  }
+/* Any bound symbol of the kinds in mask, an odd one half of the time when there is one;
+ * NULL when there is none. */
+static struct gen_sym *draw_sym(struct gen *g, int mask) {
   size_t n = 0, n_odd = 0;
   for (size_t i = 0; i < g->n_syms; i++)
     if (g->syms[i].kind & mask) {
@@ -176,6 +165,23 @@ struct gen_sym *gen_pick(struct gen *g, int mask) {
     return s;
   }
   return NULL;
+}
+
+/* A bound symbol of one of the kinds in mask, or NULL. Under a combination's hold, its
+ * target and then its focus come first. Otherwise a
+ * third of the time one of the symbols the last lines took or made, so that statements
+ * meet on one resource (a borrow chain, a close of its lender, a return), where bugs
+ * between two rules live; else odd ones first half of the time. */
+struct gen_sym *gen_pick(struct gen *g, int mask) {
+  struct gen_sym *held = held_sym(g, g->hold.target, &g->hold.used_target, mask);
+  if (!held) held = held_sym(g, g->hold.focus, &g->hold.used_focus, mask);
+  if (held) return held;
+  int holding = g->hold.target || g->hold.focus || g->hold.variant;
+  if (!holding && gen_rand(g, 3) == 0 && (held = recent_sym(g, mask))) {
+    remember(g, (size_t)(held - g->syms));
+    return held;
+  }
+  return draw_sym(g, mask);
 }
 
 void gen_sym_name(char *buf, size_t n, int kind, int number) {
@@ -244,6 +250,26 @@ static const struct gen_row *draw_row(struct gen *g) {
   return NULL;
 }
 
+/* A drawn block row, written half of the time while the depth allows. RETURN the lines
+ * written, 0 when none were. */
+static int write_drawn_block(struct gen *g, const struct gen_row *row, struct cts_gen_case *gc) {
+  if (g->depth >= GEN_MAX_DEPTH || gen_rand(g, 2)) return 0;
+  int n = row->write_block(g, row, gc);
+  return n > 0 ? n : 0;
+}
+
+/* A drawn statement row, written and kept when it is usable and binds what g->want
+ * names; a row that binds nothing only a third of the time (makers first: more to act
+ * on). RETURN 1 when its line was added, 0 otherwise. */
+static int write_drawn_row(struct gen *g, const struct gen_row *row, struct cts_gen_case *gc) {
+  if (!gen_row_usable(row) || (g->want && !(row->binds & g->want))) return 0;
+  if (!row->binds && gen_rand(g, 3)) return 0;
+  if (gen_write_row(g, row) != 0) return 0;
+  gen_keep(g);
+  gen_add_line(g, gc, g->line.buf, NULL, row->kind); /* cts_buf keeps a NUL */
+  return 1;
+}
+
 /* A block is drawn half as often as a row (it binds what its inner statements make, so
  * it counts as a maker). */
 int gen_statement(struct gen *g, struct cts_gen_case *gc) {
@@ -252,18 +278,9 @@ int gen_statement(struct gen *g, struct cts_gen_case *gc) {
     if (!row && g->want) return 0;
     if (!row) continue; /* a free key */
     if (g->families && !(g->families & row->cap)) continue;
-    if (gen_block_usable(row) && !g->want) {
-      if (g->depth >= GEN_MAX_DEPTH || gen_rand(g, 2)) continue;
-      int n = row->write_block(g, row, gc);
-      if (n > 0) return n;
-      continue;
-    }
-    if (!gen_row_usable(row) || (g->want && !(row->binds & g->want))) continue;
-    if (!row->binds && gen_rand(g, 3)) continue; /* makers first: more to act on */
-    if (gen_write_row(g, row) != 0) continue;
-    gen_keep(g);
-    gen_add_line(g, gc, g->line.buf, NULL, row->kind); /* cts_buf keeps a NUL */
-    return 1;
+    int n = gen_block_usable(row) && !g->want ? write_drawn_block(g, row, gc)
+                                               : write_drawn_row(g, row, gc);
+    if (n > 0) return n;
   }
   return 0;
 }

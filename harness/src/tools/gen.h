@@ -64,12 +64,22 @@ size_t cts_gen_from_bytes(const uint8_t *data, size_t size, unsigned families,
 /* What completion ended with. */
 enum cts_gen_outcome { CTS_GEN_AGREES, CTS_GEN_DIVERGES, CTS_GEN_UNFINISHED };
 
-/* Completes gc against the model, running it through adapter a on device: an action the
- * model refuses becomes `expect error CODE: ...`, an expectation the model contradicts
- * takes its alt or goes, a statement the case cannot run goes; where the adapter first
- * diverges from the model the body ends. RETURN enum cts_gen_outcome. */
-int cts_complete(struct cts_gen_case *gc, unsigned long long seed, size_t index,
-                 const struct tsm_adapter *a, const struct cts_spec *spec, int device);
+/* How a case is completed: the seed and index that name it in messages, the adapter
+ * (a) and its device it runs through, the spec its clauses are checked against (NULL:
+ * none). Borrows everything. */
+struct cts_completion {
+  unsigned long long seed;
+  size_t index;
+  const struct tsm_adapter *a;
+  const struct cts_spec *spec;
+  int device;
+};
+
+/* Completes gc against the model, running it through how->a on how->device: an action
+ * the model refuses becomes `expect error CODE: ...`, an expectation the model
+ * contradicts takes its alt or goes, a statement the case cannot run goes; where the
+ * adapter first diverges from the model the body ends. RETURN enum cts_gen_outcome. */
+int cts_complete(struct cts_gen_case *gc, const struct cts_completion *how);
 
 /* The adapter generated cases are completed through when none is named:
  * $TSM_CTS_GEN_ADAPTER, else build/lib/tsmref_adapter.so (the build's reference). */
@@ -77,6 +87,11 @@ const char *cts_gen_default_adapter(void);
 
 /* `tsm-cts gen` with its own arguments (argv[0] is "gen"). RETURN the exit status. */
 int cts_gen_main(int argc, char **argv);
+/* `tsm-cts gen --seed SEED --count COUNT --jobs JOBS DIR` through the default adapter
+ * (`run --generated`). RETURN its exit status. */
+int cts_gen_into(const char *dir, unsigned long long seed, int count, int jobs);
+/* Removes the .tsm files of dir. RETURN 0, or -1 when one could not go. */
+int cts_gen_clear(const char *dir);
 
 /* `tsm-cts statements [--markdown | --check FILE | --write FILE]`: the language reference
  * from the statement table's rows (stmt_table.h), as text or Markdown; --check fails when

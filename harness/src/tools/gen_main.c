@@ -5,8 +5,10 @@
  * OUTDIR/gen-SEED-INDEX.tsm and exits with its completion outcome; --jobs N keeps N
  * children at work.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,22 +66,47 @@ const char *cts_gen_default_adapter(void) {
   return path ? path : "build/lib/tsmref_adapter.so";
 }
 
+/* How an option's value is read into its field of struct gen_options. */
+enum gen_option_form { GEN_STRING, GEN_INT, GEN_LONG, GEN_SEED, GEN_FAMILIES };
+
+static const struct {
+  int code;
+  enum gen_option_form form;
+  size_t offset;
+} gen_option_fields[] = {
+    {'s', GEN_SEED, offsetof(struct gen_options, seed)},
+    {'n', GEN_LONG, offsetof(struct gen_options, count)},
+    {'m', GEN_INT, offsetof(struct gen_options, min)},
+    {'M', GEN_INT, offsetof(struct gen_options, max)},
+    {'f', GEN_FAMILIES, offsetof(struct gen_options, families)},
+    {'a', GEN_STRING, offsetof(struct gen_options, adapter)},
+    {'S', GEN_STRING, offsetof(struct gen_options, spec)},
+    {'j', GEN_INT, offsetof(struct gen_options, jobs)},
+    {'d', GEN_STRING, offsetof(struct gen_options, device)},
+};
+
+/* Stores option `code` with its value. RETURN 0, or -1 for an unknown option. */
+static int set_gen_option(struct gen_options *o, int code, const char *value) {
+  size_t i = 0, n = sizeof gen_option_fields / sizeof gen_option_fields[0];
+  while (i < n && gen_option_fields[i].code != code) i++;
+  if (i == n) return -1;
+  void *field = (char *)o + gen_option_fields[i].offset;
+  switch (gen_option_fields[i].form) {
+    case GEN_STRING: *(const char **)field = value; break;
+    case GEN_INT: *(int *)field = atoi(value); break;
+    case GEN_LONG: *(long *)field = strtol(value, NULL, 10); break;
+    case GEN_SEED: *(unsigned long long *)field = strtoull(value, NULL, 10); break;
+    case GEN_FAMILIES: *(unsigned *)field = parse_families(value); break;
+  }
+  return 0;
+}
+
 static int parse_gen_options(int argc, char **argv, struct gen_options *o) {
   *o = (struct gen_options){0, 0, 5, 40, 1, 0, cts_gen_default_adapter(), NULL, NULL, "cpu"};
   int code;
   optind = 1;
-  while ((code = getopt_long(argc, argv, "", gen_long_options, NULL)) != -1) {
-    if (code == 's') o->seed = strtoull(optarg, NULL, 10);
-    else if (code == 'n') o->count = strtol(optarg, NULL, 10);
-    else if (code == 'm') o->min = atoi(optarg);
-    else if (code == 'M') o->max = atoi(optarg);
-    else if (code == 'f') o->families = parse_families(optarg);
-    else if (code == 'a') o->adapter = optarg;
-    else if (code == 'S') o->spec = optarg;
-    else if (code == 'j') o->jobs = atoi(optarg);
-    else if (code == 'd') o->device = optarg;
-    else return -1;
-  }
+  while ((code = getopt_long(argc, argv, "", gen_long_options, NULL)) != -1)
+    if (set_gen_option(o, code, optarg) != 0) return -1;
   if (optind != argc - 1 || o->count <= 0 || o->min < 1 || o->max < o->min || o->jobs < 1) return -1;
   o->outdir = argv[optind];
   return 0;
@@ -105,7 +132,7 @@ static int one_case(const struct gen_options *o, long index, const struct tsm_ad
   struct cts_gen_case gc = {.device = o->device};
   gen_case(&g, &gc);
   cts_buf_free(&g.line);
-  int outcome = cts_complete(&gc, o->seed, (size_t)index, a, spec, device);
+  int outcome = cts_complete(&gc, &(struct cts_completion){o->seed, (size_t)index, a, spec, device});
   char *text = cts_gen_render(&gc, o->seed, (size_t)index, spec);
   char path[4096];
   snprintf(path, sizeof path, "%s/gen-%llu-%05ld.tsm", o->outdir, o->seed, index);
@@ -174,6 +201,31 @@ int cts_gen_main(int argc, char **argv) {
   }
   int rc = run_cases(&o, a, device, &spec);
   cts_spec_free(&spec);
+  return rc;
+}
+
+int cts_gen_into(const char *dir, unsigned long long seed, int count, int jobs) {
+  char seed_s[32], count_s[32], jobs_s[32];
+  snprintf(seed_s, sizeof seed_s, "%llu", seed);
+  snprintf(count_s, sizeof count_s, "%d", count);
+  snprintf(jobs_s, sizeof jobs_s, "%d", jobs > 0 ? jobs : 1);
+  char *argv[] = {"gen", "--seed", seed_s, "--count", count_s, "--jobs", jobs_s, (char *)dir, NULL};
+  return cts_gen_main(8, argv);
+}
+
+int cts_gen_clear(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return -1;
+  int rc = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    size_t n = strlen(e->d_name);
+    if (n <= 4 || strcmp(e->d_name + n - 4, ".tsm")) continue;
+    char *path = cts_printf_dup("%s/%s", dir, e->d_name);
+    if (unlink(path) != 0) rc = -1;
+    free(path);
+  }
+  closedir(d);
   return rc;
 }
 

@@ -336,6 +336,30 @@ static void put_strides(struct gen *g, const char *shape) {
   put(g, "]");
 }
 
+/* Option `which` (0, 2, 3 or 4) of put_layout_option: those whose word or meaning
+ * depends on the form (versioned or legacy) or on strides given before. */
+static void put_form_option(struct gen *g, int which, int versioned, int strided) {
+  switch (which) {
+  case 0: put(g, strided ? " readonly" : " nostrides"); break;
+  case 2: put(g, versioned ? " major %d" : " lanes %d", versioned ? 2 * (int)gen_rand(g, 2) : 2); break;
+  case 3: put(g, versioned ? " minor %d" : " readonly", (int)gen_rand(g, 4) * 3); break;
+  default: put(g, versioned ? " copied" : " readonly"); break;
+  }
+}
+
+/* A dtype option: often one no consumer holds; a dtype the adapter does not hold would
+ * make the case NotSupported, so f8 stands for it. The word is picked before its length
+ * is taken: as two arguments of one call the order was unspecified, and gcc took the
+ * length of the buffer not yet written. */
+static void put_dtype_option(struct gen *g) {
+  /* types no consumer holds, and dtypes a small negative value fits */
+  static const char *const dtypes = "f8|c64|bool|bf16|f16|f64|i64|i8";
+  char word[16];
+  const char *name = gen_pick_word(g, dtypes, word, sizeof word);
+  int d = cts_opsem_dtype_by_name(name, strlen(name));
+  put(g, " dtype %s", d && g->dtypes && !(g->dtypes >> d & 1) ? "f8" : word);
+}
+
 /* One of make's options for the managed tensor's other fields, at legal and illegal
  * values (cases/README.md, `make`): what a consumer must accept, copy or refuse with
  * EDLPACK, EDTYPE, EDEVICE or EVERSION (DLP.IMPORT.*, DLP.VER.*). Byte offsets stay
@@ -343,24 +367,16 @@ static void put_strides(struct gen *g, const char *shape) {
  * kernels load misaligned floats (UBSan), and the spec has no rule on it yet. */
 static void put_layout_option(struct gen *g, int versioned, int strided) {
   static const char *const devices = "cpu|cuda_host|cuda_managed|opencl|vulkan";
-  /* types no consumer holds, and dtypes a small negative value fits */
-  static const char *const dtypes = "f8|c64|bool|bf16|f16|f64|i64|i8";
   char word[16];
-  switch (gen_rand(g, 10)) {
-  case 0: put(g, strided ? " readonly" : " nostrides"); break;
+  uint64_t which = gen_rand(g, 10);
+  switch (which) {
   case 1: put(g, " offset %d", (int)gen_rand(g, 3) * 4); break; /* aligned: see below */
-  case 2: put(g, versioned ? " major %d" : " lanes %d", versioned ? 2 * (int)gen_rand(g, 2) : 2); break;
-  case 3: put(g, versioned ? " minor %d" : " readonly", (int)gen_rand(g, 4) * 3); break;
-  case 4: put(g, versioned ? " copied" : " readonly"); break;
   case 5: put(g, " device %s", gen_pick_word(g, devices, word, sizeof word)); break;
-  case 6: { /* a dtype the adapter does not hold would make the case NotSupported */
-    int d = cts_opsem_dtype_by_name(gen_pick_word(g, dtypes, word, sizeof word), strlen(word));
-    put(g, " dtype %s", d && g->dtypes && !(g->dtypes >> d & 1) ? "f8" : word);
-    break;
-  }
+  case 6: put_dtype_option(g); break;
   case 7: put(g, " lanes 2"); break;
   case 8: put(g, " nodeleter"); break;
-  default: put(g, " nulldata"); break;
+  case 9: put(g, " nulldata"); break;
+  default: put_form_option(g, (int)which, versioned, strided); break;
   }
 }
 

@@ -148,8 +148,9 @@ int cts_merge(char **inputs, size_t n, const char *json, const char *junit,
     /* The score counts MUST clauses: it needs the spec's strengths (the results keep
      * the grading their runs gave them). */
     if (cts_spec_load(&spec, cts_spec_dir(spec_dir)) == 0) cts_grade_begin(&spec, m.info.profile);
-    rc = cts_write_reports(json, junit, m.jobs, m.n_jobs, &m.info);
-    cts_summary_print(stdout, m.jobs, m.n_jobs, &m.info, json, junit);
+    const struct cts_report_paths to = {json, junit};
+    rc = cts_write_reports(&to, m.jobs, m.n_jobs, &m.info);
+    cts_summary_print(stdout, m.jobs, m.n_jobs, &m.info, &to);
     for (size_t i = 0; i < m.n_jobs && !rc; i++) rc = !cts_status_ok(m.jobs[i].status);
   }
   free_merge(&m);

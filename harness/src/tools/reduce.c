@@ -175,11 +175,12 @@ static char *final_text(struct reducer *R, const struct cts_case *orig) {
   struct cts_parse_error pe;
   struct cts_case *reduced = cts_case_parse(R->path, body, R->spec, &pe);
   if (!reduced) return body; /* not reached: every candidate kept has parsed */
-  size_t left = red_count(&R->text, &R->cfg);
-  char *text = red_front(body, orig, reduced, R->original - left, R->original, 1);
+  struct red_front_edit how = {R->original - red_count(&R->text, &R->cfg), R->original, 1};
+  char *text = red_front(body, orig, reduced, &how);
   if (!red_interesting(R, text)) {
     free(text);
-    text = red_front(body, orig, reduced, R->original - left, R->original, 0);
+    how.trim = 0;
+    text = red_front(body, orig, reduced, &how);
   }
   cts_case_free(reduced);
   free(body);

@@ -94,11 +94,11 @@ static void put_front_line(struct cts_buf *b, const char *line, const struct fro
 }
 
 char *red_front(const char *text, const struct cts_case *orig, const struct cts_case *reduced,
-                size_t removed, size_t total, int trim) {
+                const struct red_front_edit *how) {
   unsigned char before[CTS_N_STMT_KINDS] = {0}, now[CTS_N_STMT_KINDS] = {0};
   kinds_used(&orig->body, before);
   kinds_used(&reduced->body, now);
-  struct front_edit e = {reduced, before, now, removed, total, trim};
+  struct front_edit e = {reduced, before, now, how->removed, how->total, how->trim};
   struct cts_buf b = {0};
   int dashes = 0;
   for (const char *p = text; *p;) {

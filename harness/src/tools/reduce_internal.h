@@ -100,10 +100,16 @@ void red_search(struct reducer *R);
 const struct cts_stmt *red_stmt_at(const struct cts_block *b, int line);
 
 /* reduce_front.c */
-/* text (the reduced case) with the description saying how many of `total` statements
- * went and, when trim is set, its frontmatter trimmed to what the reduced body needs
- * (requires:, clauses:). RETURN a new string (the caller frees it). */
+/* What red_front writes into the frontmatter: `removed` of `total` statements went;
+ * trim: requires: and clauses: cut to what the reduced body needs. */
+struct red_front_edit {
+  size_t removed, total;
+  int trim;
+};
+/* text (the reduced case) with the description saying how many statements went and,
+ * when how->trim is set, its frontmatter trimmed (requires:, clauses:). RETURN a new
+ * string (the caller frees it). */
 char *red_front(const char *text, const struct cts_case *orig, const struct cts_case *reduced,
-                size_t removed, size_t total, int trim);
+                const struct red_front_edit *how);
 
 #endif

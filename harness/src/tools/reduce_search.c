@@ -154,44 +154,52 @@ static int test_config(struct reducer *R) {
   return same;
 }
 
-/* Keeps, of the n sibling units in items, those in chunk `chunk` of `chunks` (or, for
- * the complement, the others). RETURN 1 when that fails the same way; else every one
- * of them stays, as before. */
-static int try_chunk(struct reducer *R, const int *items, size_t n, size_t chunks, size_t chunk,
+/* The sibling units ddmin works on: n indexes into the units. */
+struct siblings {
+  int *items;
+  size_t n;
+};
+
+/* Keeps, of the siblings, those in chunk `chunk` of `chunks` (or, for the complement,
+ * the others). RETURN 1 when that fails the same way; else every one of them stays, as
+ * before. */
+static int try_chunk(struct reducer *R, const struct siblings *sib, size_t chunks, size_t chunk,
                      int complement) {
-  for (size_t i = 0; i < n; i++) R->cfg.kept[items[i]] = (i * chunks / n == chunk) != complement;
+  for (size_t i = 0; i < sib->n; i++)
+    R->cfg.kept[sib->items[i]] = (i * chunks / sib->n == chunk) != complement;
   if (test_config(R)) return 1;
-  for (size_t i = 0; i < n; i++) R->cfg.kept[items[i]] = 1;
+  for (size_t i = 0; i < sib->n; i++) R->cfg.kept[sib->items[i]] = 1;
   return 0;
 }
 
-/* Drops the units that went from items. RETURN how many stay. */
-static size_t compact(const struct reducer *R, int *items, size_t n) {
+/* Drops the units that went from the siblings. */
+static void compact(const struct reducer *R, struct siblings *sib) {
   size_t k = 0;
-  for (size_t i = 0; i < n; i++)
-    if (R->cfg.kept[items[i]]) items[k++] = items[i];
-  return k;
+  for (size_t i = 0; i < sib->n; i++)
+    if (R->cfg.kept[sib->items[i]]) sib->items[k++] = sib->items[i];
+  sib->n = k;
 }
 
 /* Zeller's ddmin over the n sibling units in items, after trying none of them at all.
  * RETURN how many stay (items is compacted). */
 static size_t ddmin(struct reducer *R, int *items, size_t n) {
-  if (n && try_chunk(R, items, n, 1, 0, 1)) return 0;
+  struct siblings sib = {items, n};
+  if (n && try_chunk(R, &sib, 1, 0, 1)) return 0;
   size_t chunks = 2;
-  while (n >= 2 && !R->stop) {
+  while (sib.n >= 2 && !R->stop) {
     int found = 0;
     for (size_t k = 0; k < chunks && !found; k++)
-      if ((found = try_chunk(R, items, n, chunks, k, 0))) chunks = 2;
+      if ((found = try_chunk(R, &sib, chunks, k, 0))) chunks = 2;
     for (size_t k = 0; k < chunks && !found && chunks > 2; k++)
-      if ((found = try_chunk(R, items, n, chunks, k, 1))) chunks--;
+      if ((found = try_chunk(R, &sib, chunks, k, 1))) chunks--;
     if (found) {
-      n = compact(R, items, n);
+      compact(R, &sib);
     } else {
-      if (chunks >= n) break;
-      chunks = chunks * 2 < n ? chunks * 2 : n;
+      if (chunks >= sib.n) break;
+      chunks = chunks * 2 < sib.n ? chunks * 2 : sib.n;
     }
   }
-  return n;
+  return sib.n;
 }
 
 /* ddmin over the statements of a block (-1: the body), then inside each block that
