@@ -95,16 +95,17 @@ tsan() {
   return $rc
 }
 
-# Every case again with the reference's k-th allocation failing, for every k up to the
-# case's allocation count (capped at 300): each refused call must change nothing, and
-# the ASan build's leak checker sees what the failure paths leave behind.
+# Every hand-written case (ci/lanes.sh) again with the reference's k-th allocation
+# failing, for every k up to the case's allocation count (capped at 300): each refused
+# call must change nothing, and the ASan build's leak checker sees what the failure
+# paths leave behind.
 # clauses: [ERR.NOMEM.1, ERR.ATOMIC.1, MGR.CREATE.3]
 fail_alloc() {
   local build=build/check-asan
   [ -x $build/bin/tsm-cts ] || build=$primary
   ASAN_OPTIONS="detect_leaks=1:exitcode=86" UBSAN_OPTIONS="halt_on_error=1:exitcode=86" \
     $build/bin/tsm-cts run --adapter $build/lib/tsmref_adapter.so --device cpu -j "$JOBS" \
-    --timeout 120000 --fail-alloc 300 cases >$build/fail-alloc.tap
+    --timeout 120000 --fail-alloc 300 $(hand_written_cases) >$build/fail-alloc.tap
   local rc=$?
   tail -n 1 $build/fail-alloc.tap
   grep -A12 '^not ok' $build/fail-alloc.tap | head -n 40

@@ -32,6 +32,15 @@ lanes_end() { # title
   [ "$failed" -eq 0 ]
 }
 
+# The folders of the hand-written case library: every folder of cases/ but generated/.
+# The sanitizer lanes run these; the generated cases are the combinations the generator
+# reaches, already judged on the reference (lanes reference, generated) and, as scenario
+# inputs, under ASan and UBSan (fuzz-replay, the mutant gate's ASan source), so they stay
+# out of the per-allocation and sanitizer runs that the 20-minute budget cannot carry.
+hand_written_cases() {
+  find cases -mindepth 1 -maxdepth 1 -type d ! -name generated | LC_ALL=C sort
+}
+
 need() {
   command -v "$1" >/dev/null 2>&1 && return 0
   echo "missing tool '$1': install the Debian package '$2' (apt-get install $2)" >&2

@@ -12,7 +12,7 @@
 # asan: impl and harness built by clang with ASan and UBSan (no CUDA), then
 #   1. the judge's model tests (test-model), and `tsm-cts lint cases` and `coverage`
 #      (judged here only for sanitizer reports: their verdicts are other lanes');
-#   2. the whole case library (--device cpu) through the judge and the reference. Every
+#   2. the hand-written case library (--device cpu) through the judge and the reference. Every
 #      case process exit()s after writing its result (harness/src/run/runner.c), so its
 #      exit-time leak check runs, and a report there turns a passing case into Fail;
 #      the judge (the parent) must exit 0: a report in the judge itself exits 86;
@@ -34,6 +34,8 @@ set -u
 # (spec/README.md, "Strengths"), also when this script is run without make.
 export TSM_CTS_PROFILE=${TSM_CTS_PROFILE:-strict}
 cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=ci/lanes.sh
+. ci/lanes.sh
 
 JOBS=${JOBS:-$(nproc)}
 
@@ -123,9 +125,9 @@ asan() {
     fi
   done
 
-  # 2. The whole case library.
+  # 2. The hand-written case library (ci/lanes.sh, hand_written_cases).
   $build/bin/tsm-cts run --adapter $build/lib/tsmref_adapter.so --device cpu -j "$JOBS" \
-    --json $build/results.json cases >$build/library.tap 2>$build/library.err || lib_rc=$?
+    --json $build/results.json $(hand_written_cases) >$build/library.tap 2>$build/library.err || lib_rc=$?
   tap_report $build/library.tap
   if [ $lib_rc -eq $ASAN_EXIT ]; then
     echo "asan: the judge itself has a sanitizer report:"
@@ -170,7 +172,7 @@ asan() {
 # under Valgrind takes 4 min 52 s alone (~0.5 to 1 s per case process, most of it
 # loading OpenBLAS and LAPACK and checking for leaks at exit), which with the build and
 # the self-tests passes this lane's 5-minute budget; the subset lane, build and
-# self-tests included, takes about 85 s. The ASan lane runs the whole library.
+# self-tests included, takes about 85 s. The ASan lane runs the hand-written library.
 VALGRIND_CASES=${VALGRIND_CASES:-subset}
 VALGRIND_PER_FOLDER=${VALGRIND_PER_FOLDER:-3}
 

@@ -306,10 +306,12 @@ static int ex_mgr_dump(void *s, tsm_handle m, char *buf, size_t cap) {
 
 /* ---- slots: tensors --------------------------------------------------------------- */
 
-/* Element count of a valid desc; 0 when any extent is 0. */
+/* Element count of a valid desc; 0 when any extent is 0 (whatever the others are). */
 static size_t ex_numel(const struct tsm_tensor_desc *d) {
   size_t n = 1;
   int i;
+  for (i = 0; i < d->ndim; i++)
+    if (d->shape[i] == 0) return 0;
   for (i = 0; i < d->ndim; i++) n *= (size_t)d->shape[i];
   return n;
 }
@@ -338,13 +340,17 @@ static int ex_tensor_new(void *s, tsm_handle m, const struct tsm_tensor_desc *de
   struct ex_session *S = s;
   struct ex_mgr *mg = ex_mgr(S, m);
   size_t n = 1;
-  int i;
+  int i, empty = 0;
   if (!mg || !desc || !out) return TSM_EINVAL;
   if (desc->dtype != TSM_F32 && desc->dtype != TSM_I32) return TSM_EINVAL;
   if (desc->ndim < 0 || desc->ndim > TSM_MAX_DIMS) return TSM_EINVAL;
   for (i = 0; i < desc->ndim; i++) {
     if (desc->shape[i] < 0) return TSM_EINVAL;
-    if (desc->shape[i] && n > SIZE_MAX / 4 / (size_t)desc->shape[i]) return TSM_ENOMEM;
+    empty |= desc->shape[i] == 0;
+  }
+  /* A zero extent makes 0 elements whatever the others are: no overflow (MGR.CREATE.5). */
+  for (i = 0; i < desc->ndim && !empty; i++) {
+    if (n > SIZE_MAX / 4 / (size_t)desc->shape[i]) return TSM_ENOMEM;
     n *= (size_t)desc->shape[i];
   }
   if (ex_closed(mg)) return TSM_ECLOSED;
