@@ -98,14 +98,15 @@ tsan() {
 # Every hand-written case (ci/lanes.sh) again with the reference's k-th allocation
 # failing, for every k up to the case's allocation count (capped at 300): each refused
 # call must change nothing, and the ASan build's leak checker sees what the failure
-# paths leave behind.
+# paths leave behind. In --batch workers of 32 cases (a leak is still its own case's
+# Fail: the worker asks LeakSanitizer after each case; the asan lane checks that).
 # clauses: [ERR.NOMEM.1, ERR.ATOMIC.1, MGR.CREATE.3]
 fail_alloc() {
   local build=build/check-asan
   [ -x $build/bin/tsm-cts ] || build=$primary
   ASAN_OPTIONS="detect_leaks=1:exitcode=86" UBSAN_OPTIONS="halt_on_error=1:exitcode=86" \
     $build/bin/tsm-cts run --adapter $build/lib/tsmref_adapter.so --device cpu -j "$JOBS" \
-    --timeout 120000 --fail-alloc 300 $(hand_written_cases) >$build/fail-alloc.tap
+    --batch 32 --timeout 120000 --fail-alloc 300 $(hand_written_cases) >$build/fail-alloc.tap
   local rc=$?
   tail -n 1 $build/fail-alloc.tap
   grep -A12 '^not ok' $build/fail-alloc.tap | head -n 40
@@ -134,8 +135,13 @@ interop() { make --no-print-directory BUILD="$primary" CC="$CC" interop; }
 interop_system() { make --no-print-directory BUILD="$primary" CC="$CC" interop-system; }
 interop_selftest() { make --no-print-directory BUILD="$primary" CC="$CC" interop-selftest; }
 
-# Every mutant of ci/mutants/ applies, builds and is killed by the case library.
-mutants() { make --no-print-directory BUILD="$primary" CC="$CC" mutants-gate; }
+# Every mutant of ci/mutants/ applies, builds and is killed. It runs after the asan lane
+# and takes that lane's build (the same clang flags) for its ASan judge and reference.
+mutants() {
+  local asan=build/check-asan
+  [ -x $asan/bin/tsm-cts ] || asan=
+  MUTANTS_ASAN_BUILD=$asan make --no-print-directory BUILD="$primary" CC="$CC" mutants-gate
+}
 
 # make install into a scratch prefix, then build and run a program against it
 # through pkg-config, as a user of the library would. (The installed judge with an
@@ -221,7 +227,10 @@ lane expectations python3 harness/tests/check_expectations.py
 lane may-variants bash harness/tests/check_variants.sh "$primary"
 lane reference reference "$primary"
 lane reference-$other_cc reference "$other"
-lane mutants mutants
+# Every case on a CUDA-kind device simulated on the CPU (the reference's cuda-sim:0, with
+# TSMREF_SIMULATE_CUDA=1): a case that holds on the CPU alone without `devices: [cpu]`
+# is Error there, as on cuda:0 (harness/tests/check_portability.sh plants one).
+lane portability bash harness/tests/check_portability.sh "$primary"
 lane combinations combinations
 # The case library through the copy-me example adapter (harness/adapters/example).
 lane example-adapter example
@@ -230,6 +239,7 @@ lane tvm-ffi-adapter adapter_check tvmffi-check tvmffi
 lane libtorch-adapter adapter_check libtorch-check libtorch
 lane tsan tsan
 lane asan bash ci/sanitizers.sh asan
+lane mutants mutants
 lane valgrind bash ci/sanitizers.sh valgrind
 lane fail-alloc fail_alloc
 lane interop interop

@@ -31,7 +31,10 @@
 # --gate (make check, `make mutants-gate`): the sources in the order above, each
 #   stopping at its first kill (cases: the mutant's family folders first, then the rest,
 #   tsm-cts run --fail-fast), and the next mutant as soon as one source killed it. Runs
-#   ci/mutants/*.patch (not pending/).
+#   ci/mutants/*.patch (not pending/). A patch whose header names a known kill
+#   (`# known-kill: cases|asan CASE`, a path under cases/: the five leaks only ASan
+#   sees) has that case tried first, alone, on the plain or the ASan build; a known kill
+#   that no longer kills is reported (stale) and the sources run in order.
 # --matrix (`make mutants`): every source for every mutant of ci/mutants/*.patch and
 #   ci/mutants/pending/*.patch: the whole library for cases (the number of killing
 #   cases, the first few), then combos, scenario (seconds to the kill and the finding)
@@ -90,7 +93,7 @@ while [ $# -gt 0 ]; do
     --finding) mode=finding; FINDING_RC=${2:-}; FINDING_LOG=${3:-}; shift 2 ;;
     --build) BUILD=$2; shift ;;
     -j) JOBS=$2; shift ;;
-    -h|--help) sed -n '2,53p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,56p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "ci/mutants.sh: unknown option '$1'" >&2; exit 2 ;;
     *) patches+=("$1") ;;
   esac
@@ -139,7 +142,9 @@ if [ "$COMBOS_ARGS" = unset ]; then
 fi
 BUILD=${BUILD%/}
 case $BUILD in /*) BUILD=$(realpath --relative-to="$ROOT" "$BUILD") ;; esac
-ASAN_BUILD=$BUILD/mutants-asan
+# The ASan tools' build folder: MUTANTS_ASAN_BUILD names another built with the same
+# flags (make check passes the asan lane's, so that they are built once).
+ASAN_BUILD=${MUTANTS_ASAN_BUILD:-$BUILD/mutants-asan}
 
 JUDGE=$BUILD/bin/tsm-cts
 for need in "$JUDGE" "$BUILD/obj/impl" "$BUILD/deps/dlpack_v1_include"; do
@@ -231,7 +236,6 @@ echo "# mutants: $mode, ${#patches[@]} patches, judge $JUDGE, -j $JOBS, base bui
 asan_setup() {
   [ $asan_ready -ne 0 ] && return $((asan_ready - 1))
   local t0=$SECONDS targets=("$ASAN_BUILD/bin/tsm-cts" "$ASAN_BUILD/lib/tsmref_adapter.so")
-  [ $have_scenario = 1 ] && targets+=("$ASAN_BUILD/fuzz/bin/scenario")
   asan_ready=2
   if ! make --no-print-directory -j"$JOBS" BUILD="$ASAN_BUILD" CC=clang NVCC= \
     SAN="$ASAN_SAN" OPT="-O1 -g" "${targets[@]}" >"$SCRATCH/asan-tools.log" 2>&1; then
@@ -247,8 +251,22 @@ asan_setup() {
     return 1
   fi
   asan_ready=1
-  echo "# asan: tools and base built in $((SECONDS - t0)) s ($ASAN_BUILD)" >&2
+  echo "# asan: judge and base built in $((SECONDS - t0)) s ($ASAN_BUILD)" >&2
   return 0
+}
+# asan_scenario: the ASan scenario driver, built the first time a campaign needs it (a
+# known kill on the ASan build needs only the judge). RETURN 1 when it does not build.
+asan_scenario_ready=0 # 1 built, 2 failed
+asan_scenario() {
+  [ $asan_scenario_ready -ne 0 ] && return $((asan_scenario_ready - 1))
+  asan_scenario_ready=2
+  make --no-print-directory -j"$JOBS" BUILD="$ASAN_BUILD" CC=clang NVCC= SAN="$ASAN_SAN" \
+    OPT="-O1 -g" "$ASAN_BUILD/fuzz/bin/scenario" >"$SCRATCH/asan-scenario.log" 2>&1 || {
+    tail -n 20 "$SCRATCH/asan-scenario.log" >&2
+    echo "# asan: the ASan scenario driver did not build: its campaign is n/a" >&2
+    return 1
+  }
+  asan_scenario_ready=1
 }
 
 judge_run() { # judge adapter, then selectors and options: TAP on stdout
@@ -271,14 +289,17 @@ elapsed() { # EPOCHREALTIME at the start: seconds since, one decimal
   printf '%d.%d' $((t / 10)) $((t % 10))
 }
 
-# cases_source JUDGE ADAPTER FAMILY FAILFAST OUT BASEFAIL: runs the library; writes
-# the killing cases (not in the associative array named BASEFAIL) to OUT.kills, one per
-# line as "seconds name", and the judge's Crash messages to OUT.crash. RETURN 0 on a kill.
+# cases_source JUDGE ADAPTER FAMILY FAILFAST OUT BASEFAIL [ONLY]: runs the library, the
+# FAMILY's folders (or cases: paths under cases/) first; with ONLY=only, those alone.
+# Writes the killing cases (not in the associative array named BASEFAIL) to OUT.kills,
+# one per line as "seconds name", and the judge's Crash messages to OUT.crash. RETURN 0
+# on a kill.
 cases_source() {
   local judge=$1 adapter=$2 family=$3 ff=$4 out=$5 d sel=() opts=()
   local -n bf=$6
-  for d in $family; do [ -d "cases/$d" ] && sel+=("cases/$d"); done
-  sel+=(cases)
+  for d in $family; do [ -e "cases/$d" ] && sel+=("cases/$d"); done
+  [ "${7:-}" = only ] || sel+=(cases)
+  [ ${#sel[@]} -gt 0 ] || return 1
   [ "$ff" = 1 ] && opts=(--fail-fast)
   judge_run "$judge" "$adapter" "${opts[@]}" "${sel[@]}" 2>"$out.err" |
     stamp "$EPOCHREALTIME" >"$out.tap"
@@ -398,6 +419,8 @@ survived=0
 noapply=0
 bad=()
 declare -A first_kill=() afirst_kill=()
+known_tried=0 # mutants whose header names a known kill, tried first by the gate
+known_stale=() # ... whose known kill no longer kills
 declare -A by_source=([cases]=0 [combos]=0 [scenario]=0 [asan]=0 [none]=0)
 # The asan kills by the source that made them on the ASan build: a kill of `cases` there
 # is the case library's alone, as a plain `cases` kill is, with a sanitizer watching.
@@ -436,7 +459,7 @@ asan_sources() {
       return 0
     fi
   fi
-  if [ $have_scenario = 1 ] && SCENARIO_RUNS=$SCENARIO_ASAN_RUNS \
+  if [ $have_scenario = 1 ] && asan_scenario && SCENARIO_RUNS=$SCENARIO_ASAN_RUNS \
     scenario_source "$ASAN_BUILD/fuzz/bin/scenario" "$ad" "$abase" "$SCRATCH/ascn"; then
     echo "scenario on ASan: $(cat "$SCRATCH/ascn")" >"$SCRATCH/asan.detail"
     ASAN_CELL=scenario
@@ -453,10 +476,48 @@ crash_note() {
   [ -n "$msg" ] && printf '; Crash: %s' "$msg"
 }
 
-# gate_mutant ID FAMILY PATCH: the sources in order, stopping at the first kill.
+# known_kill ID KNOWN PATCH: the patch's known kill ("SOURCE CASE": cases or asan, and
+# a path under cases/) tried alone: that case on the plain or the ASan build. Prints
+# the row and RETURNs 0 when it kills; otherwise notes that it did not, for the header
+# to be brought up to date, and RETURNs 1 (the sources then run in order).
+known_kill() {
+  local id=$1 src=${2%% *} kcase=${2#* } p=$3 t name
+  if [ ! -f "cases/$kcase" ]; then
+    echo "# $id: known kill: no case cases/$kcase" >&2
+  elif [ "$src" = cases ] &&
+    cases_source "$JUDGE" "$SCRATCH/m/$B/lib/tsmref_adapter.so" "$kcase" 1 "$SCRATCH/c" base_fail only; then
+    read -r t name <"$SCRATCH/c.kills"
+    first_kill[$id]=$name
+    row "$id" "$clause" K - - - "cases ${t}s (known kill): $name$(crash_note "$SCRATCH/c" "$name")"
+    by_source[cases]=$((by_source[cases] + 1))
+    return 0
+  elif [ "$src" = asan ] && [ $have_asan = 1 ] && asan_setup &&
+    prepare_mutant "$p" "$SCRATCH/am" "$SCRATCH/abase" mk_asan &&
+    cases_source "$ASAN_BUILD/bin/tsm-cts" "$SCRATCH/am/$B/lib/tsmref_adapter.so" "$kcase" 1 \
+      "$SCRATCH/ac" abase_fail only; then
+    read -r t name <"$SCRATCH/ac.kills"
+    afirst_kill[$id]=$name
+    row "$id" "$clause" - - - K \
+      "asan cases on ASan ${t}s (known kill): $name$(crash_note "$SCRATCH/ac" "$name")"
+    by_source[asan]=$((by_source[asan] + 1))
+    by_asan[cases]=$((by_asan[cases] + 1))
+    return 0
+  fi
+  echo "# $id: its known kill ($2) did not kill: the sources in order; update its header" >&2
+  known_stale+=("$id")
+  return 1
+}
+
+# gate_mutant ID FAMILY PATCH: the patch's known kill, if it names one; then the sources
+# in order, stopping at the first kill.
 gate_mutant() {
-  local id=$1 family=$2 p=$3 m=$SCRATCH/m ad name t
+  local id=$1 family=$2 p=$3 m=$SCRATCH/m ad name t known
   ad=$m/$B/lib/tsmref_adapter.so
+  known=$(sed -n 's/^# known-kill: //p' "$p" | head -n 1)
+  if [ -n "$known" ]; then
+    known_tried=$((known_tried + 1))
+    known_kill "$id" "$known" "$p" && return 0
+  fi
   if cases_source "$JUDGE" "$ad" "$family" 1 "$SCRATCH/c" base_fail; then
     read -r t name <"$SCRATCH/c.kills"
     first_kill[$id]=$name
@@ -570,7 +631,7 @@ ttf_race() {
   scenario_source "$SCENARIO" "$SCRATCH/m/$B/lib/tsmref_adapter.so" \
     "$base/$B/lib/tsmref_adapter.so" "$SCRATCH/scn.out" "$seed" "$TTF_DEADLINE" &
   engine_of[$!]=plain
-  if [ "$asan_ready" = 1 ]; then
+  if [ "$asan_ready" = 1 ] && [ "$asan_scenario_ready" = 1 ]; then
     (
       if [ ! -e "$SCRATCH/am.ttf" ] || [ "$(cat "$SCRATCH/am.ttf")" != "$p" ]; then
         prepare_mutant "$p" "$SCRATCH/am" "$SCRATCH/abase" mk_asan || exit 2
@@ -625,7 +686,8 @@ if [ "$mode" = ttf ] && [ $have_scenario = 0 ]; then
   exit 2
 fi
 if [ "$mode" = ttf ] && [ "${TTF_ASAN:-1}" = 1 ] && [ $have_asan = 1 ]; then
-  asan_setup || echo "# ttf: no ASan engine (its build failed): the plain driver alone" >&2
+  { asan_setup && asan_scenario; } ||
+    echo "# ttf: no ASan engine (its build failed): the plain driver alone" >&2
 fi
 if [ "$mode" = matrix ] && [ $have_asan = 1 ] && asan_setup; then
   judge_run "$ASAN_BUILD/bin/tsm-cts" "$SCRATCH/abase/$B/lib/tsmref_adapter.so" cases 2>/dev/null |
@@ -691,6 +753,9 @@ fi
 echo "killed by (first source): cases ${by_source[cases]}, combos ${by_source[combos]}," \
   "scenario ${by_source[scenario]}, asan ${by_source[asan]} (of which cases ${by_asan[cases]}," \
   "combos ${by_asan[combos]}, scenario ${by_asan[scenario]}), none ${by_source[none]}"
+[ "$mode" = gate ] && [ $known_tried -gt 0 ] &&
+  echo "known kills tried first: $known_tried, of which stale (killed otherwise or not at all):" \
+    "${#known_stale[@]}${known_stale[*]:+ (${known_stale[*]})}"
 echo "mutants: $killed killed, $survived survived, $noapply did not apply ($((SECONDS)) s)"
 if [ "$mode" = gate ]; then
   [ "$survived" -eq 0 ] && [ "$noapply" -eq 0 ]

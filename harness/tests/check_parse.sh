@@ -6,8 +6,9 @@
 #
 # - every case of cases/ (.tsm and .pytsm) and every harness/tests/parse/good-* parses
 #   with exit 0 into one line of JSON that python3 -m json.tool accepts;
-# - every harness/tests/parse/bad-*.pytsm and bad-*.tsm exits 1, prints nothing on
-#   stdout, and its first line on stderr starts with FILE:LINE:COL: from the .pos file;
+# - every harness/tests/parse/bad-*.pytsm and bad-*.tsm, all in one process, exits 1,
+#   prints nothing on stdout, and its first line on stderr starts with FILE:LINE:COL:
+#   from the .pos file;
 # - a retired spelling (float32, int32) is read with a located warning;
 # - harness/python/caselang.py reads every .pytsm case through the judge, and
 #   `bridge.py lint` reports a bad case as FILE:LINE:COL.
@@ -47,9 +48,7 @@ else
   not_ok "parse --json: $out"
 fi
 
-for f in "$PARSE"/bad-*.pytsm "$PARSE"/bad-*.tsm; do
-  check_located "$f" "$(tr -d ' \r\n' <"${f%.*}.pos")" "$TMP"
-done
+check_located_all "$TMP" "$PARSE"/bad-*.pytsm "$PARSE"/bad-*.tsm
 
 f=$PARSE/good-py-everything.pytsm
 "$CTS" parse --json "$f" 2>"$TMP/err" >"$TMP/out.json"

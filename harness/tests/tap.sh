@@ -34,6 +34,34 @@ check_located() {
   fi
 }
 
+# first_line_of FILE OUT: the first line of OUT (a multi-file run's diagnostics) that is
+# about FILE (starts with `FILE:`).
+first_line_of() { awk -v p="$1:" 'index($0, p) == 1 { print; exit }' "$2"; }
+
+# check_located_all SCRATCH FILE...: one `tsm-cts parse --json` of every FILE (one
+# process: a process per file costs a second each under Valgrind) exits 1 and prints no
+# JSON, and each FILE's first line on stderr starts with `FILE:POS: error: ` (POS from the
+# sibling .pos); one check per FILE.
+check_located_all() {
+  local tmp=$1 rc=0 f pos first
+  shift
+  "$CTS" parse --json "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+  if [ "$rc" -ne 1 ] || [ -s "$tmp/out" ]; then
+    not_ok "parse of $# bad files: exit $rc and $(wc -c <"$tmp/out") bytes of JSON, expected 1 and none"
+    show <"$tmp/err"
+    return
+  fi
+  for f in "$@"; do
+    pos=$(tr -d ' \r\n' <"${f%.*}.pos")
+    first=$(first_line_of "$f" "$tmp/err")
+    if [[ "$first" != "$f:$pos: error: "* ]]; then
+      not_ok "parse $f: its first line on stderr should start with '$f:$pos: error: ', got: ${first:-nothing}"
+    else
+      ok "parse $f -> $pos: ${first#"$f:$pos: error: "}"
+    fi
+  done
+}
+
 # The start of a self-test script that takes one build folder: checks its argument,
 # sets BUILD (absolute) and CTS (its judge) and moves to the repository root.
 #   tap_setup SCRIPT_NAME "$@"

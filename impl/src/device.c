@@ -11,11 +11,15 @@
  * up next to the object that contains libtsmref (dladdr), or at $TSMREF_CUDA_LIB.
  * If it cannot load where the driver saw a device, every call that wants cuda:0 gets
  * TSMR_EDEVICE and tsmr_device_get's reason says why.
+ * With $TSMREF_SIMULATE_CUDA set (and not "0"), "cuda-sim:0" comes last: the CPU
+ * backend with a CUDA session's semantics (impl/cpu/sim_cuda.c), for checking on a
+ * machine without a GPU that a case holds on a CUDA device too.
  * The list is built once, lazily, by the first caller (pthread_once); the backend is
  * loaded once (its own pthread_once).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -34,7 +38,8 @@ struct tsmr_device_entry {
 #define TSMR_NDEV 1
 #endif
 
-static struct tsmr_device_entry devices[TSMR_NDEV];
+static struct tsmr_device_entry devices[TSMR_NDEV + 1]; /* + cuda-sim:0 */
+static int n_devices = TSMR_NDEV;
 #ifdef TSMREF_HAVE_CUDA
 static const char lib_anchor = 0; /* an address inside libtsmref, for dladdr */
 
@@ -125,6 +130,13 @@ static void devices_build(void) {
   devices[1].name = "cuda:0";
   devices[1].available = driver_sees_device(&devices[1]);
 #endif
+  const char *sim = getenv("TSMREF_SIMULATE_CUDA");
+  if (sim && *sim && strcmp(sim, "0") != 0) {
+    devices[n_devices].name = "cuda-sim:0";
+    devices[n_devices].available = 1;
+    devices[n_devices].be = tsmr__sim_cuda_backend();
+    n_devices++;
+  }
 }
 
 static pthread_once_t devices_once = PTHREAD_ONCE_INIT;
@@ -133,12 +145,12 @@ static void devices_init(void) { pthread_once(&devices_once, devices_build); }
 
 int tsmr_device_count(void) {
   devices_init();
-  return TSMR_NDEV;
+  return n_devices;
 }
 
 int tsmr_device_get(int i, const char **name, int *available, const char **reason) {
   devices_init();
-  if (i < 0 || i >= TSMR_NDEV) return TSMR_EINVAL;
+  if (i < 0 || i >= n_devices) return TSMR_EINVAL;
   if (name) *name = devices[i].name;
   if (available) *available = devices[i].available;
   if (reason) *reason = devices[i].reason;
@@ -151,7 +163,7 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
  * calls (release_cache), so that nothing is held once every session is over. */
 void tsmr__device_ctx_count(const struct tsmr__backend *be, int delta) {
   pthread_mutex_lock(&cache_lock);
-  for (int i = 0; i < TSMR_NDEV; i++) {
+  for (int i = 0; i < n_devices; i++) {
     if (devices[i].be != be) continue;
     devices[i].open_ctxs += (unsigned long)(long)delta;
     if (delta < 0 && devices[i].open_ctxs == 0 && be->release_cache) be->release_cache();
@@ -163,7 +175,7 @@ void tsmr__device_ctx_count(const struct tsmr__backend *be, int delta) {
 int tsmr__device_backend(const char *name, const struct tsmr__backend **be,
                          const char **device_name) {
   devices_init();
-  for (int i = 0; i < TSMR_NDEV; i++) {
+  for (int i = 0; i < n_devices; i++) {
     if (strcmp(name, devices[i].name) != 0) continue;
 #ifdef TSMREF_HAVE_CUDA
     if (i == 1 && devices[i].available) pthread_once(&cuda_backend_once, cuda_backend_init);

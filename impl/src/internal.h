@@ -618,5 +618,8 @@ int tsmr__device_backend(const char *name, const struct tsmr__backend **be,
 /* delta +1 when a context opens on backend be, -1 when it closes (device.c). */
 void tsmr__device_ctx_count(const struct tsmr__backend *be, int delta);
 extern const struct tsmr__backend tsmr__cpu_backend;
+/* The CPU backend as a CUDA device (impl/cpu/sim_cuda.c), listed as "cuda-sim:0" when
+ * $TSMREF_SIMULATE_CUDA is set. */
+const struct tsmr__backend *tsmr__sim_cuda_backend(void);
 
 #endif /* TSMR_INTERNAL_H */

@@ -325,6 +325,7 @@ struct slot {
   int worker;         /* a batch worker (--batch): results come framed, jobs on cmd_fd */
   int cmd_fd;         /* the worker's command pipe, -1 once closed (or per case) */
   int ran;            /* the jobs given to the worker */
+  int last;           /* the worker said its job's result is its last (it leaked) */
   int result_fd, output_fd;
   struct cts_buf result, output; /* result: what follows the step records */
   double deadline, started; /* of the job */
@@ -420,10 +421,11 @@ static int next_command(int fd, size_t *j) {
   return -1;
 }
 
-/* In a worker: "result LEN\n" and the LEN bytes a case process writes before it ends,
- * cut where the judge cuts a case process's (drain), since the pipe stays open. RETURN
- * 0, or -1 when the pipe took not all of it (the adapter closed it, say). */
-static int write_framed(int fd, int status, const struct cts_buf *msg) {
+/* In a worker: "result LEN\n" (or "result LEN last\n": the worker ends after this job)
+ * and the LEN bytes a case process writes before it ends, cut where the judge cuts a
+ * case process's (drain), since the pipe stays open. RETURN 0, or -1 when the pipe took
+ * not all of it (the adapter closed it, say). */
+static int write_framed(int fd, int status, const struct cts_buf *msg, int last) {
   struct cts_buf out = {0};
   cts_buf_printf(&out, "%s\n%s", cts_status_name(status), msg->buf ? msg->buf : "");
   if (out.len > OUTPUT_LIMIT) {
@@ -431,16 +433,37 @@ static int write_framed(int fd, int status, const struct cts_buf *msg) {
     cts_buf_printf(&out, "\n[tsm-cts: output past %d bytes dropped]\n", OUTPUT_LIMIT);
   }
   char head[64];
-  int n = snprintf(head, sizeof head, "result %zu\n", out.len);
+  int n = snprintf(head, sizeof head, "result %zu%s\n", out.len, last ? " last" : "");
   int rc = write_all(fd, head, (size_t)n) || write_all(fd, out.buf, out.len) ? -1 : 0;
   cts_buf_free(&out);
   return rc;
 }
 
+/* LeakSanitizer's check on demand, present when the judge is built with ASan or LSan
+ * (weak: NULL otherwise). It prints a report of what is unreachable now and returns
+ * nonzero when there is any. */
+extern int __lsan_do_recoverable_leak_check(void) __attribute__((weak));
+
+/* In a worker under LeakSanitizer, after a job: what the job leaked is its verdict, as a
+ * case process's exit-time report is (finish_reported): a job that passed is Fail. The
+ * report (on stderr) is the job's output. RETURN 1 when it leaked: the worker then ends,
+ * so that the next job's check does not see the same leak again. */
+static int leaked_during(int *status, struct cts_buf *msg) {
+  if (!__lsan_do_recoverable_leak_check || !__lsan_do_recoverable_leak_check()) return 0;
+  if (cts_status_ok(*status)) {
+    *status = CTS_FAIL;
+    cts_buf_free(msg);
+    cts_buf_printf(msg, "the case passed but LeakSanitizer found memory it leaked (the report "
+                   "is in the output)");
+  }
+  return 1;
+}
+
 /* A worker: runs the jobs the judge names on cmd_fd one after another, each in a fresh
  * session of the adapter it loads once, its output flushed before its result so that
  * the judge finds all of it in the pipe when the result comes; ends when the judge
- * closes cmd_fd. jobs: the judge's, as they were at the fork. */
+ * closes cmd_fd, or after a job that leaked. jobs: the judge's, as they were at the
+ * fork. */
 static void worker_main(const struct cts_job *jobs, size_t n, const struct cts_run_opts *o,
                         int result_fd, int cmd_fd) {
   struct loaded ld = {0};
@@ -450,10 +473,12 @@ static void worker_main(const struct cts_job *jobs, size_t n, const struct cts_r
   while (written == 0 && next_command(cmd_fd, &j) == 0 && j < n) {
     struct cts_buf msg = {0};
     int status = run_one(&jobs[j], o, &ld, &msg);
+    int leaked = leaked_during(&status, &msg);
     fflush(stdout);
     fflush(stderr);
-    written = write_framed(result_fd, status, &msg);
+    written = write_framed(result_fd, status, &msg, leaked);
     cts_buf_free(&msg);
+    if (leaked) _exit(0); /* reported; LeakSanitizer's exit-time check would say it again */
   }
   close(result_fd);
   /* exit, not _exit: a sanitizer's exit-time report counts for the worker's last job. */
@@ -810,8 +835,12 @@ static void take_result(struct slot *s) {
   int used = 0;
   if (s->reported || !b->buf || strncmp(b->buf, "result ", 7)) return;
   char *nl = memchr(b->buf, '\n', b->len);
-  if (!nl || sscanf(b->buf + 7, "%zu%n", &len, &used) != 1 || b->buf + 7 + used != nl)
+  if (!nl || sscanf(b->buf + 7, "%zu%n", &len, &used) != 1) return;
+  if (b->buf + 7 + used + 5 == nl && !strncmp(b->buf + 7 + used, " last", 5)) {
+    s->last = 1;
+  } else if (b->buf + 7 + used != nl) {
     return;
+  }
   size_t head = (size_t)(nl + 1 - b->buf);
   if (b->len - head < len) return;
   memmove(b->buf, nl + 1, len);
@@ -877,7 +906,8 @@ static void let_go(struct slot *s) {
 
 /* 1 when slot s's worker is to run another job after the one it reported. */
 static int more_for(const struct loop *L, const struct slot *s) {
-  return s->ran < L->opts->batch && L->next < L->n_order && !L->stop && !interrupted;
+  return !s->last && s->ran < L->opts->batch && L->next < L->n_order && !L->stop &&
+         !interrupted;
 }
 
 /* Slot s's worker reported its job's whole result and lives on. Its last job (the batch
