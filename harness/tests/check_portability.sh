@@ -10,6 +10,7 @@
 # NotSupported (a case restricted to another device), and first proves that it can:
 # a planted case that assumes the CPU's aliasing (harness/tests/portability/) passes on
 # cpu and is Error on cuda-sim:0; and without the variable the device is not listed.
+# Then 100 cases generated on each kind (tsm-cts gen --device) are judged on the other.
 set -u
 build=${1:?usage: check_portability.sh BUILD}
 cd "$(dirname "$0")/../.." || exit 2
@@ -65,4 +66,29 @@ else
     "$out/library.err" | sed 's/^  Error \[cuda-sim:0\] /  not portable: /' |
     sed 's/$/ (restrict it with `devices: [cpu]` and write its CUDA counterpart with `devices: [cuda]`)/'
 fi
+# 4. Generated cases both ways: completed on one device kind (tsm-cts gen marks a case
+# that imports a tensor the judge made with that kind alone), judged on the other, where
+# each passes or is NotSupported.
+gen_other() { # NAME COMPLETE_ON RUN_ON SEED
+  local name=$1 on=$2 run_on=$3 seed=$4 dir=$out/gen-$1
+  rm -rf "$dir"
+  if ! TSMREF_SIMULATE_CUDA=1 "$judge" gen --seed "$seed" --count 100 --adapter "$adapter" \
+    --device "$on" "$dir" >"$dir.log" 2>&1; then
+    bad "tsm-cts gen --device $on failed (see $dir.log)"
+    return
+  fi
+  TSMREF_SIMULATE_CUDA=1 "$judge" run --adapter "$adapter" --device "$run_on" -j "${JOBS:-$(nproc)}" \
+    --cases "$dir" "$dir" >"$dir.tap" 2>"$dir.err"
+  local r=$? n held
+  n=$(grep -c '^\(not \)\{0,1\}ok ' "$dir.tap")
+  held=$(grep -c "\[$run_on\]" "$dir.tap")
+  if [ $r -eq 0 ] && [ "$held" -gt 0 ]; then
+    ok "$n cases generated on $on (seed $seed), judged on $run_on: $held ran there and passed, the rest hold on $on alone"
+  else
+    bad "cases generated on $on (seed $seed) do not hold on $run_on (exit $r)"
+    grep -A8 '^not ok' "$dir.tap" | head -n 30
+  fi
+}
+gen_other cpu-to-sim cpu cuda-sim:0 11
+gen_other sim-to-cpu cuda-sim:0 cpu 12
 exit $rc
