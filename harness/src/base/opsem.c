@@ -265,10 +265,13 @@ static void elementwise(int op, const struct cts_opsem_tensor *a, const struct c
                         const struct cts_opsem_tensor *out, double *v) {
   const double *x = a->vals, *y = b->vals;
   int64_t n = cts_opsem_elems(out->ndim, out->shape);
-  for (int64_t i = 0; i < n; i++) {
-    double r = op == TSM_OP_ADD ? x[i] + y[i] : op == TSM_OP_SUB ? x[i] - y[i] : x[i] * y[i];
-    v[i] = cts_opsem_round(out->dtype, r);
-  }
+  if (op == TSM_OP_ADD)
+    for (int64_t i = 0; i < n; i++) v[i] = x[i] + y[i];
+  else if (op == TSM_OP_SUB)
+    for (int64_t i = 0; i < n; i++) v[i] = x[i] - y[i];
+  else
+    for (int64_t i = 0; i < n; i++) v[i] = x[i] * y[i];
+  cts_opsem_round_all(out->dtype, v, v, n);
 }
 
 static void matmul(const struct cts_opsem_tensor *a, const struct cts_opsem_tensor *b,
@@ -377,14 +380,26 @@ static double wrap_int(double v, int bits, int is_signed) {
 }
 
 double cts_opsem_round(int dtype, double v) {
-  const struct dtype_row *row = dtype_row(dtype);
-  switch (dtype) {
+  switch (dtype) { /* per element on large tensors: the table is read for integers alone */
     case TSM_F32: return (double)(float)v;
     case TSM_F64: return v;
     case TSM_F16: return small_float_value(small_float_bits(v, F16_FORMAT), F16_FORMAT);
     case TSM_BF16: return small_float_value(small_float_bits(v, BF16_FORMAT), BF16_FORMAT);
     case TSM_BOOL: return v != 0;
-    default: return row ? wrap_int(v, row->bits, row->code == CTS_DL_INT) : v;
+    default: {
+      const struct dtype_row *row = dtype_row(dtype);
+      return row ? wrap_int(v, row->bits, row->code == CTS_DL_INT) : v;
+    }
+  }
+}
+
+void cts_opsem_round_all(int dtype, double *dst, const double *src, int64_t n) {
+  if (dtype == TSM_F32) {
+    for (int64_t i = 0; i < n; i++) dst[i] = (double)(float)src[i];
+  } else if (dtype == TSM_F64) {
+    if (dst != src) memcpy(dst, src, (size_t)n * sizeof *dst);
+  } else {
+    for (int64_t i = 0; i < n; i++) dst[i] = cts_opsem_round(dtype, src[i]);
   }
 }
 

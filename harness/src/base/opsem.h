@@ -126,6 +126,9 @@ int cts_opsem_approx(int op, int dtype);
 /* v as the dtype holds it: a float dtype rounds to nearest even, an integer dtype
  * truncates and wraps to its bits, bool is 1 for any non-zero v. */
 double cts_opsem_round(int dtype, double v);
+/* dst[i] = cts_opsem_round(dtype, src[i]) for i < n (dst may be src): one loop per dtype,
+ * since large tensors take it per element. */
+void cts_opsem_round_all(int dtype, double *dst, const double *src, int64_t n);
 /* A value a case expects, as it is compared with an element of dtype: a float dtype
  * rounds like the element (a decimal literal is rarely a float); an integer or bool
  * stays as written, so an expectation with a fraction or out of range never matches

@@ -110,18 +110,20 @@ int cts__adapter_none(struct cts_run *r, const struct cts_stmt *st, const struct
 
 /* ---- literals -------------------------------------------------------------- */
 
+double cts__literal_at(const struct cts_literal *lit, int64_t i) {
+  switch (lit->fill) {
+    case CTS_ZEROS: return 0;
+    case CTS_ONES: return 1;
+    case CTS_FULL: return lit->scalar;
+    case CTS_ARANGE: return (double)i;
+    default: return lit->vals[i];
+  }
+}
+
 double *cts__literal_values(const struct cts_literal *lit, int64_t *n) {
   *n = cts_opsem_literal_elems(lit->ndim, lit->shape);
-  double *v = cts_xcalloc(*n ? (size_t)*n : 1, sizeof(double));
-  for (int64_t i = 0; i < *n; i++) {
-    switch (lit->fill) {
-      case CTS_ZEROS: v[i] = 0; break;
-      case CTS_ONES: v[i] = 1; break;
-      case CTS_FULL: v[i] = lit->scalar; break;
-      case CTS_ARANGE: v[i] = (double)i; break;
-      default: v[i] = lit->vals[i]; break;
-    }
-  }
+  double *v = cts_xmalloc((*n ? (size_t)*n : 1) * sizeof(double));
+  for (int64_t i = 0; i < *n; i++) v[i] = cts__literal_at(lit, i);
   return v;
 }
 

@@ -233,6 +233,8 @@ const char *cts__res_name(struct cts_run *r, int id, char *buf, size_t n);
  * adapter and the model fill themselves: a zeros tensor of any declared size costs the
  * judge nothing (the parser bounds the other fills, cases/README.md "Limits"). */
 double *cts__literal_values(const struct cts_literal *lit, int64_t *n);
+/* Element i (row-major) of lit, as cts__literal_values gives it. */
+double cts__literal_at(const struct cts_literal *lit, int64_t i);
 double *cts__literal_data(const struct cts_literal *lit, int64_t *n);
 
 /* Shared by the statement executors (exec.c). cts__bind_handle binds the fresh handle h

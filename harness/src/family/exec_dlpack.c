@@ -159,8 +159,7 @@ static void make_desc(int cuda_session, const struct cts_stmt *st, struct cts_md
 }
 
 /* Element i at `at`, when the dtype is one the judge writes (not f8 or c64). */
-static void put_elem(const struct cts_mdl_desc *desc, unsigned char *at, size_t esize, double v) {
-  int dtype = cts_opsem_dtype_of_dl(desc->code, desc->bits, desc->lanes);
+static void put_elem(int dtype, unsigned char *at, size_t esize, double v) {
   memset(at, 0, esize);
   if (dtype) cts_opsem_write(dtype, v, at);
 }
@@ -228,15 +227,28 @@ static void held_values(const struct cts_stmt *st, const struct cts_mdl_desc *de
   free(at);
 }
 
-/* Writes mk's elements (held_values) at base, esize bytes each, where the strides put
- * them. */
+/* Writes mk's elements at base, esize bytes each, where the strides put them: its
+ * held_values, or with a compact layout (mk->vals NULL) the literal's own elements in
+ * order, f32 written directly (a large tensor's fill runs at memory speed, with no
+ * double per element). */
 static void place_elems(struct making *mk, unsigned char *base, size_t esize) {
   const struct cts_literal *lit = &mk->st->u.make.literal;
   const struct cts_mdl_desc *desc = &mk->desc;
-  int compact = cts_model_dl_compact(desc) || !mk->st->u.make.dl.n_strides;
+  int dtype = cts_opsem_dtype_of_dl(desc->code, desc->bits, desc->lanes);
+  if (!mk->vals && dtype == TSM_F32) {
+    for (int64_t i = 0; i < mk->n; i++) {
+      float x = (float)cts__literal_at(lit, i);
+      memcpy(base + i * 4, &x, sizeof x);
+    }
+    return;
+  }
   for (int64_t i = 0; i < mk->n; i++) {
-    int64_t at_elem = compact ? i : linear(lit->ndim, lit->shape, mk->strides, i);
-    put_elem(desc, base + at_elem * (int64_t)esize, esize, mk->vals[i]); /* < 0: negative strides */
+    if (!mk->vals) {
+      put_elem(dtype, base + i * (int64_t)esize, esize, cts__literal_at(lit, i));
+      continue;
+    }
+    int64_t at_elem = linear(lit->ndim, lit->shape, mk->strides, i);
+    put_elem(dtype, base + at_elem * (int64_t)esize, esize, mk->vals[i]); /* < 0: negative strides */
   }
 }
 
@@ -306,8 +318,12 @@ int cts__adapter_dl_make(struct cts_run *r, const struct cts_stmt *st, const str
   mk.st = st;
   make_desc(r->cuda_session, st, &mk.desc);
   make_strides(st, mk.strides);
-  mk.vals = cts__literal_values(&st->u.make.literal, &mk.n);
-  held_values(st, &mk.desc, mk.strides, mk.vals, mk.n);
+  mk.n = cts_opsem_literal_elems(st->u.make.literal.ndim, st->u.make.literal.shape);
+  mk.vals = NULL; /* a compact layout writes the literal as it is (place_elems) */
+  if (!cts_model_dl_compact(&mk.desc) && st->u.make.dl.n_strides) {
+    mk.vals = cts__literal_values(&st->u.make.literal, &mk.n);
+    held_values(st, &mk.desc, mk.strides, mk.vals, mk.n);
+  }
   struct cts_dl_record *rec = mk.rec = cts_xcalloc(1, sizeof *rec);
   uint64_t byte_offset = make_buffer(&mk);
   free(mk.vals);

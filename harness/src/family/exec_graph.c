@@ -128,7 +128,7 @@ static int model_build(struct cts_run *r, const struct cts_stmt *st, int a, int 
       const struct cts_literal *lit = &st->u.literal;
       int64_t n;
       double *init = cts__literal_data(lit, &n);
-      for (int64_t i = 0; init && i < n; i++) init[i] = cts_opsem_round(lit->dtype, init[i]);
+      if (init) cts_opsem_round_all(lit->dtype, init, init, n);
       struct cts_mtype type = {lit->dtype, lit->ndim, lit->shape};
       return cts_model_graph_leaf(m, a, &type, init, &made[0]);
     }

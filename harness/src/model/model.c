@@ -462,7 +462,7 @@ int cts_model_create(struct cts_model *m, int g, const struct cts_mtype *type,
   if (rc) return rc;
   int64_t n = cts_opsem_elems(type->ndim, type->shape);
   double *v = cts_xcalloc((size_t)n, sizeof(double));
-  for (int64_t i = 0; vals && i < n; i++) v[i] = cts_opsem_round(dtype, vals[i]);
+  if (vals) cts_opsem_round_all(dtype, v, vals, n);
   *out = new_res(m, g, new_storage(m, dtype, n, v), type); /* MGR.CREATE.1 */
   register_new(m, *out);
   return 0;
@@ -1041,7 +1041,7 @@ int cts_model_dl_import(struct cts_model *m, int x, int g, int *out) {
   int64_t n = cts_opsem_elems(k->ndim, k->shape);
   double *v = d->vals; /* the storage takes the values over, read as the dtype */
   d->vals = NULL;
-  for (int64_t i = 0; i < n; i++) v[i] = cts_opsem_round(k->dtype, v[i]);
+  cts_opsem_round_all(k->dtype, v, v, n);
   int s = new_storage(m, k->dtype, n, v);
   if (cts_model_dl_compact(k) && !m->cuda_session) { /* DLP.MGR.3: alias */
     m->live_bytes -= m->st[s].bytes;
