@@ -139,7 +139,8 @@ clean:
 -include $(DEPS)
 
 # The GPU lanes (ci/check-gpu.sh): every case on cuda:0, compute-sanitizer memcheck and
-# racecheck; on a machine without an NVIDIA GPU it says so and exits 1.
+# racecheck; on a machine without an NVIDIA GPU it says so and exits 1. SIMULATE=1
+# rehearses the lanes that need no GPU tool on the reference's cuda-sim:0 (the CPU).
 .PHONY: check-gpu
 check-gpu: deps
 	bash ci/check-gpu.sh

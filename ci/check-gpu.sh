@@ -37,19 +37,32 @@ JOBS=${JOBS:-$(nproc)}
 BATCH=${BATCH:-32}
 GEN_COUNT=${GEN_COUNT:-1000}
 MEMCHECK_CASES=${MEMCHECK_CASES:-cases}
-LANES=${LANES:-build cases-cuda memcheck racecheck gen-cuda combos-cuda bench-cuda}
+DEFAULT_LANES="build cases-cuda memcheck racecheck gen-cuda combos-cuda bench-cuda"
 SANITIZED_TIMEOUT_MS=300000 # a case process under compute-sanitizer runs many times slower
 build=${BUILD:-build/check-gpu}
 CTS=$build/bin/tsm-cts
 ADAPTER=$build/lib/tsmref_adapter.so
 SANITIZER_EXIT=90 # apart from the judge's 0-2 and the sanitizer lanes' 66, 86, 88
 
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+# SIMULATE=1 runs the lanes that need no GPU tool on the reference's cuda-sim:0 (the CPU
+# backend with a CUDA session's semantics, TSMREF_SIMULATE_CUDA=1) instead: a rehearsal
+# of this script on a machine without a GPU, never a GPU result (memcheck and racecheck
+# are left out, and nothing of it goes into ci/gpu-runs.md).
+DEVICE=cuda:0
+if [ "${SIMULATE:-0}" = 1 ]; then
+  DEVICE=cuda-sim:0
+  export TSMREF_SIMULATE_CUDA=1
+  DEFAULT_LANES="build cases-cuda gen-cuda combos-cuda bench-cuda"
+  TIER=${TIER:-default} # the large tier's full-size IREE seed takes hours on a CPU
+  echo "check-gpu: SIMULATED on $DEVICE (the CPU): a rehearsal of the lanes, not a GPU result"
+elif ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
   echo "check-gpu: no NVIDIA GPU on this machine (nvidia-smi lists none): the GPU lanes" \
-    "need one, and nothing was run" >&2
+    "need one, and nothing was run (SIMULATE=1 rehearses them on the CPU)" >&2
   exit 1
+else
+  nvidia-smi -L
 fi
-nvidia-smi -L
+LANES=${LANES:-$DEFAULT_LANES}
 echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 
 build_gpu() {
@@ -62,19 +75,21 @@ build_gpu() {
   make --no-print-directory -j"$JOBS" BUILD="$build" all
 }
 
-# A library run on cuda:0 into $build/report/NAME.{tap,json}; ok when the judge exits 0
-# and cuda:0 was present.
-cases_on_cuda() { # name [tsm-cts run options...]
+# A library run on $DEVICE into $build/report/NAME.{tap,json}; ok when the judge exits 0
+# and the device was present. The arguments after NAME are tsm-cts run's: options and
+# what to run.
+cases_on_cuda() { # name tsm-cts-run-arguments...
   local name=$1
   shift
   mkdir -p "$build/report"
-  "$CTS" run --adapter "$ADAPTER" --device cuda:0 "$@" --json "$build/report/$name.json" \
-    cases >"$build/report/$name.tap"
+  "$CTS" run --adapter "$ADAPTER" --device "$DEVICE" --json "$build/report/$name.json" "$@" \
+    >"$build/report/$name.tap"
   local rc=$?
   tail -n 1 "$build/report/$name.tap"
   grep -A12 '^not ok' "$build/report/$name.tap" | head -n 60
-  if grep -q 'cuda:0 not present' "$build/report/$name.tap"; then
-    echo "cuda:0 is not present to the reference adapter: see its device_list" >&2
+  if grep -q "$DEVICE not present" "$build/report/$name.tap" ||
+    ! grep -q " \[$DEVICE\]\$" "$build/report/$name.tap"; then
+    echo "$DEVICE is not present to the reference adapter (no case ran there): see its device_list" >&2
     return 1
   fi
   return $rc
@@ -110,19 +125,19 @@ compute_sanitizer() { # tool name [tsm-cts run options...]
 # GEN_COUNT cases completed against the model on cuda:0, then run there.
 gen_on_cuda() {
   rm -rf "$build/gen-cuda"
-  "$CTS" gen --seed "$(date +%Y%m%d)" --count "$GEN_COUNT" --device cuda:0 --jobs "$JOBS" \
+  "$CTS" gen --seed "$(date +%Y%m%d)" --count "$GEN_COUNT" --device "$DEVICE" --jobs "$JOBS" \
     --adapter "$ADAPTER" "$build/gen-cuda" || return 1
   cases_on_cuda gen-cuda -j "$JOBS" --batch "$BATCH" --cases "$build" "$build/gen-cuda"
 }
 
 combos_on_cuda() {
-  "$CTS" combos --device cuda:0 -j "$JOBS" --adapter "$ADAPTER" \
+  "$CTS" combos --device "$DEVICE" -j "$JOBS" --adapter "$ADAPTER" \
     --json "$build/report/combos-cuda.json" | tail -n 4
   [ "${PIPESTATUS[0]}" -eq 0 ]
 }
 
 bench_cuda() {
-  "$build/bin/bench-graphs" cuda:0 | tail -n 4
+  "$build/bin/bench-graphs" "$DEVICE" | tail -n 4
   [ "${PIPESTATUS[0]}" -eq 0 ]
 }
 
@@ -132,7 +147,7 @@ gpu_lane() { # name command...: runs the lane when LANES names it
 gpu_lane build build_gpu
 large=--large
 [ "${TIER:-large}" = default ] && large=
-gpu_lane cases-cuda cases_on_cuda cases-cuda $large -j "$JOBS" --batch "$BATCH" --timeout 600000
+gpu_lane cases-cuda cases_on_cuda cases-cuda $large -j "$JOBS" --batch "$BATCH" --timeout 600000 cases
 # shellcheck disable=SC2086 # MEMCHECK_CASES: several selectors
 gpu_lane memcheck compute_sanitizer memcheck memcheck $MEMCHECK_CASES
 gpu_lane racecheck compute_sanitizer racecheck racecheck cases/graphs cases/managers/op

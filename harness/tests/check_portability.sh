@@ -10,7 +10,8 @@
 # NotSupported (a case restricted to another device), and first proves that it can:
 # a planted case that assumes the CPU's aliasing (harness/tests/portability/) passes on
 # cpu and is Error on cuda-sim:0; and without the variable the device is not listed.
-# Then 100 cases generated on each kind (tsm-cts gen --device) are judged on the other.
+# Then 100 cases generated on each kind (tsm-cts gen --device) are judged on the other,
+# and every combination of tsm-cts combos runs on cuda-sim:0 (about 25 s on 2 cores).
 set -u
 build=${1:?usage: check_portability.sh BUILD}
 cd "$(dirname "$0")/../.." || exit 2
@@ -91,4 +92,14 @@ gen_other() { # NAME COMPLETE_ON RUN_ON SEED
 }
 gen_other cpu-to-sim cpu cuda-sim:0 11
 gen_other sim-to-cpu cuda-sim:0 cpu 12
+
+# 5. Every combination of tsm-cts combos on cuda-sim:0, the model deciding with a CUDA
+# session's semantics (the combos-cuda lane of make check-gpu, on the CPU).
+if TSMREF_SIMULATE_CUDA=1 "$judge" combos --device cuda-sim:0 -j "${JOBS:-$(nproc)}" \
+  --adapter "$adapter" >"$out/combos.log" 2>&1; then
+  ok "combos on cuda-sim:0: $(grep -o 'ran [0-9]* of [0-9]*' "$out/combos.log" | tail -n 1), $(grep -m 1 -o '[0-9]* unknown divergences' "$out/combos.log")"
+else
+  bad "combos on cuda-sim:0 (see $out/combos.log)"
+  grep -A3 -m 3 'combination' "$out/combos.log" | head -n 20
+fi
 exit $rc
