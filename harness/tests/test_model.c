@@ -582,6 +582,47 @@ static void test_opsem_literals(void) {
   CHECK(CTS_OPSEM_SVD_TOL > CTS_OPSEM_REL_TOL);
 }
 
+/* The closed form (cts_opsem_affine_exact): exact where every element is a whole number
+ * the dtype holds, and nowhere else, so that the model never keeps a value the dtype
+ * would round. */
+static void test_opsem_affine_exact(void) {
+  const double two24 = 16777216.0;
+  CHECK(cts_opsem_affine_exact(TSM_F32, 0, 1, (int64_t)two24 + 1));  /* up to 2^24 */
+  CHECK(!cts_opsem_affine_exact(TSM_F32, 0, 1, (int64_t)two24 + 2)); /* 2^24 + 1 rounds */
+  CHECK(cts_opsem_affine_exact(TSM_F32, 0, 2, (int64_t)two24 + 1));  /* evens to 2^25 */
+  CHECK(!cts_opsem_affine_exact(TSM_F32, 1, 2, (int64_t)two24 + 1)); /* odds past 2^24 */
+  CHECK(cts_opsem_affine_exact(TSM_F32, 3, 0, 1000));                /* a fill */
+  CHECK(!cts_opsem_affine_exact(TSM_F32, 0.5, 1, 4));                /* not whole */
+  CHECK(cts_opsem_affine_exact(TSM_F64, 0, 1, (int64_t)1 << 40));
+  CHECK(cts_opsem_affine_exact(TSM_I32, -2147483648.0, 1, 1));
+  CHECK(!cts_opsem_affine_exact(TSM_I8, 0, 1, 129));                 /* 128 wraps */
+  CHECK(!cts_opsem_affine_exact(TSM_F16, 0, 1, 4));                  /* not kept so */
+  CHECK(cts_opsem_affine_exact(TSM_F32, 0, 1, 0));
+}
+
+/* A closed form imported, added and subtracted reads as the elements written out do. */
+static void test_closed_form_values(void) {
+  struct cts_model m;
+  cts_model_init(&m);
+  struct cts_mdl_desc d = desc_f32(TSM_DLPACK_VERSIONED, 4);
+  int x, y, a, b, sum, diff;
+  cts_model_dl_make_affine(&m, &d, (struct cts_maffine){1, 0, 1}, &x);
+  double *written = cts_xmalloc(4 * sizeof(double));
+  for (int i = 0; i < 4; i++) written[i] = 5 - 2 * i;
+  cts_model_dl_make(&m, &d, written, &y);
+  CHECK(cts_model_dl_import(&m, x, 0, &a) == 0 && cts_model_dl_import(&m, y, 0, &b) == 0);
+  CHECK(cts_model_value_at(&m, a, 3) == 3 && cts_model_value_at(&m, b, 3) == -1);
+  CHECK(cts_model_op(&m, &(struct cts_mop){TSM_OP_ADD, a, a, 0, NULL}, CTS_NONE, &sum) == 0);
+  CHECK(m.st[m.res[sum].storage].vals == NULL); /* closed form in, closed form out */
+  CHECK(cts_model_value_at(&m, sum, 2) == 4);
+  CHECK(cts_model_op(&m, &(struct cts_mop){TSM_OP_SUB, a, b, 0, NULL}, CTS_NONE, &diff) == 0);
+  const double *v = cts_model_values(&m, diff); /* a written-out operand: written out */
+  CHECK(v && v[0] == -5 && v[3] == 4);
+  const double *s = cts_model_values(&m, sum);  /* written out on demand, the same */
+  CHECK(s && s[0] == 0 && s[1] == 2 && s[3] == 6);
+  cts_model_free(&m);
+}
+
 int main(void) {
   test_root();
   test_first_input_owner();
@@ -605,6 +646,8 @@ int main(void) {
   test_opsem_int_rounding();
   test_opsem_codecs();
   test_opsem_literals();
+  test_opsem_affine_exact();
+  test_closed_form_values();
   printf("test-model: %d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }

@@ -126,6 +126,30 @@ int cts_opsem_int_range(int dtype, double *lo, double *hi) {
   return 1;
 }
 
+/* The power of two that divides the whole number v (v = 0: none, 2^64 stands for it). */
+static double pow2_dividing(double v) {
+  if (v == 0) return ldexp(1.0, 64);
+  double p = 1;
+  while (fmod(v, 2 * p) == 0) p *= 2;
+  return p;
+}
+
+int cts_opsem_affine_exact(int dtype, double first, double step, int64_t n) {
+  if (n <= 0) return 1;
+  double last = first + step * (double)(n - 1);
+  if (first != trunc(first) || step != trunc(step) || fabs(first) > EXACT_INT ||
+      fabs(last) > EXACT_INT || fabs(step) > EXACT_INT)
+    return 0;
+  double lo, hi, big = fmax(fabs(first), fabs(last));
+  if (cts_opsem_int_range(dtype, &lo, &hi)) return fmin(first, last) >= lo && fmax(first, last) <= hi;
+  if (dtype == TSM_F64) return 1; /* whole numbers within 2^53 */
+  if (dtype != TSM_F32) return 0;
+  /* every element is a multiple of the largest power of two dividing first and step; a
+   * float holds such a multiple exactly up to 2^24 times that power */
+  double unit = fmin(pow2_dividing(first), pow2_dividing(step));
+  return big <= ldexp(unit, 24);
+}
+
 int cts_opsem_check_desc(int dtype, int ndim, const int64_t *shape) {
   if (!cts_opsem_dtype_known(dtype)) return TSM_EINVAL;
   if (ndim < 0 || ndim > TSM_MAX_DIMS) return TSM_EINVAL;

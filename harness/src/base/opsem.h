@@ -80,6 +80,11 @@ int cts_opsem_dl_bits(int dtype);
  * "Dtypes": the dtype's range, and within 2^53 for the 64-bit ones, which the model holds
  * as doubles); 0 for a dtype that is not an integer. */
 int cts_opsem_int_range(int dtype, double *lo, double *hi);
+/* 1 when every element first + step * i (i < n) is an integer that dtype holds exactly
+ * and a double computes exactly (f32, f64 and the integer dtypes; first and step whole
+ * numbers): then cts_opsem_round leaves each as it is, and the sum or difference of two
+ * such sequences is one too. The model keeps such elements in closed form. */
+int cts_opsem_affine_exact(int dtype, double first, double step, int64_t n);
 /* A tensor description a manager accepts (MGR.CREATE.4): 0 or TSM_EINVAL. */
 int cts_opsem_check_desc(int dtype, int ndim, const int64_t *shape);
 

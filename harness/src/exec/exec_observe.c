@@ -595,7 +595,8 @@ static int compare_elements(struct cts_run *r, int id, const char *name, const v
   for (int64_t k = 0; k < n; k += step) {
     int64_t i = k + step >= n ? n - 1 : k; /* the last visit reads the last element */
     double got = cts_opsem_read(mr->dtype, (const char *)buf + (size_t)i * size);
-    double w = cts_opsem_expected(mr->dtype, want->v[i]);
+    double w = cts_opsem_expected(mr->dtype, want->v ? want->v[i]
+                                                    : cts_model_value_at(want->m, want->res, i));
     if (!cts__values_equal(w, got, want->approx))
       return cts__report(r, CTS_FAIL, "%s: %s element %lld expected %.9g, observed %.9g", name,
                          want->what, (long long)i, w, got);

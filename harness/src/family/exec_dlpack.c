@@ -235,9 +235,10 @@ static void place_elems(struct making *mk, unsigned char *base, size_t esize) {
   const struct cts_literal *lit = &mk->st->u.make.literal;
   const struct cts_mdl_desc *desc = &mk->desc;
   int dtype = cts_opsem_dtype_of_dl(desc->code, desc->bits, desc->lanes);
-  if (!mk->vals && dtype == TSM_F32) {
+  if (!mk->vals && dtype == TSM_F32 && lit->fill != CTS_VALUES && mk->n > 0) {
+    double first = cts__literal_at(lit, 0), step = lit->fill == CTS_ARANGE ? 1 : 0;
     for (int64_t i = 0; i < mk->n; i++) {
-      float x = (float)cts__literal_at(lit, i);
+      float x = (float)(first + step * (double)i);
       memcpy(base + i * 4, &x, sizeof x);
     }
     return;
@@ -281,7 +282,9 @@ static uint64_t make_buffer(struct making *mk) {
   }
   rec->buffer_len = (size_t)byte_offset + (size_t)(hi - lo + 1) * esize;
   rec->buffer = cts_xmalloc(rec->buffer_len);
-  memset(rec->buffer, 0xa5, rec->buffer_len);
+  /* a compact layout's elements cover every byte after byte_offset: the pattern goes
+   * before them alone */
+  memset(rec->buffer, 0xa5, mk->vals ? rec->buffer_len : (size_t)byte_offset);
   place_elems(mk, rec->buffer + byte_offset, esize);
   return byte_offset;
 }
@@ -347,7 +350,16 @@ int cts__model_dl_make(struct cts_model *m, const struct cts_stmt *st, const str
   int64_t strides[CTS_DL_MAX_DIMS], n;
   make_desc(m->cuda_session, st, &desc);
   make_strides(st, strides);
-  double *vals = cts__literal_values(&st->u.make.literal, &n);
+  const struct cts_literal *lit = &st->u.make.literal;
+  n = cts_opsem_literal_elems(lit->ndim, lit->shape);
+  /* a fill of a compact layout, exact in the dtype, stays in closed form in the model */
+  if (lit->fill != CTS_VALUES && (cts_model_dl_compact(&desc) || !st->u.make.dl.n_strides) &&
+      desc.dtype) {
+    struct cts_maffine aff = {1, cts__literal_at(lit, 0), lit->fill == CTS_ARANGE ? 1 : 0};
+    if (cts_opsem_affine_exact(desc.dtype, aff.first, aff.step, n))
+      return cts_model_dl_make_affine(m, &desc, aff, made);
+  }
+  double *vals = cts__literal_values(lit, &n);
   held_values(st, &desc, strides, vals, n);
   return cts_model_dl_make(m, &desc, vals, made);
 }

@@ -86,7 +86,7 @@ int cts__expect_values(struct cts_run *r, const struct cts_stmt *st, int expecte
                           "element %lld is %.9g in the model", (long long)i, mv[i]))
       return -1;
   }
-  const struct cts_want expected = {want, n_want, approx, "expected"};
+  const struct cts_want expected = {want, n_want, approx, "expected", NULL, CTS_NONE};
   return cts__check_values(r, x, &expected);
 }
 

@@ -390,8 +390,8 @@ static int composite_check_made(struct cts_run *r, const struct cts_stmt *st, in
   for (size_t i = 0; i < comps->n; i++) {
     int c = comps->v[i];
     if (c == CTS_NONE) continue;
-    const struct cts_want want = {cts_model_values(&r->m, c), (size_t)cts_model_elems(&r->m.res[c]),
-                                  0, "value"};
+    const struct cts_want want = {NULL, (size_t)cts_model_elems(&r->m.res[c]), 0, "value",
+                                  &r->m, c};
     if (cts__check_values(r, c, &want)) return -1;
   }
   return 0;

@@ -223,6 +223,7 @@ static void storage_unref(struct cts_model *m, int s) {
   m->live_bytes -= m->st[s].bytes;
   free(m->st[s].vals); /* nobody reads a released storage; large loops must stay flat */
   m->st[s].vals = NULL;
+  m->st[s].aff.on = 0;
   int dl = m->st[s].dl;
   if (dl != CTS_NONE) { /* DLP.MGR.1: the alias's release runs the deleter */
     m->dls[dl].deletes++;
@@ -406,14 +407,31 @@ int cts_model_close(struct cts_model *m, int g) {
 
 int64_t cts_model_elems(const struct cts_mres *r) { return cts_opsem_elems(r->ndim, r->shape); }
 
+const double *cts_model_storage_values(const struct cts_model *m, int s) {
+  /* writing out a closed form changes no value the model holds: a cache, hence the cast */
+  struct cts_mstorage *st = (struct cts_mstorage *)&m->st[s];
+  if (!st->vals && st->aff.on) {
+    st->vals = cts_xmalloc((st->n ? (size_t)st->n : 1) * sizeof(double));
+    for (int64_t i = 0; i < st->n; i++) st->vals[i] = st->aff.first + st->aff.step * (double)i;
+  }
+  return st->vals;
+}
+
 const double *cts_model_values(const struct cts_model *m, int r) {
-  return m->st[m->res[r].storage].vals;
+  return cts_model_storage_values(m, m->res[r].storage);
+}
+
+double cts_model_value_at(const struct cts_model *m, int r, int64_t i) {
+  const struct cts_mstorage *st = &m->st[m->res[r].storage];
+  if (!st->vals && st->aff.on) return st->aff.first + st->aff.step * (double)i;
+  return st->vals[i];
 }
 
 int cts_model_approx(const struct cts_model *m, int r) { return m->st[m->res[r].storage].approx; }
 
 static int new_storage(struct cts_model *m, int dtype, int64_t n, double *vals) {
-  struct cts_mstorage s = {CTS_NONE, (uint64_t)n * cts_opsem_dtype_size(dtype), 1, vals, n, 0};
+  struct cts_mstorage s = {CTS_NONE, (uint64_t)n * cts_opsem_dtype_size(dtype), 1, vals, n, 0,
+                           {0, 0, 0}};
   CTS_PUSH(m->st, m->n_st, m->cap_st, s);
   m->live_bytes += s.bytes;
   return (int)m->n_st - 1;
@@ -471,7 +489,30 @@ int cts_model_create(struct cts_model *m, int g, const struct cts_mtype *type,
 /* The operand an opsem rule reads: tensor r's dtype, shape and elements. */
 static struct cts_opsem_tensor operand(const struct cts_model *m, int r) {
   const struct cts_mres *res = &m->res[r];
-  return cts_opsem_tensor(res->dtype, res->ndim, res->shape, m->st[res->storage].vals);
+  return cts_opsem_tensor(res->dtype, res->ndim, res->shape,
+                          cts_model_storage_values(m, res->storage));
+}
+
+/* The closed form of add or sub of a and b into res, when both operands have one and
+ * the result is exact in res's dtype (then rounding leaves every element as it is, as
+ * cts_opsem_values would compute it); aff.on 0 otherwise. */
+static struct cts_maffine closed_result(const struct cts_model *m, const struct cts_mop *call,
+                                        const struct cts_opsem_tensor *res) {
+  struct cts_maffine none = {0, 0, 0};
+  if ((call->op != TSM_OP_ADD && call->op != TSM_OP_SUB) || call->b == CTS_NONE) return none;
+  const struct cts_mstorage *x = &m->st[m->res[call->a].storage];
+  const struct cts_mstorage *y = &m->st[m->res[call->b].storage];
+  int64_t n = cts_opsem_elems(res->ndim, res->shape);
+  if (x->vals || y->vals || !x->aff.on || !y->aff.on || x->n != n || y->n != n) return none;
+  double sign = call->op == TSM_OP_ADD ? 1 : -1;
+  struct cts_maffine z = {1, x->aff.first + sign * y->aff.first, x->aff.step + sign * y->aff.step};
+  return cts_opsem_affine_exact(res->dtype, z.first, z.step, n) ? z : none;
+}
+
+/* Tensor r's dtype and shape, its elements not read. */
+static struct cts_opsem_tensor shape_of(const struct cts_model *m, int r) {
+  const struct cts_mres *res = &m->res[r];
+  return cts_opsem_tensor(res->dtype, res->ndim, res->shape, NULL);
 }
 
 /* MGR.OP.9: a view shares its input's storage. */
@@ -483,9 +524,19 @@ static int new_view(struct cts_model *m, int target, int a, const struct cts_ops
 
 /* MGR.OP.7: a computed result owns new storage holding the operation's elements. */
 static int new_result(struct cts_model *m, int target, const struct cts_mop *call,
-                      const struct cts_opsem_tensor *in, const struct cts_opsem_tensor *res) {
-  double *v = cts_opsem_values(call->op, &in[0], call->b != CTS_NONE ? &in[1] : NULL, res);
-  int s = new_storage(m, res->dtype, cts_opsem_elems(res->ndim, res->shape), v);
+                      struct cts_opsem_tensor *in, const struct cts_opsem_tensor *res) {
+  int64_t n = cts_opsem_elems(res->ndim, res->shape);
+  struct cts_maffine closed = closed_result(m, call, res);
+  int s;
+  if (closed.on) {
+    s = new_storage(m, res->dtype, n, NULL);
+    m->st[s].aff = closed;
+  } else {
+    in[0].vals = cts_model_values(m, call->a);
+    if (call->b != CTS_NONE) in[1].vals = cts_model_values(m, call->b);
+    double *v = cts_opsem_values(call->op, &in[0], call->b != CTS_NONE ? &in[1] : NULL, res);
+    s = new_storage(m, res->dtype, n, v);
+  }
   m->st[s].approx = cts_opsem_approx(call->op, res->dtype);
   return new_res(m, target, s, &(struct cts_mtype){res->dtype, res->ndim, res->shape});
 }
@@ -517,8 +568,11 @@ int cts_model_op(struct cts_model *m, const struct cts_mop *call, int out_mgr, i
   int target = op_target(m, call->a, out_mgr);
   if ((rc = check_addition(m, target))) return rc;               /* MGR.OP.4 */
   struct cts_opsem_tensor in[2], res;
-  in[0] = operand(m, call->a);
-  if (!unary) in[1] = operand(m, call->b);
+  /* add and sub read no element to decide their result (new_result writes out what a
+   * closed form cannot give); every other rule may (gather's indices) */
+  int elementwise = op == TSM_OP_ADD || op == TSM_OP_SUB;
+  in[0] = elementwise ? shape_of(m, call->a) : operand(m, call->a);
+  if (!unary) in[1] = elementwise ? shape_of(m, call->b) : operand(m, call->b);
   if (!cts_opsem_offered(op, CTS_OPSEM_MANAGER)) return TSM_EINVAL;
   rc = cts_opsem_result(op, &in[0], unary ? NULL : &in[1],
                         &(struct cts_opsem_target){call->ndim, call->shape}, &res);
@@ -825,7 +879,7 @@ static void pack_data(struct cts_model *m, int c, const struct packing *p) {
     for (size_t j = 0; j < p->n; j++) {
       int64_t i = order[j];
       if (len[i] <= t) continue;
-      data[at++] = m->st[m->res[p->seqs[i]].storage].vals[t];
+      data[at++] = cts_model_values(m, p->seqs[i])[t];
       batch[t] += 1;
     }
   }
@@ -949,6 +1003,13 @@ int cts_model_dl_make(struct cts_model *m, const struct cts_mdl_desc *desc, doub
   return 0;
 }
 
+int cts_model_dl_make_affine(struct cts_model *m, const struct cts_mdl_desc *desc,
+                             struct cts_maffine aff, int *out) {
+  cts_model_dl_make(m, desc, NULL, out);
+  m->dls[*out].aff = aff;
+  return 0;
+}
+
 int cts_model_dl_export(struct cts_model *m, int r, int form, uint32_t request, int *out) {
   if (r == CTS_BOGUS) return TSM_EINVAL;
   if (form == TSM_DLPACK_LEGACY && request) return TSM_EINVAL;    /* DLP.EXPORT.5 */
@@ -957,7 +1018,7 @@ int cts_model_dl_export(struct cts_model *m, int r, int form, uint32_t request, 
   int s = m->res[r].storage;
   if (request & TSM_DLPACK_COPY) {                                 /* DLP.EXPORT.5 */
     double *v = cts_xcalloc(m->st[s].n ? (size_t)m->st[s].n : 1, sizeof(double));
-    memcpy(v, m->st[s].vals, (size_t)m->st[s].n * sizeof(double));
+    memcpy(v, cts_model_storage_values(m, s), (size_t)m->st[s].n * sizeof(double));
     s = new_storage(m, m->res[r].dtype, m->st[s].n, v);
   } else {
     m->st[s].refs++;                                               /* DLP.EXPORT.3-4 */
@@ -986,6 +1047,7 @@ static void dl_consumed_now(struct cts_model *m, int x) {
   struct cts_mdl *d = &m->dls[x];
   free(d->vals);
   d->vals = NULL;
+  d->aff.on = 0;
   if (d->judge_made)
     d->deletes++;
   else
@@ -1041,8 +1103,10 @@ int cts_model_dl_import(struct cts_model *m, int x, int g, int *out) {
   int64_t n = cts_opsem_elems(k->ndim, k->shape);
   double *v = d->vals; /* the storage takes the values over, read as the dtype */
   d->vals = NULL;
-  cts_opsem_round_all(k->dtype, v, v, n);
+  if (v) cts_opsem_round_all(k->dtype, v, v, n);
   int s = new_storage(m, k->dtype, n, v);
+  m->st[s].aff = d->aff; /* exact in the dtype: rounding keeps it (cts_model_dl_make_affine) */
+  d->aff.on = 0;
   if (cts_model_dl_compact(k) && !m->cuda_session) { /* DLP.MGR.3: alias */
     m->live_bytes -= m->st[s].bytes;
     m->st[s].bytes = 0;

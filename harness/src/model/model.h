@@ -61,14 +61,24 @@ struct cts_mres {
   int dirty;
 };
 
+/* Elements in closed form: element i is first + step * i, exactly so in the dtype
+ * (cts_opsem_affine_exact). A large arange or fill, and sums and differences of such,
+ * stay so: no double per element until something needs them all. */
+struct cts_maffine {
+  int on;
+  double first, step;
+};
+
 /* The elements resources view; owns vals until the last view is released. */
 struct cts_mstorage {
   int dl;         /* a judge-made DLPack tensor aliased by it (deleted with it), or CTS_NONE */
   uint64_t bytes;
   int refs;       /* live resources viewing it (MGR.OP.9) */
-  double *vals;   /* elements, f32 rounded to float, i32 as integers */
+  double *vals;   /* elements, f32 rounded to float, i32 as integers; NULL while aff
+                   * holds them (cts_model_storage_values writes them out) */
   int64_t n;
   int approx;     /* f32 sum or matmul: compared to a tolerance (MGR.OP.7) */
+  struct cts_maffine aff;
 };
 
 /* A scope on one thread's chain; owns its member id list. */
@@ -124,7 +134,8 @@ struct cts_mdl {
   int form;
   struct cts_mdl_desc desc; /* judge-made; an export: the exported tensor's dtype, ndim
                              * and shape only */
-  double *vals;             /* judge-made: logical elements, row-major */
+  double *vals;             /* judge-made: logical elements, row-major (NULL: aff) */
+  struct cts_maffine aff;   /* judge-made in closed form */
   int dirty;
 };
 
@@ -261,6 +272,9 @@ int cts_model_component(const struct cts_model *m, int c, int64_t index, int *ou
 
 /* DLPack (spec/dlpack.md). vals: the logical elements of desc, owned by the model after. */
 int cts_model_dl_make(struct cts_model *m, const struct cts_mdl_desc *desc, double *vals, int *out);
+/* The same for elements in closed form, exact in desc's dtype (cts_opsem_affine_exact). */
+int cts_model_dl_make_affine(struct cts_model *m, const struct cts_mdl_desc *desc,
+                             struct cts_maffine aff, int *out);
 int cts_model_dl_export(struct cts_model *m, int r, int form, uint32_t request, int *out);
 int cts_model_dl_import(struct cts_model *m, int x, int mgr, int *out);
 void cts_model_dl_drop(struct cts_model *m, int x);
@@ -331,7 +345,11 @@ struct cts_mstat_elsewhere cts_model_stats_elsewhere(struct cts_model *m, int t,
                                                      int stat);
 int cts_model_lender(const struct cts_model *m, int r); /* CTS_NONE if not borrowed */
 int64_t cts_model_elems(const struct cts_mres *r);
+/* Tensor r's elements (written out once from a closed form: a cache, not a change). */
 const double *cts_model_values(const struct cts_model *m, int r);
+const double *cts_model_storage_values(const struct cts_model *m, int s);
+/* Element i of tensor r, without writing out a closed form. */
+double cts_model_value_at(const struct cts_model *m, int r, int64_t i);
 int cts_model_approx(const struct cts_model *m, int r);
 
 #endif
