@@ -119,6 +119,8 @@ int main(int argc, char **argv) {
          best_fi, best_fi / best_c);
   struct bench_baseline create_release = {"create_release", best_c, best_rt / best_c};
   bench_figure("dlpack_c_roundtrip_ns", best_rt, "ns/round trip", &create_release, 0);
+  bench_figure("dlpack_c_roundtrip_vs_create_release", best_rt, "ns/round trip",
+               &create_release, 1.5);
   tsmr_ctx_close(ctx);
   return 0;
 }

@@ -101,6 +101,29 @@ static double bench_close(tsmr_ctx *ctx, tsmr_handle root, long n,
   return (now_ns() - t0) / (double)n;
 }
 
+/* The baseline of a manager's close: free() of n buffers of bytes each, allocated first
+ * (the memory a close gives back, without the bookkeeping); ns per buffer. */
+static double bench_free_all(long n, size_t bytes) {
+  void **p = malloc((size_t)n * sizeof *p);
+  if (!p) {
+    fprintf(stderr, "bench-managers: out of memory\n");
+    exit(1);
+  }
+  for (long i = 0; i < n; i++) {
+    p[i] = malloc(bytes);
+    if (!p[i]) {
+      fprintf(stderr, "bench-managers: out of memory\n");
+      exit(1);
+    }
+    memset(p[i], 0, bytes);
+  }
+  double t0 = now_ns();
+  for (long i = 0; i < n; i++) free(p[i]);
+  double dt = (now_ns() - t0) / (double)n;
+  free(p);
+  return dt;
+}
+
 static double bench_scope_dispose(tsmr_ctx *ctx, tsmr_handle root, long n,
                                   const struct tsmr_tensor_desc *d) {
   tsmr_handle sc, t;
@@ -146,16 +169,22 @@ static void run_create_release(tsmr_ctx *ctx, tsmr_handle sub, long n,
 
 /* Benches 2 to 4. */
 static void run_close_dispose(tsmr_ctx *ctx, tsmr_handle root, long n,
-                              const struct tsmr_tensor_desc *d) {
-  double best_c = 1e30, best_d = 1e30, best_in = 1e30, best_x = 1e30;
+                              const struct tsmr_tensor_desc *d, size_t bytes) {
+  double best_c = 1e30, best_d = 1e30, best_in = 1e30, best_x = 1e30, best_f = 1e30;
   for (int r = 0; r < 3; r++) {
-    double c = bench_close(ctx, root, n, d), dd = bench_scope_dispose(ctx, root, n, d);
+    double c = bench_close(ctx, root, n, d), f = bench_free_all(n, bytes);
+    double dd = bench_scope_dispose(ctx, root, n, d);
     if (c < best_c) best_c = c;
+    if (f < best_f) best_f = f;
     if (dd < best_d) best_d = dd;
   }
   printf("bench 2: close of a manager holding %ld tensors\n", n);
   printf("  tsmr_mgr_close                     : %8.2f ns/resource\n", best_c);
+  printf("  free() of as many buffers (baseline): %7.2f ns/buffer  (%.2f x)\n", best_f,
+         best_c / best_f);
   bench_figure("manager_close_ns_per_resource", best_c, "ns/resource", NULL, 0);
+  struct bench_baseline freed = {"free", best_f, best_c / best_f};
+  bench_figure("manager_close_vs_free", best_c, "ns/resource", &freed, 1.3);
   tsmr_handle sc;
   BENCH_CHECK(tsmr_scope_open(ctx, &sc));
   for (int r = 0; r < ROUNDS; r++) {
@@ -198,7 +227,7 @@ int main(int argc, char **argv) {
   BENCH_CHECK(tsmr_mgr_root(ctx, &root));
   BENCH_CHECK(tsmr_mgr_new_sub(ctx, root, &sub));
   run_create_release(ctx, sub, n, &d, 4 * sizeof(float));
-  run_close_dispose(ctx, root, n, &d);
+  run_close_dispose(ctx, root, n, &d, 4 * sizeof(float));
   run_two_threads(ctx, root, n);
   uint64_t live;
   BENCH_CHECK(tsmr_live_bytes(ctx, &live));

@@ -11,7 +11,8 @@ import sys
 
 NAMES = [
     "create_release_vs_malloc", "create_release_vs_malloc_2threads",
-    "manager_close_ns_per_resource", "dlpack_c_roundtrip_ns",
+    "manager_close_ns_per_resource", "manager_close_vs_free", "dlpack_c_roundtrip_ns",
+    "dlpack_c_roundtrip_vs_create_release",
     "capsule_roundtrip_vs_numpy", "planner_peak_vs_bound_max",
     "planner_peak_vs_bound_mean", "planner_time_growth_5000_vs_100",
     "iree_cpu_loop_vs_c_floor", "judge_steps_per_s_1k", "judge_steps_per_s_10k",
