@@ -605,12 +605,13 @@ static void test_closed_form_values(void) {
   struct cts_model m;
   cts_model_init(&m);
   struct cts_mdl_desc d = desc_f32(TSM_DLPACK_VERSIONED, 4);
-  int x, y, a, b, sum, diff;
+  int x, y, a = CTS_NONE, b = CTS_NONE, sum = CTS_NONE, diff = CTS_NONE;
   cts_model_dl_make_affine(&m, &d, (struct cts_maffine){1, 0, 1}, &x);
   double *written = cts_xmalloc(4 * sizeof(double));
   for (int i = 0; i < 4; i++) written[i] = 5 - 2 * i;
   cts_model_dl_make(&m, &d, written, &y);
-  CHECK(cts_model_dl_import(&m, x, 0, &a) == 0 && cts_model_dl_import(&m, y, 0, &b) == 0);
+  CHECK(cts_model_dl_import(&m, x, 0, &a) == 0);
+  CHECK(cts_model_dl_import(&m, y, 0, &b) == 0);
   CHECK(cts_model_value_at(&m, a, 3) == 3 && cts_model_value_at(&m, b, 3) == -1);
   CHECK(cts_model_op(&m, &(struct cts_mop){TSM_OP_ADD, a, a, 0, NULL}, CTS_NONE, &sum) == 0);
   CHECK(m.st[m.res[sum].storage].vals == NULL); /* closed form in, closed form out */
