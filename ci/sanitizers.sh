@@ -50,7 +50,7 @@ ASAN_EXIT=86
 VALGRIND_EXIT=88
 
 BROKEN_NAMES="segv abort hang exit0 abi_major small_struct no_entry null_entry liar \
-bad_device offline_device close_keeps no_borrow_slot no_managers leak_once"
+bad_device offline_device close_keeps no_borrow_slot no_managers leak_once far_element"
 
 summary() { # lane start rc what
   local lane=$1 start=$2 rc=$3

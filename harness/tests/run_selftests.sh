@@ -34,6 +34,8 @@
 #     line; broken_liar (every case fails a check) gives a Fail for the MUST clause, a
 #     Warning for the SHOULD clause, and for the TSM rule a Warning under --profile
 #     standard (exit 0 when only Warnings) and a Fail under --profile strict.
+# (l) a large tensor is compared whole: broken_far_element's one wrong element of 2^21
+#     (harness/tests/large) is a Fail naming it; the example adapter passes.
 #
 # Prints one line per check (ok / not ok) and closes with `N passed, M failed`; exits 1
 # if any check failed.
@@ -538,6 +540,30 @@ if [ -e "$BUILD/lib/broken_close_keeps.so" ]; then
   fi
 else
   ok "# SKIP broken_close_keeps is not in this build folder"
+fi
+
+# ---- (l) a large tensor is compared whole ----------------------------------------------
+
+# broken_far_element returns one wrong element (index 1,234,567) of an f32 tensor of 2^21
+# elements: the run fails naming it, and the example adapter passes the same case.
+far=$BUILD/lib/broken_far_element.so
+if [ -e "$far" ]; then
+  rc=0
+  "${LIMIT[@]}" "$CTS" run --adapter "$far" --device cpu --cases "$TESTS/large" "$TESTS/large" \
+    >"$TMP/far.tap" 2>"$TMP/far.err" || rc=$?
+  if [ "$rc" -eq 1 ] && grep -q 'element 1234567 expected' "$TMP/far.tap"; then
+    ok "one wrong element of 2^21 is a Fail that names it"
+  else
+    not_ok "broken_far_element: exit $rc, expected 1 and a Fail naming element 1234567"
+    show <"$TMP/far.tap"
+  fi
+  rc=0
+  "${LIMIT[@]}" "$CTS" run --adapter "$BUILD/lib/example_adapter.so" --device cpu \
+    --cases "$TESTS/large" "$TESTS/large" >"$TMP/far-ok.tap" 2>&1 || rc=$?
+  if [ "$rc" -eq 0 ]; then ok "the example adapter passes harness/tests/large"
+  else not_ok "the example adapter on harness/tests/large: exit $rc"; show <"$TMP/far-ok.tap"; fi
+else
+  ok "# SKIP broken_far_element is not in this build folder"
 fi
 
 tap_summary

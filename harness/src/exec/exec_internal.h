@@ -212,11 +212,11 @@ int cts__observe_thread(struct cts_run *r);
 /* What a tensor's elements must be: n values (the model's, or an expectation's list),
  * within MGR.OP.7's tolerance when approx; `what` names them in messages. Borrowed. */
 struct cts_want {
-  const double *v; /* NULL: tensor res's elements in model m, read one at a time */
+  const double *v; /* the values, when m is NULL (an empty list may be NULL) */
   size_t n;
   int approx;
   const char *what;
-  const struct cts_model *m;
+  const struct cts_model *m; /* else tensor res's elements in m, read one at a time */
   int res;
 };
 int cts__check_values(struct cts_run *r, int id, const struct cts_want *want);

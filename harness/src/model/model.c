@@ -427,6 +427,13 @@ double cts_model_value_at(const struct cts_model *m, int r, int64_t i) {
   return st->vals[i];
 }
 
+int cts_model_closed_form(const struct cts_model *m, int r, struct cts_maffine *out) {
+  const struct cts_mstorage *st = &m->st[m->res[r].storage];
+  if (st->vals || !st->aff.on) return 0;
+  *out = st->aff;
+  return 1;
+}
+
 int cts_model_approx(const struct cts_model *m, int r) { return m->st[m->res[r].storage].approx; }
 
 static int new_storage(struct cts_model *m, int dtype, int64_t n, double *vals) {

@@ -350,6 +350,8 @@ const double *cts_model_values(const struct cts_model *m, int r);
 const double *cts_model_storage_values(const struct cts_model *m, int s);
 /* Element i of tensor r, without writing out a closed form. */
 double cts_model_value_at(const struct cts_model *m, int r, int64_t i);
+/* 1 with *out set when tensor r's elements are held in closed form (not written out). */
+int cts_model_closed_form(const struct cts_model *m, int r, struct cts_maffine *out);
 int cts_model_approx(const struct cts_model *m, int r);
 
 #endif
