@@ -558,6 +558,7 @@ static void close_run(struct cts_run *r) {
   free(r->mgr);
   free(r->res);
   free(r->handles.v);
+  free(r->read_buf);
 }
 
 /* One run of the case on a fresh session. Borrows the case and the adapter. */

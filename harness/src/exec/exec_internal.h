@@ -66,6 +66,8 @@ struct cts_run {
   int injected;              /* the armed failure surfaced as ENOMEM */
   int skipped;               /* the model decides: the statement cannot run, go on */
   struct cts_handle_index handles;
+  void *read_buf;            /* where tensor_read writes for a check, kept for the next */
+  size_t read_cap;           /* (a fresh 64 MiB buffer per check is that many page faults) */
 };
 
 /* A family (families.h): the hooks the core calls; any may be NULL. */

@@ -642,13 +642,12 @@ int cts__check_values(struct cts_run *r, int id, const struct cts_want *want) {
     return cts__report(r, CTS_ERROR, "%s: %zu values expected for %lld elements", name, want->n,
                        (long long)n);
   size_t bytes = (size_t)n * cts_opsem_dtype_size(mr->dtype);
-  void *buf = cts_xmalloc(bytes ? bytes : 1);
-  rc = r->a->tensor_read(r->s, r->res[id].h, buf, bytes);
-  if (rc) {
-    free(buf);
-    return cts__report(r, CTS_FAIL, "tensor_read(%s) failed with %s", name, cts_err_name(rc));
+  if (bytes > r->read_cap || !r->read_buf) {
+    free(r->read_buf);
+    r->read_buf = cts_xmalloc(bytes ? bytes : 1);
+    r->read_cap = bytes;
   }
-  rc = compare_elements(r, id, name, buf, want);
-  free(buf);
-  return rc;
+  rc = r->a->tensor_read(r->s, r->res[id].h, r->read_buf, bytes);
+  if (rc) return cts__report(r, CTS_FAIL, "tensor_read(%s) failed with %s", name, cts_err_name(rc));
+  return compare_elements(r, id, name, r->read_buf, want);
 }
