@@ -55,20 +55,15 @@ fi
 # adapter NAME: the reference with tsan-plants/NAME.patch, built with the sanitizer in
 # $TMP/NAME; prints the adapter's path, or nothing when the patch does not apply or build.
 adapter() {
-  local name=$1 dir=$TMP/$1
-  mkdir -p "$dir"
-  cp -a Makefile ./*.mk impl harness "$dir"/
-  [ -d bench ] && cp -a bench "$dir"/
-  [ -e .venv ] && ln -s "$PWD/.venv" "$dir/.venv"
-  if ! patch -s -d "$dir" -p1 <"harness/tests/tsan-plants/$name.patch" >"$TMP/$name.log" 2>&1 ||
-    ! make --no-print-directory -C "$dir" -j2 BUILD=b CC=clang SAN=-fsanitize=thread \
-      OPT="-O1 -g" NVCC= b/lib/tsmref_adapter.so >>"$TMP/$name.log" 2>&1; then
+  local name=$1 so
+  if ! so=$(patched_reference "$TMP/$name" "harness/tests/tsan-plants/$name.patch" \
+    "$TMP/$name.log" CC=clang SAN=-fsanitize=thread OPT="-O1 -g"); then
     not_ok "$name: the patch applies and the reference builds with TSan"
     show <"$TMP/$name.log"
     return
   fi
   ok "$name: the patch applies and the reference builds with TSan"
-  echo "$dir/b/lib/tsmref_adapter.so" >"$TMP/$name.so"
+  echo "$so" >"$TMP/$name.so"
 }
 
 # killed SO OPTIONS OUT TEST: runs until TEST OUT succeeds, at most ATTEMPTS times;

@@ -29,19 +29,11 @@ trap 'rm -rf "$TMP"' EXIT
 # adapter NAME: builds the reference with variants/NAME.patch in $TMP/NAME; prints the
 # adapter's path, or nothing when the patch does not apply or build (a failed check).
 adapter() {
-  local name=$1 dir=$TMP/$1
-  mkdir -p "$dir"
-  cp -a Makefile ./*.mk impl harness "$dir"/
-  [ -d bench ] && cp -a bench "$dir"/
-  [ -e .venv ] && ln -s "$PWD/.venv" "$dir/.venv"
-  if ! patch -s -d "$dir" -p1 <"harness/tests/variants/$name.patch" >"$TMP/$name.log" 2>&1 ||
-    ! make --no-print-directory -C "$dir" -j2 BUILD=b NVCC= b/lib/tsmref_adapter.so \
-      >>"$TMP/$name.log" 2>&1; then
+  local name=$1
+  if ! patched_reference "$TMP/$name" "harness/tests/variants/$name.patch" "$TMP/$name.log"; then
     not_ok "$name: the patch applies and the reference builds"
     show <"$TMP/$name.log"
-    return
   fi
-  echo "$dir/b/lib/tsmref_adapter.so"
 }
 
 # run ADAPTER PROFILE OUT: the judge on the folders; the exit status goes to OUT.rc.

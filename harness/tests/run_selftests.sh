@@ -82,15 +82,7 @@ if [ "$rc" -ne 1 ]; then
   not_ok "lint of ${#bad_files[@]} bad files: exit $rc, expected 1"
   cat "$TMP/lint.out" "$TMP/lint.err" | show
 else
-  for f in "${bad_files[@]}"; do
-    pos=$(tr -d ' \r\n' <"${f%.tsm}.pos")
-    first=$(first_line_of "$f" "$TMP/lint.out")
-    if [[ "$first" != "$f:$pos:"* ]]; then
-      not_ok "lint $f: its first line should start with '$f:$pos:', got: ${first:-nothing}"
-    else
-      ok "lint $f -> $pos"
-    fi
-  done
+  located_lines lint "$TMP/lint.out" "" "${bad_files[@]}"
 fi
 
 for f in "$TESTS"/parse/good-*.tsm "$CASES"; do

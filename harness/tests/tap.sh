@@ -38,12 +38,30 @@ check_located() {
 # about FILE (starts with `FILE:`).
 first_line_of() { awk -v p="$1:" 'index($0, p) == 1 { print; exit }' "$2"; }
 
+# located_lines VERB OUT SUFFIX FILE...: each FILE's first line in OUT (first_line_of)
+# starts with `FILE:POS:SUFFIX`, POS from the sibling .pos; one check per FILE.
+located_lines() {
+  local verb=$1 out=$2 suffix=$3 f pos first
+  shift 3
+  for f in "$@"; do
+    pos=$(tr -d ' \r\n' <"${f%.*}.pos")
+    first=$(first_line_of "$f" "$out")
+    if [[ "$first" != "$f:$pos:$suffix"* ]]; then
+      not_ok "$verb $f: its first line should start with '$f:$pos:$suffix', got: ${first:-nothing}"
+    elif [ -n "$suffix" ]; then
+      ok "$verb $f -> $pos: ${first#"$f:$pos:$suffix"}"
+    else
+      ok "$verb $f -> $pos"
+    fi
+  done
+}
+
 # check_located_all SCRATCH FILE...: one `tsm-cts parse --json` of every FILE (one
 # process: a process per file costs a second each under Valgrind) exits 1 and prints no
 # JSON, and each FILE's first line on stderr starts with `FILE:POS: error: ` (POS from the
 # sibling .pos); one check per FILE.
 check_located_all() {
-  local tmp=$1 rc=0 f pos first
+  local tmp=$1 rc=0
   shift
   "$CTS" parse --json "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
   if [ "$rc" -ne 1 ] || [ -s "$tmp/out" ]; then
@@ -51,15 +69,24 @@ check_located_all() {
     show <"$tmp/err"
     return
   fi
-  for f in "$@"; do
-    pos=$(tr -d ' \r\n' <"${f%.*}.pos")
-    first=$(first_line_of "$f" "$tmp/err")
-    if [[ "$first" != "$f:$pos: error: "* ]]; then
-      not_ok "parse $f: its first line on stderr should start with '$f:$pos: error: ', got: ${first:-nothing}"
-    else
-      ok "parse $f -> $pos: ${first#"$f:$pos: error: "}"
-    fi
-  done
+  located_lines parse "$tmp/err" " error: " "$@"
+}
+
+# patched_reference DIR PATCH LOG [MAKE_VAR...]: a copy of the build inputs in DIR with
+# PATCH applied and the reference adapter built there (BUILD=b, no CUDA, MAKE_VARs added);
+# prints the adapter's path. RETURN 1, the why in LOG, when the patch does not apply or
+# the reference does not build.
+patched_reference() {
+  local dir=$1 patch=$2 log=$3
+  shift 3
+  mkdir -p "$dir"
+  cp -a Makefile ./*.mk impl harness "$dir"/
+  [ -d bench ] && cp -a bench "$dir"/
+  [ -e .venv ] && ln -s "$PWD/.venv" "$dir/.venv"
+  patch -s -d "$dir" -p1 <"$patch" >"$log" 2>&1 &&
+    make --no-print-directory -C "$dir" -j2 BUILD=b NVCC= "$@" b/lib/tsmref_adapter.so \
+      >>"$log" 2>&1 &&
+    echo "$dir/b/lib/tsmref_adapter.so"
 }
 
 # The start of a self-test script that takes one build folder: checks its argument,

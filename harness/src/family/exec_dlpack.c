@@ -401,6 +401,14 @@ struct elems {
   int64_t n;
 };
 
+/* The strides of view v in elements: its own, or compact when it has none. */
+static void view_strides(const struct cts_dl_view *v, int64_t *strides) {
+  if (v->has_strides)
+    memcpy(strides, v->strides, CTS_DL_MAX_DIMS * sizeof *strides);
+  else
+    compact_strides(v->ndim, v->shape, strides);
+}
+
 /* Every element read through data, byte_offset and strides: those of want (DLP.EXPORT.1;
  * after the session closed, DLP.EXPORT.6). */
 static int check_elems(struct cts_run *r, const struct cts_dl_view *v, const struct elems *want,
@@ -410,10 +418,7 @@ static int check_elems(struct cts_run *r, const struct cts_dl_view *v, const str
   if (n == 0 || r->cuda_session) return 0; /* device memory is checked through a re-import */
   if (!v->data) return cts__report(r, CTS_FAIL, "%s: NULL data with %lld elements", name, (long long)n);
   int64_t strides[CTS_DL_MAX_DIMS];
-  if (v->has_strides)
-    memcpy(strides, v->strides, sizeof strides);
-  else
-    compact_strides(v->ndim, v->shape, strides);
+  view_strides(v, strides);
   const unsigned char *base = (const unsigned char *)v->data + v->byte_offset;
   size_t size = cts_opsem_dtype_size(dtype);
   for (int64_t i = 0; i < n; i++) {
@@ -529,10 +534,7 @@ static unsigned char *copy_elems(const struct cts_dl_view *v) {
   int64_t n = cts_opsem_elems(v->ndim, v->shape);
   if (n <= 0 || n > CTS_OPSEM_MAX_MODELED) return NULL;
   int64_t strides[CTS_DL_MAX_DIMS];
-  if (v->has_strides)
-    memcpy(strides, v->strides, sizeof strides);
-  else
-    compact_strides(v->ndim, v->shape, strides);
+  view_strides(v, strides);
   const unsigned char *base = (const unsigned char *)v->data + v->byte_offset;
   unsigned char *out = cts_xmalloc((size_t)n * esize);
   for (int64_t i = 0; i < n; i++)
