@@ -9,6 +9,7 @@
 #   $(TSMREF_CUDA)     $(B)/lib/libtsmref_cuda.so  CUDA backend (only with NVCC)
 #   $(TSMREF_TEST_PLANNER)  $(B)/bin/test-planner  unit tests of the graph planner
 #   $(TSMREF_TEST_LOCK)     $(B)/bin/test-lock     tests of the biased context lock
+#   $(TSMREF_TEST_ALLOC)    $(B)/bin/test-alloc    tests of the CPU backend's block cache
 #   install-impl       libraries, tsmref.h, tsmref_test.h (test hooks) and tsmref.pc
 #                      under $(PREFIX)
 
@@ -56,11 +57,13 @@ TSMREF_TEST_PLANNER := $(B)/bin/test-planner
 TSMREF_TEST_PLANNER_OBJ := $(B)/obj/impl/tests/test_planner.o
 TSMREF_TEST_LOCK := $(B)/bin/test-lock
 TSMREF_TEST_LOCK_OBJ := $(B)/obj/impl/tests/test_lock.o
+TSMREF_TEST_ALLOC := $(B)/bin/test-alloc
+TSMREF_TEST_ALLOC_OBJ := $(B)/obj/impl/tests/test_alloc.o
 
 ALL_TARGETS += $(TSMREF_LIB) $(TSMREF_STATIC) $(TSMREF_ADAPTER) $(TSMREF_CUDA) \
-  $(TSMREF_PC) $(TSMREF_TEST_PLANNER) $(TSMREF_TEST_LOCK)
+  $(TSMREF_PC) $(TSMREF_TEST_PLANNER) $(TSMREF_TEST_LOCK) $(TSMREF_TEST_ALLOC)
 DEPS += $(TSMREF_OBJS:.o=.d) $(TSMREF_ADAPTER_OBJ:.o=.d) $(TSMREF_TEST_PLANNER_OBJ:.o=.d) \
-  $(TSMREF_TEST_LOCK_OBJ:.o=.d)
+  $(TSMREF_TEST_LOCK_OBJ:.o=.d) $(TSMREF_TEST_ALLOC_OBJ:.o=.d)
 
 $(B)/obj/impl/%.o: impl/%.c
 	@mkdir -p $(@D)
@@ -100,6 +103,11 @@ $(TSMREF_ADAPTER): $(TSMREF_ADAPTER_OBJ) $(TSMREF_STATIC)
 # The planner's unit tests reach its internal interface (impl/src/planner.h) and the
 # fault-injection hook (tsmref_test.h) through the static library.
 $(TSMREF_TEST_PLANNER): $(TSMREF_TEST_PLANNER_OBJ) $(TSMREF_STATIC)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(TSMREF_LDLIBS)
+
+# The block cache's tests call the CPU backend's slots and the cache's own functions.
+$(TSMREF_TEST_ALLOC): $(TSMREF_TEST_ALLOC_OBJ) $(TSMREF_STATIC)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(TSMREF_LDLIBS)
 

@@ -13,6 +13,7 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include "block_cache.h"
 #include "internal.h"
 
 /* OpenBLAS and LAPACKE are dlopen()ed on first use, not linked: the judge loads the
@@ -42,14 +43,22 @@ static int la_get(void) {
   return la.sgemm && la.sgesvd ? 0 : TSMR_EDEVICE;
 }
 
+/* A large block comes from the cache of freed ones when it has one (block_cache.h). */
 static int cpu_alloc(size_t n, void **out) {
-  void *p = tsmr__alloc(n);
+  void *p = n >= TSMR__BLOCK_CACHE_MIN ? tsmr__block_cache_take(n) : NULL;
+  if (p && tsmr__alloc_refused()) {
+    if (!tsmr__block_cache_keep(p)) tsmr__free(p);
+    return TSMR_ENOMEM;
+  }
+  if (!p) p = tsmr__alloc(n);
   if (!p) return TSMR_ENOMEM;
   *out = p;
   return 0;
 }
 
-static void cpu_free(void *p) { tsmr__free(p); }
+static void cpu_free(void *p) {
+  if (!tsmr__block_cache_keep(p)) tsmr__free(p);
+}
 
 static int cpu_copy(void *dst, const void *src, size_t n) {
   memcpy(dst, src, n);
@@ -196,5 +205,5 @@ const struct tsmr__backend tsmr__cpu_backend = {
     /* .transpose32 = */ cpu_transpose32,
     /* .diag32      = */ cpu_diag32,
     /* .sgesvd      = */ cpu_sgesvd,
-    /* .release_cache = */ NULL, /* LAPACK stays loaded; it holds no device memory */
+    /* .release_cache = */ tsmr__block_cache_release, /* LAPACK stays loaded */
 };

@@ -28,6 +28,8 @@ static int should_fail(void) {
   return 0;
 }
 
+int tsmr__alloc_refused(void) { return should_fail(); }
+
 void *tsmr__alloc(size_t n) {
   if (should_fail()) return NULL;
   return malloc(n ? n : 1);

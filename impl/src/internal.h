@@ -40,6 +40,9 @@
 void *tsmr__alloc(size_t n);   /* RETURN: owned by the caller, free with tsmr__free */
 void *tsmr__realloc(void *p, size_t n); /* like realloc; NULL leaves p intact */
 void tsmr__free(void *p);      /* p: IN, freed; NULL is a no-op */
+/* 1 when an allocation served from memory the library keeps (impl/cpu/block_cache.h)
+ * must fail: the hook counts it as one allocation, as if it were new. */
+int tsmr__alloc_refused(void);
 /* Fault injection for tests arms this hook: tsmref_test.h. */
 
 /* ---- intrusive doubly-linked list (Linux/libuv style) ---------------------- */

@@ -10,26 +10,26 @@
 #include <sys/stat.h>
 #include <time.h>
 
-static void out_of_memory(void) {
+void cts_out_of_memory(void) {
   fputs("tsm-cts: out of memory\n", stderr);
   exit(2);
 }
 
 void *cts_xmalloc(size_t n) {
   void *p = malloc(n ? n : 1);
-  if (!p) out_of_memory();
+  if (!p) cts_out_of_memory();
   return p;
 }
 
 void *cts_xcalloc(size_t n, size_t size) {
   void *p = calloc(n ? n : 1, size ? size : 1);
-  if (!p) out_of_memory();
+  if (!p) cts_out_of_memory();
   return p;
 }
 
 void *cts_xrealloc(void *p, size_t n) {
   void *q = realloc(p, n ? n : 1);
-  if (!q) out_of_memory();
+  if (!q) cts_out_of_memory();
   return q;
 }
 

@@ -587,6 +587,36 @@ static double want_at(const struct cts_want *want, int64_t i) {
   return want->m ? cts_model_value_at(want->m, want->res, i) : want->v[i];
 }
 
+/* Elements per block of the f32 pass: the inner loops have no exit and a constant trip
+ * count, so the compiler vectorizes them (at -O2 too); a block with a miss, and the last
+ * partial block, are searched element by element. */
+#define F32_BLOCK 4096
+
+/* 1 when one of the F32_BLOCK f32 at p (element `base` onward) is not first + step * i rounded to
+ * float: exact for the whole numbers a closed form holds (cts_opsem_affine_exact). */
+static int f32_block_misses_affine(const unsigned char *p, int64_t base,
+                                   const struct cts_maffine *aff) {
+  int miss = 0;
+  double b = (double)base;
+  for (int j = 0; j < F32_BLOCK; j++) {
+    float got;
+    memcpy(&got, p + (size_t)j * sizeof got, sizeof got);
+    miss |= got != (float)(aff->first + aff->step * (b + (double)j));
+  }
+  return miss;
+}
+
+/* The same against a list of n doubles. */
+static int f32_block_misses_list(const unsigned char *p, const double *want) {
+  int miss = 0;
+  for (int j = 0; j < F32_BLOCK; j++) {
+    float got;
+    memcpy(&got, p + (size_t)j * sizeof got, sizeof got);
+    miss |= got != (float)want[j];
+  }
+  return miss;
+}
+
 /* The first element of n f32 in buf that is not exactly want's, rounded to float; -1
  * when there is none. One pass at memory speed: the IREE seed's 64 MiB results are
  * compared whole. */
@@ -594,11 +624,18 @@ static int64_t first_f32_miss(const void *buf, int64_t n, const struct cts_want 
   const unsigned char *p = buf;
   struct cts_maffine aff;
   int closed = want->m && cts_model_closed_form(want->m, want->res, &aff);
-  for (int64_t i = 0; i < n; i++) {
-    float got;
-    memcpy(&got, p + (size_t)i * sizeof got, sizeof got);
-    double w = closed ? aff.first + aff.step * (double)i : want_at(want, i);
-    if ((double)got != (double)(float)w) return i;
+  const double *list = want->m ? NULL : want->v;
+  for (int64_t i = 0; i < n; i += F32_BLOCK) {
+    int len = n - i < F32_BLOCK ? (int)(n - i) : F32_BLOCK;
+    const unsigned char *at = p + (size_t)i * sizeof(float);
+    if (len == F32_BLOCK && (closed ? !f32_block_misses_affine(at, i, &aff)
+                                    : list ? !f32_block_misses_list(at, list + i) : 0))
+      continue;
+    for (int64_t k = i; k < i + len; k++) {
+      float got;
+      memcpy(&got, p + (size_t)k * sizeof got, sizeof got);
+      if ((double)got != (double)(float)want_at(want, k)) return k;
+    }
   }
   return -1;
 }
