@@ -22,9 +22,12 @@
 #                      `interop` for the Python peers) and writes README.md's table of
 #                      their Pass/Fail/XFail/NotSupported counts from the JSON reports
 #                      (harness/report/third_parties.py); a failing lane's counts go in
-#                      the table too.
-#   third-party-table-check  runs nothing: the table from the reports the lanes left must
-#                      equal README.md's (lane third-party-table of `make check`).
+#                      the table too. Today's PyTorch's two rows come from
+#                      $(TORCH_SUMMARY) (wheel.mk), the committed record of lane torch's last
+#                      run, which that lane checks against its own reports.
+#   third-party-table-check  runs nothing: the table from the reports the lanes left (and
+#                      $(TORCH_SUMMARY)) must equal README.md's (lane third-party-table of
+#                      `make check`).
 #
 # The page is one file (inline CSS and SVG, no script, nothing fetched). Jinja2 and
 # matplotlib are PIP_PINS, chromium a Debian package (deps.mk).
@@ -88,7 +91,8 @@ bench-report: | $(VENV_STAMP)
 	  else echo "bench figures in $(REPORT)/bench.json; no $(REPORT)/results.json for a page"; fi
 
 THIRD_PARTIES_PY = $(VENV_PY) harness/report/third_parties.py --readme README.md \
-  $(foreach t,$(THIRD_PARTIES),--adapter $(t)) --interop $(INTEROP_REPORT)
+  $(foreach t,$(THIRD_PARTIES),--adapter $(t)) --interop $(INTEROP_REPORT) \
+  --torch-summary $(TORCH_SUMMARY)
 
 .PHONY: third-party-table third-party-table-check
 third-party-table: $(PYTHON_EXT) $(TSM_CTS) | $(VENV_STAMP)

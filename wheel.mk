@@ -16,11 +16,16 @@
 #                    of `make interop` to compare with instead of a run of the bridge)
 #   torch-check      today's PyTorch (the torch venv of `make deps-torch`) as a Python
 #                    peer through the bridge, and ATen through $(TORCH_ADAPTER); says so
-#                    and passes when that venv is absent (harness/tests/check_torch.sh)
+#                    and passes when that venv is absent (harness/tests/check_torch.sh);
+#                    fails when $(TORCH_SUMMARY) is not its run's counts
+#   torch-summary    rewrites $(TORCH_SUMMARY), the committed record of lane torch's counts
+#                    that README's third-party table reads, from the reports the last
+#                    torch-check left in $(B)/report (harness/report/third_parties.py)
 #   $(TORCH_ADAPTER) $(B)/torch/libtorch_adapter.so: the libtorch adapter against the
 #                    torch of $(TORCH_VENV) (not part of `all`)
 
 WHEEL_PY ?= $(VENV_PY)
+TORCH_SUMMARY := harness/expectations/torch-pypi/summary.json
 WHEEL_DIST ?= dist
 # The extension for WHEEL_PY, in a folder named after that interpreter's path, so that
 # wheels for two interpreters do not share one build of it; beside $(B)/python, so that
@@ -31,7 +36,7 @@ WHEEL_INTEROP_JSON ?=
 
 $(eval $(call debian_dep,/usr/bin/cmake,cmake))
 
-.PHONY: wheel wheel-payload wheel-ext-path wheel-check torch-check
+.PHONY: wheel wheel-payload wheel-ext-path wheel-check torch-check torch-summary
 
 $(WHEEL_EXT): $(PYTHON_EXT_DEPS) $(TSMREF_LIB) $(DLPACK_V1_INC_FILE)
 	@mkdir -p $(@D)
@@ -75,3 +80,10 @@ $(TORCH_ADAPTER): $(TORCH_ADAPTER_OBJ) $(LIBTORCH_C_OBJ) $(ADAPTER_MGR_OBJ)
 
 torch-check:
 	VENV_PY=$(VENV_PY) TORCH_PY=$(TORCH_PY) bash harness/tests/check_torch.sh $(B)
+
+# The committed record of lane torch's counts (harness/expectations/torch-pypi/summary.json),
+# which README's third-party table reads, from the reports the last torch-check wrote.
+torch-summary: | $(VENV_STAMP)
+	$(VENV_PY) harness/report/third_parties.py --torch-summary $(TORCH_SUMMARY) \
+	  --torch-interop $(B)/report/interop-torch.json \
+	  --torch-adapter $(B)/report/libtorch-pypi.json --write-torch-summary

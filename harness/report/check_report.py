@@ -28,6 +28,7 @@ Checks, printing one TAP line each:
   - each --hostile TEXT (a case name with markup, text with invalid UTF-8 as the reader
     shows it) appears as text, and the DOM has no script element;
   - with --baseline, the baseline section is there;
+  - the third-party table shows README's rows (harness/report/third_parties.py);
 - a screenshot of the page is written to PNG (--screenshot).
 Exit status 0 only when every check passed. A missing chromium names the Debian
 package and `make deps`.
@@ -323,6 +324,18 @@ def check_family_warnings(tap, dom, doc):
            f"the page's Warning column: {have}")
 
 
+def check_third_parties(tap, dom):
+    """The page shows README's third-party table, row for row (today's PyTorch's rows,
+    from the committed record of lane torch, among them)."""
+    import third_parties
+    found = third_parties.readme_table(os.path.join(ROOT, "README.md"))
+    want = [row[0] for row in found[1]] if found else []
+    have = [a.get("data-third-party") for t, a in dom.elements
+            if t == "tr" and a.get("data-third-party")]
+    tap.ok(have == want, f"the third-party table shows README's {len(want)} rows "
+           f"({', '.join(want) or 'none'})", f"the page shows {have}")
+
+
 def check_dom(tap, dom, args, docs):
     check_counts(tap, dom, "summary-results", docs["results"], "results")
     check_family_warnings(tap, dom, docs["results"])
@@ -333,6 +346,7 @@ def check_dom(tap, dom, args, docs):
         check_peer_scores(tap, dom, docs["interop"])
         check_heatmap(tap, dom, docs["interop"])
     check_warnings(tap, dom, docs)
+    check_third_parties(tap, dom)
     hits = expected_hits(docs.values())
     shown = [h.strip() for h in dom.hits]
     missing = [h for h in hits if h.strip() not in shown]

@@ -15,7 +15,8 @@ status, the interop heatmap, every result that is not Pass (failures with the fa
 of the case source and the cited clauses' text and source from --spec), the Warnings (a
 broken SHOULD clause, or a TSM rule under --profile standard: counted apart from the
 failures, each with the clauses that graded it), expected failures with their reason and
-reference, clause coverage per spec chapter, bench plots and the fuzz summary.
+reference, clause coverage per spec chapter, bench plots and the fuzz summary, and README's
+third-party table (--readme; harness/report/third_parties.py writes it).
 
 --baseline OLD.json compares the runs (case, device, repeat) with an older report: new
 failures, fixes and other changed statuses go at the top of the page and to stdout.
@@ -36,6 +37,7 @@ try:
 
     import figures
     import inputs
+    import third_parties
 except ImportError as missing:
     sys.exit(f"missing {missing.name}: it is pinned in deps.mk (PIP_PINS); run 'make deps'")
 
@@ -212,6 +214,18 @@ def bench_view(doc):
             "ratios_svg": Markup(figures.ratios_svg(ratios)) if ratios else None}
 
 
+def third_party_view(readme):
+    """README's third-party table (harness/report/third_parties.py writes it from the
+    third parties' lanes, today's PyTorch included; lane third-party-table checks it):
+    {"readme", "head", "rows"}, or None without one."""
+    found = third_parties.readme_table(readme) if readme else None
+    if not found:
+        return None
+    head, rows = found
+    return {"readme": os.path.relpath(readme, ROOT) if os.path.isabs(readme) else readme,
+            "head": head, "rows": rows}
+
+
 def extra_rows(results, interop):
     """The interop rows the results report does not already hold (a merged all.json
     holds them)."""
@@ -247,6 +261,7 @@ def page_model(found, args):
         "absent": absent_counts, "not_supported": other_ns,
         "skipped": [r for r in rows if r["status"] == "Skip"],
         "coverage": coverage(rows, clauses),
+        "third_parties": third_party_view(args.readme),
         "bench": bench_view(found.get("bench")), "fuzz": found.get("fuzz"),
         "diff": args.diff, "statuses": STATUSES, "diff_titles": DIFF_TITLES,
     }
@@ -266,6 +281,8 @@ def parse_args(argv):
     ap.add_argument("--baseline", help="an older results JSON to compare with")
     ap.add_argument("--spec", default=os.path.join(ROOT, "spec"), help="the spec chapters")
     ap.add_argument("--root", default=ROOT, help="where the reports' case paths start")
+    ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"),
+                    help="the README whose third-party table the page shows ('' for none)")
     return ap.parse_args(argv)
 
 

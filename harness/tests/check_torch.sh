@@ -11,6 +11,10 @@
 # libtorch.txt for the adapter), the format of harness/expectations/README.md; any other
 # Fail, or a line that no longer fails, fails the lane. Reports: BUILD_DIR/report/
 # interop-torch.json (the bridge, --profile standard) and libtorch-pypi.json (the judge).
+# Then harness/expectations/torch-pypi/summary.json, the committed record of the lane's
+# counts that README's third-party table shows (machines without the venv have only it),
+# must be this run's (harness/report/third_parties.py --check-torch-summary): a stale
+# record fails the lane; `make torch-summary` rewrites it from these reports.
 # Environment (wheel.mk passes them): TORCH_PY, the torch venv's python; VENV_PY.
 set -uo pipefail
 BUILD=${1:?usage: check_torch.sh BUILD_DIR}
@@ -67,5 +71,18 @@ if make --no-print-directory BUILD="$BUILD" "$adapter" "$BUILD/bin/tsm-cts" >"$T
   fi
 else
   not_ok "the libtorch adapter against torch $version's headers"; tail -n 20 "$TMP/adapter.log" | show
+fi
+# ---- the committed record of this run (README's third-party table reads it) ----------------
+summary=$EXPECT/summary.json
+if [ -f "$BUILD/report/interop-torch.json" ] && [ -f "$BUILD/report/libtorch-pypi.json" ]; then
+  if "${VENV_PY:-python3}" harness/report/third_parties.py --torch-summary "$summary" \
+      --torch-interop "$BUILD/report/interop-torch.json" \
+      --torch-adapter "$BUILD/report/libtorch-pypi.json" --check-torch-summary >"$TMP/summary.log" 2>&1; then
+    ok "$summary is this run's counts"
+  else
+    not_ok "$summary is stale against this run ('make torch-summary' rewrites it)"; show <"$TMP/summary.log"
+  fi
+else
+  not_ok "$summary checked: a report of this run is missing"
 fi
 tap_summary

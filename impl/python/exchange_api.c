@@ -35,11 +35,11 @@ static const char XAPI_ATTR[] = "__dlpack_c_exchange_api__";
 /* XAPI_ATTR interned, made by xapi_publish; owned by the module for the process. */
 static PyObject *g_str_xapi_attr;
 
-/* ---- managed_tensor_allocator (DLP.XAPI.ALLOC.1-2) --------------------------------- */
+/* ---- managed_tensor_allocator (DLP.XAPI.ALLOC.1, 2, 5)----------------------------- */
 
 typedef void (*xapi_set_error)(void *error_ctx, const char *kind, const char *message);
 
-/* RETURN -1 after *out = NULL and one SetError call, as DLP.XAPI.ALLOC.2 asks. */
+/* RETURN -1 after *out = NULL (DLP.XAPI.ALLOC.5) and one SetError call (DLP.XAPI.ALLOC.2). */
 static int alloc_fail(DLManagedTensorVersioned **out, void *error_ctx, xapi_set_error set_error,
                       const char *kind, const char *message) {
   if (out) *out = NULL;
