@@ -15,6 +15,14 @@
 #                against the model on cuda:0) run on cuda:0
 #   combos-cuda  every combination of tsm-cts combos on cuda:0, the model deciding
 #   bench-cuda   bench-graphs on cuda:0 (the planner's figures for ci/gpu-runs.md)
+#   interop-cuda the capsule cases that name cuda:0 (cases/dlpack/python, `devices:
+#                [cuda:0]`) through the bridge on cuda:0 (bridge.py run --device cuda:0)
+#                in the machine's own python (GPU_PY, default python3; no .venv:
+#                the bridge needs numpy alone), between the reference, numpy and
+#                whichever of torch, cupy and jax import there; the reference's
+#                extension built for GPU_PY, or carried in $BUILD/python-for-<its path>
+#                (`make WHEEL_PY=... wheel-ext-path`); fails unless some peer made
+#                arrays on cuda:0 and no run failed
 #
 # A GPU machine without a network (no `make deps`) runs the lanes over a build made
 # elsewhere with the same CUDA toolkit: PREBUILT=1 uses $BUILD as it is. MEMCHECK_CASES
@@ -37,7 +45,8 @@ JOBS=${JOBS:-$(nproc)}
 BATCH=${BATCH:-32}
 GEN_COUNT=${GEN_COUNT:-1000}
 MEMCHECK_CASES=${MEMCHECK_CASES:-cases}
-DEFAULT_LANES="build cases-cuda memcheck racecheck gen-cuda combos-cuda bench-cuda"
+DEFAULT_LANES="build cases-cuda memcheck racecheck gen-cuda combos-cuda bench-cuda interop-cuda"
+GPU_PY=${GPU_PY:-python3}
 SANITIZED_TIMEOUT_MS=300000 # a case process under compute-sanitizer runs many times slower
 build=${BUILD:-build/check-gpu}
 CTS=$build/bin/tsm-cts
@@ -141,6 +150,42 @@ bench_cuda() {
   [ "${PIPESTATUS[0]}" -eq 0 ]
 }
 
+# The bridge on cuda:0 in GPU_PY with the peers that import there (the lane's comment above).
+interop_cuda() {
+  local ext peers="tsmref,numpy" p py
+  py=$(command -v "$GPU_PY") && "$py" -c 'import numpy' ||
+    { echo "interop-cuda: $GPU_PY is missing or has no numpy" >&2; return 1; }
+  local abs
+  abs=$(cd "$build" && pwd) || return 1
+  ext=$(make -s --no-print-directory BUILD="$abs" WHEEL_PY="$py" wheel-ext-path)
+  if [ ! -f "$ext" ] && ! make -s --no-print-directory BUILD="$abs" WHEEL_PY="$py" "$ext"; then
+    echo "interop-cuda: no reference extension for $py at $ext (build it where make runs," \
+      "with WHEEL_PY naming the same path and Python version, and carry it)" >&2
+    return 1
+  fi
+  for p in torch cupy jax; do
+    if "$py" -c "import $p" 2>/dev/null; then peers="$peers,$p"; fi
+  done
+  echo "interop-cuda: $py ($("$py" -V 2>&1)), peers $peers"
+  mkdir -p "$build/report"
+  PYTHONPATH="$(dirname "$ext"):harness/python" TSM_CTS_BUILD="$build" "$py" \
+    harness/python/bridge.py run --device cuda:0 --profile standard --peers "$peers" \
+    --expectations "${GPU_EXPECTATIONS:-harness/expectations/python-cuda}" \
+    --json "$build/report/interop-cuda.json" cases/dlpack/python >"$build/report/interop-cuda.txt" 2>&1
+  local rc=$?
+  grep -E '^(bridge.py|producer|[a-z-]+ +[0-9]+/|NotSupported|Pass|Fail|Warning|conformance|XPass|Crash|Error)' \
+    "$build/report/interop-cuda.txt" | cut -c1-300 | head -n 40
+  # Something ran on cuda:0: a Pass of a producer other than the reference and numpy.
+  if ! "$py" -c 'import json, sys
+rs = json.load(open(sys.argv[1]))["results"]
+sys.exit(not any(r["status"] == "Pass" and r["producer"] not in ("tsmref", "numpy", "-") for r in rs))' \
+    "$build/report/interop-cuda.json"; then
+    echo "interop-cuda: no peer made arrays on cuda:0 (none of torch, cupy, jax has CUDA here?)" >&2
+    return 1
+  fi
+  return $rc
+}
+
 gpu_lane() { # name command...: runs the lane when LANES names it
   case " $LANES " in *" $1 "*) lane "$@" ;; esac
 }
@@ -154,4 +199,5 @@ gpu_lane racecheck compute_sanitizer racecheck racecheck cases/graphs cases/mana
 gpu_lane gen-cuda gen_on_cuda
 gpu_lane combos-cuda combos_on_cuda
 gpu_lane bench-cuda bench_cuda
+gpu_lane interop-cuda interop_cuda
 lanes_end "make check-gpu"

@@ -198,6 +198,7 @@ lane versions bash harness/tests/check_versions.sh "$primary"
 lane model-tests "$primary/bin/test-model"
 lane planner-tests "$primary/bin/test-planner"
 lane lock-tests "$primary/bin/test-lock"
+lane alloc-tests "$primary/bin/test-alloc"
 # The judge's layers (harness/src/README.md): a scratch copy of harness/src builds, and an
 # upper layer's header planted in a lower layer fails its build (harness/tests/check_layers.sh).
 lane layers bash harness/tests/check_layers.sh "$primary" "$CC"
@@ -245,17 +246,24 @@ lane fail-alloc fail_alloc
 lane interop interop
 lane interop-system interop_system
 lane interop-selftest interop_selftest
+# The bridge's device paths (bridge.py run --device cuda:0) on a CPU stand-in for a CUDA
+# framework: the device cases pass for it and catch its broken twin, never a GPU result
+# (harness/tests/check_bridge_devices.sh; the GPU's own lane is interop-cuda of ci/check-gpu.sh).
+lane interop-devices bash harness/tests/check_bridge_devices.sh "$primary"
 # The tsm-cts wheel as a new user gets it: built, installed into a fresh venv outside the
 # checkout, pytest with its plugin against numpy and an array module of a user's, each
 # run's status the bridge's (the interop lane's report), and the plugin's self-tests
 # (harness/tests/check_wheel.sh, docs/python.md).
 lane wheel make --no-print-directory BUILD="$primary" CC="$CC" wheel-check WHEEL_INTEROP_JSON="$primary/report/interop.json"
 # Today's PyTorch from PyPI (`make deps-torch`, its own venv) as a Python peer and through
-# the libtorch adapter built against its wheel; without that venv it says so and passes
-# (harness/tests/check_torch.sh).
+# the libtorch adapter built against its wheel, with its known failures
+# (harness/expectations/torch-pypi/) and the record of its counts README's table shows;
+# without that venv it says so and passes (harness/tests/check_torch.sh).
 lane torch make --no-print-directory BUILD="$primary" CC="$CC" torch-check
-# README's third-party table against the reports the ggml, tvm-ffi and interop lanes just
-# wrote (harness/report/third_parties.py; `make third-party-table` rewrites it).
+# README's third-party table against the reports the ggml, tvm-ffi, libtorch and interop
+# lanes just wrote, and today's PyTorch's committed record (harness/expectations/torch-pypi/
+# summary.json, which lane torch checks against its run) (harness/report/third_parties.py;
+# `make third-party-table` rewrites it).
 lane third-party-table make --no-print-directory BUILD="$primary" CC="$CC" third-party-table-check
 lane fuzz-capsules make --no-print-directory BUILD="$primary" CC="$CC" fuzz-capsules-check
 lane selftests bash harness/tests/run_selftests.sh "$primary"

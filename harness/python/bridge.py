@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """bridge.py: the capsule-level runner of the DLPack Python clauses (spec/dlpack.md DLP.PY.*).
 
-  bridge.py run [--large] [--json FILE] [-j N] [--peers a,b] [--peer-path P] PATH...
+  bridge.py run [--large] [--json FILE] [-j N] [--peers a,b] [--peer-path P]
+                [--device cpu|cuda:N] PATH...
   bridge.py peers
   bridge.py lint PATH...
 
@@ -29,9 +30,17 @@ role it declares it lacks, versioned capsules for a consumer that asks only for 
 ones) is NotSupported; the report counts it, and each XFail, against that peer
 (`attributed_to`).
 
+--device (default cpu) is where the producer makes its arrays (Peer.devices, Peer.make_on):
+a run on cuda:N takes the cases whose `devices:` names that device (`[cuda]`, `[cuda:0]`),
+and one on the CPU those that name `any` or `cpu`; the others are left out (a line on
+stderr), since the capsule cases were written for CPU arrays and a case says where else
+it holds. A producer without the device is NotSupported, counted against it; so is a
+consumer without it that refuses a tensor there. The bridge itself needs only the Python
+standard library and numpy (a GPU machine's own python, without the project's .venv).
+
 While it runs, a line per finished producer row goes to stderr. --json writes the
 judge's report format (harness/schema/results.schema.json: family "interop", the
-producer->consumer pair as the device) plus the matrix, so that `tsm-cts merge` puts
+producer->consumer pair as the device, "producer->consumer@cuda:0" on a device) plus the matrix, so that `tsm-cts merge` puts
 these results into the same JSON, JUnit and summary as the C cases.
 """
 import argparse
@@ -45,6 +54,9 @@ import subprocess
 import sys
 import time
 import traceback
+
+# Before peers' import sets it to "cpu": whether the user chose jax's platforms.
+USER_JAX_PLATFORMS = os.environ.get("JAX_PLATFORMS")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -96,6 +108,7 @@ class Holder:
         self.calls = []
         self.refused_legacy = None  # the request of a refused legacy-only call
         self.handed = False
+        self.probe_kw = None
 
     def __dlpack__(self, **kw):
         self.calls.append(kw)
@@ -117,6 +130,7 @@ class Holder:
                 self.refused_legacy = kw
             raise
         self.cap, self.probe = cap, self.run.new_probe(cap, kw)
+        self.probe_kw = kw  # the request that made probe
         return cap
 
     def __dlpack_device__(self):
@@ -173,8 +187,10 @@ def _f32(v, dtype):
 
 
 class Run:
-    def __init__(self, case, producer, consumer, soft=lambda msg: False):
+    def __init__(self, case, producer, consumer, soft=lambda msg: False, device="cpu"):
         import dl
+        # the device the producer makes its arrays on (bridge.py run --device)
+        self.device, self.pair = device, peers.device_pair(device)
         # soft(msg): whether a failed check that msg names is no Fail under the run's
         # profile (a SHOULD, or a TSM rule under --profile standard): the case then goes
         # on, so that the MUST checks after it still run, and ends as a Warning.
@@ -192,6 +208,15 @@ class Run:
         # its id cannot come back as another capsule's while the run lasts.
         self.taken_unrenamed = {}
         self.expecting_error = False
+
+    def on_device(self, peer, what):
+        """The run's device pair, or NotSupported for a peer that lacks it."""
+        have = [tuple(int(i) for i in d) for d in peer.devices()]
+        if self.pair not in have:
+            raise NotSupported(f"{peer.name} {what} no arrays on {self.device} (it has "
+                               f"{', '.join(peers.device_name(d) for d in have) or 'none'})",
+                               peer.name)
+        return self.pair
 
     def fail(self, msg):
         if self.soft(msg):
@@ -267,7 +292,10 @@ class Run:
             vals = np.zeros(n, dtype=npdt)
         if dtype not in self.P.dtypes:
             raise NotSupported(f"{self.P.name} makes no {dtype} arrays", self.P.name)
-        arr = self.P.make(vals, shape, dtype)
+        if self.pair == (1, 0):
+            arr = self.P.make(vals, shape, dtype)
+        else:
+            arr = self.P.make_on(vals, shape, dtype, self.on_device(self.P, "makes"))
         self.env[st["name"]] = ("array", arr, None)
 
     def export_kwargs(self, st):
@@ -291,6 +319,14 @@ class Run:
         try:
             cap = arr.__dlpack__(**kw)
         except BufferError as e:
+            here = tuple(arr.__dlpack_device__())
+            if ("dl_device" in kw and tuple(kw["dl_device"]) != here and not self.expecting_error
+                    and kw.get("copy") is not False):
+                # DLP.PY.ARGS.1: a dl_device the producer cannot serve raises BufferError;
+                # the rest of the case needs the capsule that was not made.
+                raise NotSupported(f"{self.P.name} cannot export its arrays on {here} to "
+                                   f"dl_device {tuple(kw['dl_device'])} and raised BufferError, "
+                                   f"as DLP.PY.ARGS.1 permits: {e}", self.P.name) from None
             if not legacy_copy:
                 raise
             # A variant the MAY clause allows: nobody is blamed, and what follows in the
@@ -307,7 +343,13 @@ class Run:
         if legacy_copy:
             self.variants.append("DLP.PY.ARGS.2 (MAY): variant (a) observed: a legacy capsule "
                                  "of a copy")
-        self.env[st["name"]] = ("capsule", cap, self.new_probe(cap, kw))
+        probe = self.new_probe(cap, kw)
+        self.env[st["name"]] = ("capsule", cap, probe)
+        if "dl_device" in kw and tuple(probe.device) != tuple(kw["dl_device"]):
+            # served, or it would have raised BufferError: the capsule is on dl_device
+            self.fail(f"DLP.PY.ARGS.1: dl_device {tuple(kw['dl_device'])} asked of an array "
+                      f"on {tuple(arr.__dlpack_device__())}, and the capsule's DLTensor is on "
+                      f"{tuple(probe.device)}")
 
     def _consume(self, holder, probe_before, name, **kw):
         cap = holder.cap
@@ -326,9 +368,12 @@ class Run:
         try:
             out = self.C.from_dlpack(holder, **kw)
         except Exception as e:
-            unsupported = holder.unsupported(self.C.name)
+            unsupported = holder.unsupported(self.C.name) or self.off_device(holder, kw, e)
             if unsupported:
                 raise unsupported from None
+            if self.wrong_device(holder):
+                self.stop(f"{self.wrong_device(holder)}; {self.C.name} refused it: "
+                          f"{type(e).__name__}: {str(e)[:160]}")
             if used_before:  # DLP.PY.USED.1: a refused re-consumption changes nothing
                 if self.dl.capsule_name(cap) != probe_before.name_at_export.join(["used_", ""]):
                     self.fail(f"DLP.PY.USED.1: refusing a used capsule renamed it to "
@@ -347,6 +392,8 @@ class Run:
             raise
         if used_before:
             self.fail("DLP.PY.USED.1: a consumed capsule was consumed again")
+        if self.wrong_device(holder):
+            self.fail(self.wrong_device(holder))
         probe = holder.probe
         if probe is not None:
             now = self.dl.capsule_name(holder.cap)
@@ -360,6 +407,33 @@ class Run:
                                                   "ownership was taken)" if cleared else ""))
         if name:
             self.env[name] = ("tensor", out, probe)
+
+    def wrong_device(self, holder):
+        """What broke DLP.PY.ARGS.1 when the consumer's last __dlpack__ call (from)
+        asked for a dl_device and the producer's capsule is on another; None when not."""
+        asked = holder.calls[-1].get("dl_device") if holder.calls and holder.array is not None \
+            else None
+        if asked is None or holder.probe is None or holder.calls[-1] is not holder.probe_kw:
+            return None
+        if tuple(holder.probe.device) == tuple(int(i) for i in asked):
+            return None
+        return (f"DLP.PY.ARGS.1: the consumer asked {self.P.name} for dl_device "
+                f"{tuple(asked)} and got a capsule on {tuple(holder.probe.device)}")
+
+    def off_device(self, holder, kw, e):
+        """NotSupported when, in a run on a device, a consumer without the device of the
+        tensor it was handed (Peer.devices), asked for no other device, refused it:
+        python_spec.rst recommends BufferError for a device the consumer does not support.
+        None otherwise."""
+        if self.expecting_error or "device" in kw or self.pair == (1, 0):
+            return None  # a run on the CPU judges refusals as it always has
+        where = tuple(holder.probe.device) if holder.probe is not None else \
+            tuple(int(i) for i in holder.__dlpack_device__())
+        if where[0] == self.dl.KDLCPU or where in [tuple(d) for d in self.C.devices()]:
+            return None
+        return NotSupported(f"{self.C.name} has no arrays on {peers.device_name(where)} and "
+                            f"refused the tensor there ({type(e).__name__}: {str(e)[:120]})",
+                            self.C.name)
 
     def refuses(self, dtype, holder):
         """A consumer without dtype must refuse it (DLP.IMPORT.6): holder's import raises,
@@ -418,7 +492,7 @@ class Run:
         try:
             self._consume(h, None, st["name"], **kw)
         except (BufferError, ValueError) as e:
-            if kw.get("copy") is not False:
+            if kw.get("copy") is not False or self.expecting_error:
                 raise
             # DLP.PY.FROM.1: a consumer that cannot share this buffer may refuse copy=False
             raise NotSupported(f"{self.C.name} refused copy=False, as DLP.PY.FROM.1 permits: "
@@ -527,7 +601,7 @@ class Run:
     def table(self, typ):
         if typ is None:
             raise NotSupported(f"{self.P.name} publishes no {xapi.ATTR}", self.P.name)
-        return xapi.Table(typ)
+        return xapi.Table(typ, note=self.fail)
 
     def xapi_call(self, fn, *args):
         """fn(*args) of xapi.py: a Violation fails the case, NoTable (the producer's) makes
@@ -706,6 +780,9 @@ class Run:
             return self.P.tolist(obj), self.P.dtype(obj)
         if kind == "tensor":
             return self.C.tolist(obj), self.C.dtype(obj)
+        if probe.values is None and probe.device[0] != self.dl.KDLCPU:
+            self.stop(f"expect values {name}: a capsule on {peers.device_name(probe.device)} "
+                      "is read on the host alone (consume it, or export it with device (1, 0))")
         return probe.values, probe.dtype
 
     def op_expect(self, st):
@@ -899,11 +976,12 @@ def settle(probes):
     gc.collect()
 
 
-def run_one(case, producer, consumer, soft=lambda msg: False):
+def run_one(case, producer, consumer, soft=lambda msg: False, device="cpu"):
     """(status, message, the peer a NotSupported is counted against or None). A case
     whose only failed checks were soft ones (Run.soft) ran to its end: it is a Fail
-    whose message names only their clauses, which grading.grade makes a Warning."""
-    r = Run(case, producer, consumer, soft)
+    whose message names only their clauses, which grading.grade makes a Warning.
+    device: where the producer makes its arrays (bridge.py run --device)."""
+    r = Run(case, producer, consumer, soft, device)
     try:
         r.exec_block(case["body"])
         r.finish()
@@ -1019,9 +1097,22 @@ def lacked_role(producer, consumer):
     return None
 
 
-def jobs_for(cases, peers_list, large):
+def case_on(case, device):
+    """Whether a case runs on device: its `devices:` names `any` (the default) or a
+    prefix of the device's name (`cuda` or `cuda:0` for cuda:0), and on a device other
+    than the CPU only a name of it: the capsule cases were written for CPU arrays, and
+    one that holds on a device says so."""
+    names = case.get("devices") or ["any"]
+    if device != "cpu" and "any" in names:
+        return False
+    return any(n == "any" or device.startswith(n) for n in names)
+
+
+def jobs_for(cases, peers_list, large, device="cpu"):
     jobs = []
     for c in cases:
+        if not case_on(c, device):
+            continue
         skip = "large" in c["tags"] and not large
         roles = set(c["roles"])
         if roles == {"producer", "consumer"}:
@@ -1032,7 +1123,8 @@ def jobs_for(cases, peers_list, large):
             pairs = [("-", q) for q in peers_list]
         for p, q in pairs:
             jobs.append({"path": c["path"], "producer": p, "consumer": q, "skip": skip,
-                         "lacks": lacked_role(p, q), "clauses": c["clauses"]})
+                         "lacks": lacked_role(p, q), "clauses": c["clauses"],
+                         "device": device})
     return jobs
 
 
@@ -1050,7 +1142,7 @@ def worker_main(args):
         c = "tsmref" if j["consumer"] == "-" else j["consumer"]
         t0 = time.time()
         soft = functools.partial(grading.is_soft, strengths=strengths, profile=j["profile"])
-        status, msg, peer = run_one(cache[j["path"]], p, c, soft)
+        status, msg, peer = run_one(cache[j["path"]], p, c, soft, j.get("device", "cpu"))
         print(json.dumps({"done": j, "status": status, "message": msg, "attributed_to": peer,
                           "seconds": round(time.time() - t0, 3)}), flush=True)
         # What outlives a finished case (the frameworks' modules and caches, the probes'
@@ -1132,7 +1224,11 @@ def run_main(args):
     for e in errors:
         print(f"parse error: {e}", file=sys.stderr)
     peers_list = chosen_peers(args.peers)
-    jobs = jobs_for(cases, peers_list, args.large)
+    jobs = jobs_for(cases, peers_list, args.large, args.device)
+    left = [c["path"] for c in cases if not case_on(c, args.device)]
+    if left:
+        print(f"bridge.py: {len(left)} cases left out on {args.device} (their devices: name "
+              "another)", file=sys.stderr)
     exps = load_expectations(args.expectations)
     strengths = grading.load_strengths(os.path.join(ROOT, "spec"))
 
@@ -1218,8 +1314,10 @@ def report(results, errors, peers_list, unused, args, secs, strengths):
                              "Crash": 0, "Error": 0, "NotSupported": 0, "Skip": 0})
         c[r["status"]] += 1
     bad = [r for r in results if r["status"] in ("Fail", "XPass", "Crash", "Error")]
+    on = "" if args.device == "cpu" else f"; the producer's arrays on {args.device}"
     print(f"\nDLPack Python interop matrix (rows: producer, columns: consumer; "
-          f"pass/fail/warning/xfail/notsupported; '-' = role-only cases; profile {args.profile})")
+          f"pass/fail/warning/xfail/notsupported; '-' = role-only cases; profile {args.profile}"
+          f"{on})")
     w = 14
     print("producer\\consumer".ljust(18) + "".join(c.ljust(w) for c in cols))
     for p in rows:
@@ -1287,16 +1385,18 @@ def peer_info(peers_list):
 def report_document(results, peers_list, args, secs):
     """The interop results in the judge's report format, so that `tsm-cts merge` joins
     them with the C cases' into one JSON, JUnit and summary: family "interop", the
-    producer->consumer pair as the device."""
+    producer->consumer pair as the device, with "@DEVICE" after it for a run whose
+    producer's arrays are not on the CPU ("torch->cupy@cuda:0")."""
     now = time.time()
     stamp = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))  # noqa: E731
     spec = open(os.path.join(ROOT, "spec", "README.md")).read()
     spec_version = spec.split("Spec version **", 1)[1].split("**", 1)[0] if "Spec version **" in spec else "unknown"
     info = peer_info(peers_list)
     rows = []
+    on = "" if args.device == "cpu" else f"@{args.device}"
     for r in results:
         rows.append({"case": r["case"], "family": "interop", "path": r["path"],
-                     "device": f"{r['producer']}->{r['consumer']}", "device_present": True,
+                     "device": f"{r['producer']}->{r['consumer']}{on}", "device_present": True,
                      "repeat": 0, "status": r["status"], "message": r.get("message", ""),
                      **({"expected": r["expectation"]} if "expectation" in r else {}),
                      **({"graded_by": r["graded_by"]} if r.get("graded_by") else {}),
@@ -1312,7 +1412,7 @@ def report_document(results, peers_list, args, secs):
             "adapter": {"name": "python-interop", "version": ", ".join(
                             f"{p} {i['version']}" if i["version"] else p for p, i in info.items()),
                         "path": os.path.relpath(os.path.abspath(__file__), ROOT),
-                        "devices": [{"name": "python", "available": True, "reason": ""}]},
+                        "devices": [{"name": f"python{on}", "available": True, "reason": ""}]},
             "results": rows, "peer_modules": info}
 
 
@@ -1388,6 +1488,9 @@ def main(argv=None):
     r.add_argument("--peer-path", action="append", default=[],
                    help="a folder of peer modules or one module (repeatable; added to "
                    f"${peers.ENV_PATH})")
+    r.add_argument("--device", default="cpu",
+                   help="where producers make their arrays: cpu (the default) or cuda:N; "
+                   "the cases whose devices: names it run")
     r.add_argument("--expectations", default=os.path.join(ROOT, "harness", "expectations"))
     r.add_argument("-v", "--verbose", action="store_true")
     r.add_argument("--profile", choices=grading.PROFILES, default=grading.default_profile(),
@@ -1406,6 +1509,12 @@ def main(argv=None):
             [os.path.abspath(p) for p in args.peer_path] +
             [p for p in os.environ.get(peers.ENV_PATH, "").split(os.pathsep) if p])
     if args.cmd == "run":
+        try:
+            peers.device_pair(args.device)
+        except ValueError as e:
+            ap.error(str(e))
+        if args.device != "cpu" and USER_JAX_PLATFORMS is None:
+            os.environ["JAX_PLATFORMS"] = ""  # jax's GPU too, in the workers
         return run_main(args)
     if args.cmd == "peers":
         return peers_main()

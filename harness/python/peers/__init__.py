@@ -19,6 +19,8 @@ import os
 HERE = os.path.dirname(os.path.abspath(__file__))
 ENV_PATH = "TSM_CTS_PEERS"
 
+# jax on the CPU alone; a run on a device (bridge.py run --device cuda:0) sets it to "" (every
+# platform jax finds) before this, unless the user set it.
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 
@@ -62,11 +64,27 @@ class Peer:
         made for this call alone: the peer may keep it as its array's storage."""
         raise NotImplementedError
 
+    def devices(self):
+        """The DLPack device pairs (device_type, device_id) this framework makes arrays
+        on, asked of it at run time (kDLCPU (1, 0); kDLCUDA (2, N) where a GPU is there):
+        the CPU alone unless the peer says more. A run on another device (bridge.py run
+        --device cuda:0) is NotSupported for this peer as producer, and a consumer
+        without the device that refuses a tensor there is NotSupported too."""
+        return [(1, 0)]
+
+    def make_on(self, values, shape, dtype, device):
+        """make's array on device, a pair of devices(). The default makes CPU arrays
+        alone (make); a peer with other devices overrides it."""
+        if tuple(device) == (1, 0):
+            return self.make(values, shape, dtype)
+        raise NotImplementedError(f"{self.name} makes no arrays on {device}")
+
     def from_dlpack(self, obj):
         """The framework's own DLPack import of obj (an object with __dlpack__)."""
         raise NotImplementedError
 
     def tolist(self, arr):
+        """arr's elements as a nested list; an array on a device is copied to the host."""
         raise NotImplementedError
 
     def dtype(self, arr):
@@ -124,6 +142,26 @@ class Peer:
         """obj through one of this consumer's calls that returns its argument, with an
         exchange table; NotImplementedError when the consumer has none."""
         raise NotImplementedError(f"{self.name} has no call that returns its argument")
+
+
+# bridge.py run --device: the device names a run takes, and their DLPack pairs.
+DEVICE_TYPES = {"cpu": 1, "cuda": 2}
+
+
+def device_pair(name):
+    """(device_type, device_id) of a device name: "cpu" -> (1, 0), "cuda:N" -> (2, N)
+    ("cuda" alone is cuda:0); ValueError for another."""
+    kind, _, index = name.partition(":")
+    if kind not in DEVICE_TYPES or (index and not index.isdigit()) or (kind == "cpu" and index not in ("", "0")):
+        raise ValueError(f"device {name!r}: expected cpu or cuda:N")
+    return DEVICE_TYPES[kind], int(index or 0)
+
+
+def device_name(pair):
+    """The name of a DLPack device pair: (1, 0) -> "cpu", (2, N) -> "cuda:N"."""
+    kinds = {v: k for k, v in DEVICE_TYPES.items()}
+    kind = kinds.get(pair[0], f"type{pair[0]}")
+    return "cpu" if tuple(pair) == (1, 0) else f"{kind}:{pair[1]}"
 
 
 def search_path():

@@ -68,3 +68,21 @@ class JaxPeer(Peer):
             return arr.unsafe_buffer_pointer()
         except Exception:  # noqa: BLE001
             return None
+
+    # bridge.py run --device cuda:N: arrays on jax's GPU devices (jax.devices("gpu")),
+    # where jaxlib has CUDA and the run let jax find it (the bridge sets JAX_PLATFORMS
+    # to "" on a device unless the user set it); tolist copies them back.
+    def devices(self):
+        try:
+            gpus = [(2, d.id) for d in self.jax.devices("gpu")]
+        except RuntimeError:  # no GPU backend in this jaxlib, or none enabled
+            gpus = []
+        return [(1, 0)] + gpus
+
+    def make_on(self, values, shape, dtype, device):
+        if tuple(device) == (1, 0):
+            return self.make(values, shape, dtype)
+        gpu = next(d for d in self.jax.devices("gpu") if d.id == device[1])
+        arr = self.jax.device_put(values.reshape(shape), gpu)
+        arr.block_until_ready()
+        return arr

@@ -115,3 +115,19 @@ class TorchPeer(Peer):
 
     def exchange_object(self, arr):
         return arr if self.exchange_type() is not None else None
+
+    # bridge.py run --device cuda:N: CUDA tensors where this torch has CUDA and a GPU
+    # (torch.cuda.is_available()), made on the CPU and moved there with Tensor.to;
+    # tolist copies them back.
+    def devices(self):
+        cuda = self.torch.cuda
+        gpus = [(2, i) for i in range(cuda.device_count())] if cuda.is_available() else []
+        return [(1, 0)] + gpus
+
+    def make_on(self, values, shape, dtype, device):
+        arr = self.make(values, shape, dtype)
+        if tuple(device) == (1, 0):
+            return arr
+        out = arr.to(f"cuda:{device[1]}")
+        self.torch.cuda.synchronize(device[1])  # the copy is done before any export
+        return out
