@@ -74,7 +74,16 @@ $(TORCH_ADAPTER_OBJ): $(LIBTORCH_DIR)/libtorch_adapter.cpp
 	  $(ADAPTER_MGR_CFLAGS) -isystem $(TORCH_DIR)/include \
 	  -isystem $(TORCH_DIR)/include/torch/csrc/api/include -c $< -o $@
 
-$(TORCH_ADAPTER): $(TORCH_ADAPTER_OBJ) $(LIBTORCH_C_OBJ) $(ADAPTER_MGR_OBJ)
+# The entry point again, against the wheel's torch/version.h, so that the adapter names the
+# ATen it runs (its report's version).
+TORCH_ENTRY_OBJ := $(B)/torch/libtorch_entry.o
+$(TORCH_ENTRY_OBJ): $(LIBTORCH_DIR)/libtorch_entry.c
+	@[ -n "$(TORCH_DIR)" ] || { echo "no torch in $(TORCH_VENV): run 'make deps-torch'" >&2; exit 1; }
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Iharness/include $(ADAPTER_MGR_CFLAGS) -isystem $(TORCH_DIR)/include \
+	  -DLT_ATEN_ORIGIN='"PyPI'"'"'s torch wheel"' -c $< -o $@
+
+$(TORCH_ADAPTER): $(TORCH_ADAPTER_OBJ) $(TORCH_ENTRY_OBJ) $(ADAPTER_MGR_OBJ)
 	$(LIBTORCH_CXX) -shared $(LDFLAGS_ALL) -o $@ $^ -L$(TORCH_DIR)/lib -ltorch_cpu -lc10 \
 	  -Wl,-rpath,$(abspath $(TORCH_DIR))/lib
 

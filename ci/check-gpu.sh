@@ -4,9 +4,14 @@
 # PyTorch, CuPy or JAX with CUDA in the interpreter the bridge runs. Without a GPU it
 # says so and exits 1 having run nothing: a GPU result is never claimed that did not run.
 #
-#   cases-cuda   every case of the library (the large tier too: the IREE seed at full
-#                size) on cuda:0 through the reference; the run fails when cuda:0 is
-#                not present or any case is not ok
+#   cases-cuda   every case of the library's default tier on cuda:0 through the
+#                reference; the run fails when cuda:0 is not present or any case is not
+#                ok
+#   iree-cuda    the large tier (the IREE seed at full size: 10,000 iterations of two
+#                64 MiB imports and their sum) on cuda:0, its wall time against the goal
+#                of 10 minutes, and the GPU's used memory sampled twice a second
+#                (nvidia-smi) during the run: min, max and the growth after the first
+#                minute, which fails the lane past GPU_MEM_GROWTH_MIB (default 256)
 #   memcheck     compute-sanitizer memcheck with leak checking over the judge and its
 #                case processes (--target-processes all), the default tier on cuda:0
 #   racecheck    compute-sanitizer racecheck over the kernels the graph and manager
@@ -27,7 +32,7 @@
 # A GPU machine without a network (no `make deps`) runs the lanes over a build made
 # elsewhere with the same CUDA toolkit: PREBUILT=1 uses $BUILD as it is. MEMCHECK_CASES
 # narrows the memcheck lane (default: every case of the default tier); LANES names the
-# lanes to run (default: all); TIER=default leaves the large tier out of cases-cuda.
+# lanes to run (default: all).
 # Each run is recorded by hand in ci/gpu-runs.md (date, device, commit, this script's
 # output). JOBS sets the parallel case runs; BUILD the build folder.
 set -u
@@ -45,7 +50,7 @@ JOBS=${JOBS:-$(nproc)}
 BATCH=${BATCH:-32}
 GEN_COUNT=${GEN_COUNT:-1000}
 MEMCHECK_CASES=${MEMCHECK_CASES:-cases}
-DEFAULT_LANES="build cases-cuda memcheck racecheck gen-cuda combos-cuda bench-cuda interop-cuda"
+DEFAULT_LANES="build cases-cuda iree-cuda memcheck racecheck gen-cuda combos-cuda bench-cuda interop-cuda"
 GPU_PY=${GPU_PY:-python3}
 SANITIZED_TIMEOUT_MS=300000 # a case process under compute-sanitizer runs many times slower
 build=${BUILD:-build/check-gpu}
@@ -62,7 +67,6 @@ if [ "${SIMULATE:-0}" = 1 ]; then
   DEVICE=cuda-sim:0
   export TSMREF_SIMULATE_CUDA=1
   DEFAULT_LANES="build cases-cuda gen-cuda combos-cuda bench-cuda"
-  TIER=${TIER:-default} # the large tier's full-size IREE seed takes hours on a CPU
   echo "check-gpu: SIMULATED on $DEVICE (the CPU): a rehearsal of the lanes, not a GPU result"
 elif ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
   echo "check-gpu: no NVIDIA GPU on this machine (nvidia-smi lists none): the GPU lanes" \
@@ -150,6 +154,33 @@ bench_cuda() {
   [ "${PIPESTATUS[0]}" -eq 0 ]
 }
 
+# The large tier on cuda:0 with the GPU's used memory sampled (the lane's comment above):
+# $build/report/iree-cuda.{tap,json} and gpu-memory.csv (ms since the start, MiB used).
+iree_cuda() {
+  local mem=$build/report/gpu-memory.csv start=$SECONDS rc
+  mkdir -p "$build/report"
+  nvidia-smi --id=0 --query-gpu=timestamp,memory.used --format=csv,noheader,nounits -lms 500 \
+    >"$mem.raw" 2>/dev/null &
+  local sampler=$!
+  # shellcheck disable=SC2046 # one selector per case file of the large tier
+  cases_on_cuda iree-cuda --large -j "$JOBS" --timeout 14400000 $(grep -rlE --include='*.tsm' '^tags:.*\blarge\b' cases)
+  rc=$?
+  kill "$sampler" 2>/dev/null
+  wait "$sampler" 2>/dev/null
+  echo "iree-cuda: $((SECONDS - start)) s (goal: 600 s for the full-size IREE seed)"
+  awk -F', *' -v limit="${GPU_MEM_GROWTH_MIB:-256}" '
+    { n++; t[n] = $1; m[n] = $2 + 0 }
+    END {
+      if (n < 4) { print "iree-cuda: " n " memory samples: too few to judge"; exit 1 }
+      lo = hi = m[1]; base = m[n < 120 ? int(n / 2) : 120]; top = 0
+      for (i = 1; i <= n; i++) { if (m[i] < lo) lo = m[i]; if (m[i] > hi) hi = m[i] }
+      for (i = (n < 120 ? int(n / 2) : 120); i <= n; i++) if (m[i] - base > top) top = m[i] - base
+      printf "iree-cuda: GPU memory used %d to %d MiB in %d samples; growth after the first minute %d MiB (limit %d)\n", lo, hi, n, top, limit
+      exit top > limit }' "$mem.raw" || rc=1
+  mv "$mem.raw" "$mem"
+  return $rc
+}
+
 # The bridge on cuda:0 in GPU_PY with the peers that import there (the lane's comment above).
 interop_cuda() {
   local ext peers="tsmref,numpy" p py
@@ -190,9 +221,8 @@ gpu_lane() { # name command...: runs the lane when LANES names it
   case " $LANES " in *" $1 "*) lane "$@" ;; esac
 }
 gpu_lane build build_gpu
-large=--large
-[ "${TIER:-large}" = default ] && large=
-gpu_lane cases-cuda cases_on_cuda cases-cuda $large -j "$JOBS" --batch "$BATCH" --timeout 600000 cases
+gpu_lane cases-cuda cases_on_cuda cases-cuda -j "$JOBS" --batch "$BATCH" --timeout 600000 cases
+gpu_lane iree-cuda iree_cuda
 # shellcheck disable=SC2086 # MEMCHECK_CASES: several selectors
 gpu_lane memcheck compute_sanitizer memcheck memcheck $MEMCHECK_CASES
 gpu_lane racecheck compute_sanitizer racecheck racecheck cases/graphs cases/managers/op

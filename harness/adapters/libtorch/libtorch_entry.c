@@ -15,6 +15,11 @@
 #include "adapter_mgr.h"
 #include "libtorch_adapter.h"
 
+/* Whose ATen: Debian's libtorch (libtorch.mk), or a torch wheel's (wheel.mk says so). */
+#ifndef LT_ATEN_ORIGIN
+#define LT_ATEN_ORIGIN "Debian's libtorch"
+#endif
+
 const struct tsm_adapter *tsm_adapter_entry(void);
 
 static const struct tsm_adapter lt_adapter = {
@@ -24,7 +29,7 @@ static const struct tsm_adapter lt_adapter = {
     .caps = TSM_CAP_MANAGERS | TSM_CAP_DLPACK_C,
     .ops = AM_OPS,
     .name = "libtorch",
-    .version = "1.0 over ATen " TORCH_VERSION " (Debian's libtorch)",
+    .version = "1.0 over ATen " TORCH_VERSION " (" LT_ATEN_ORIGIN ")",
     .session_open = lt_session_open,
     .session_close = lt_session_close,
     AM_SLOTS,
