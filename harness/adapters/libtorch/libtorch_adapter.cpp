@@ -27,13 +27,17 @@
  * mm_out) into such a buffer; reshape is Tensor::view, which shares the storage
  * (MGR.OP.9).
  *
- * DLPack. ATen 1.13 speaks the legacy form only (DLManagedTensor, its bundled DLPack
- * 0.6 header ATen/dlpack.h): the versioned form answers ENOTSUP in both slots, which
- * makes those statements NotSupported as an absent optional slot does (ABI.SLOT.1); an
- * import so answered leaves the struct untouched, as the judge's default slot does.
- * Export is at::toDLPack, whose struct holds a Tensor until its deleter runs; it takes
- * no request, and a legacy export has no flags, so copy and read-only requests are
- * EINVAL (DLP.EXPORT.5). Import hands the struct to at::fromDLPack unread, so ATen alone
+ * DLPack. ATen 1.13 (Debian) speaks the legacy form only (DLManagedTensor, its bundled
+ * DLPack 0.6 header ATen/dlpack.h): there the versioned form answers ENOTSUP in both
+ * slots, which makes those statements NotSupported as an absent optional slot does
+ * (ABI.SLOT.1); an import so answered leaves the struct untouched, as the judge's default
+ * slot does. An ATen whose ATen/dlpack.h is DLPack 1.x (a torch wheel's, wheel.mk) has
+ * at::toDLPackVersioned and at::fromDLPackVersioned, and the versioned form goes through
+ * them (LT_VERSIONED). Export is at::toDLPack(Versioned), whose struct holds a Tensor
+ * until its deleter runs. A legacy export has no flags, so copy and read-only requests
+ * are EINVAL there (DLP.EXPORT.8); a versioned one asked to copy copies as torch's own
+ * Tensor.__dlpack__(copy=True) does (at::maybeCopyTensor, then toDLPackVersioned), and
+ * one asked for read-only is at::toDLPackVersionedReadOnly. Import hands the struct to at::fromDLPack unread, so ATen alone
  * decides what it accepts. When fromDLPack throws, the struct is still its caller's:
  * ATen's own Python caller (torch/csrc/utils/tensor_new.cpp, tensor_fromDLPack) renames
  * the capsule only after fromDLPack returned, so the producer's capsule destructor runs
@@ -62,6 +66,13 @@
 #include <ATen/ATen.h>
 #include <ATen/DLConvertor.h>
 #include <ATen/Parallel.h>
+
+/* 1 where ATen's bundled DLPack header is 1.x and ATen converts the versioned form. */
+#ifdef DLPACK_MAJOR_VERSION
+#define LT_VERSIONED 1
+#else
+#define LT_VERSIONED 0
+#endif
 
 extern "C" {
 #include "adapter_mgr.h"
@@ -215,6 +226,13 @@ void lt_run_deleter(DLManagedTensor *m) {
   if (m->deleter) m->deleter(m);
 }
 
+#if LT_VERSIONED
+/* The same for a versioned struct. */
+void lt_run_deleter(DLManagedTensorVersioned *m) {
+  if (m->deleter) m->deleter(m);
+}
+#endif
+
 /* The fields the import checks judge, of a DLTensor. */
 struct am_dl_fields lt_fields(const DLTensor &t) {
   struct am_dl_fields f = {};
@@ -354,10 +372,20 @@ extern "C" int lt_dlpack_export(void *s, tsm_handle rh, int form, uint32_t reque
   if (!r || !out || (form != TSM_DLPACK_LEGACY && form != TSM_DLPACK_VERSIONED) ||
       (request & ~known))
     return TSM_EINVAL;
-  if (form == TSM_DLPACK_VERSIONED) return TSM_ENOTSUP; /* ATen 1.13 has no versioned export */
-  if (request) return TSM_EINVAL;                        /* no flags to say it (DLP.EXPORT.5) */
+  if (form == TSM_DLPACK_VERSIONED && !LT_VERSIONED) return TSM_ENOTSUP; /* ATen 1.13 */
+  if (form == TSM_DLPACK_LEGACY && request) return TSM_EINVAL; /* no flags (DLP.EXPORT.8) */
   if (!r->valid) return TSM_ERELEASED;
   try {
+#if LT_VERSIONED
+    if (form == TSM_DLPACK_VERSIONED) {
+      at::Tensor t = lt_tensor(r);
+      if (request & TSM_DLPACK_COPY) /* as THPModule_toDLPackImpl does for copy=True */
+        t = at::maybeCopyTensor(t, std::nullopt, true);
+      *out = (request & TSM_DLPACK_READ_ONLY) ? at::toDLPackVersionedReadOnly(t)
+                                              : at::toDLPackVersioned(t);
+      return 0;
+    }
+#endif
     *out = at::toDLPack(lt_tensor(r));
   } catch (const std::exception &) {
     return TSM_ENOMEM;
@@ -365,35 +393,60 @@ extern "C" int lt_dlpack_export(void *s, tsm_handle rh, int form, uint32_t reque
   return 0;
 }
 
-/* Imports managed into m through at::fromDLPack (DLP.IMPORT.*, DLP.MGR.1-3); consumed
- * whatever happens, except without a struct or a known form, and in the versioned form,
- * which ATen 1.13 does not read (ENOTSUP, untouched). */
+/* ATen's Tensor of a struct M of either form (fromDLPack or fromDLPackVersioned), or,
+ * when ATen refused it before taking it, the struct's deleter run and the first check
+ * of DLP.IMPORT.2 it fails (EDLPACK when none: ATen refused what the spec takes).
+ * OUT *built, *d (the refused struct's desc, as far as the checks got). */
+template <typename M, typename F>
+int lt_from_dlpack(M *dl, F from, at::Tensor *built, struct tsm_tensor_desc *d) {
+  try {
+    *built = from(dl);
+    return 0;
+  } catch (const std::exception &) { /* ATen refused before taking the struct */
+    const struct am_dl_fields f = lt_fields(dl->dl_tensor);
+    int compact;
+    int rc = am_dl_import_check(&f, d, &compact);
+    lt_run_deleter(dl);
+    return rc ? rc : TSM_EDLPACK;
+  }
+}
+
+/* Imports managed into m through at::fromDLPack or, versioned, at::fromDLPackVersioned
+ * (DLP.IMPORT.*, DLP.MGR.1-3); consumed whatever happens, except without a struct or a
+ * known form, and in the versioned form where ATen does not read it (ENOTSUP,
+ * untouched). */
 extern "C" int lt_dlpack_import(void *s, void *managed, int form, tsm_handle m, tsm_handle *out) {
   lt_session *S = static_cast<lt_session *>(s);
   struct am_mgr *mg = am_mgr_get(&S->am, m);
-  DLManagedTensor *dl = static_cast<DLManagedTensor *>(managed);
   struct tsm_tensor_desc d;
   void *store;
   int rc = 0;
   if (!managed || (form != TSM_DLPACK_LEGACY && form != TSM_DLPACK_VERSIONED)) return TSM_EINVAL;
-  if (form == TSM_DLPACK_VERSIONED) return TSM_ENOTSUP;
+  if (form == TSM_DLPACK_VERSIONED && !LT_VERSIONED) return TSM_ENOTSUP;
   if (!mg || !out) rc = TSM_EINVAL;
   else if (am_closed(mg)) rc = TSM_ECLOSED;
   else if (am_capped(mg)) rc = TSM_ECAPPED;
   else if (am_res_reserve(&S->am)) rc = TSM_ENOMEM;
-  if (rc) {
-    lt_run_deleter(dl);
-    return rc;
-  }
   at::Tensor built;
-  try {
-    built = at::fromDLPack(dl);
-  } catch (const std::exception &) { /* ATen refused before taking the struct */
-    const struct am_dl_fields f = lt_fields(dl->dl_tensor);
-    int compact;
-    rc = am_dl_import_check(&f, &d, &compact);
-    lt_run_deleter(dl);
-    return rc ? rc : TSM_EDLPACK;
+#if LT_VERSIONED
+  if (form == TSM_DLPACK_VERSIONED) {
+    DLManagedTensorVersioned *dl = static_cast<DLManagedTensorVersioned *>(managed);
+    if (rc) {
+      lt_run_deleter(dl);
+      return rc;
+    }
+    auto from = [](DLManagedTensorVersioned *m) { return at::fromDLPackVersioned(m); };
+    if ((rc = lt_from_dlpack(dl, from, &built, &d))) return rc;
+  }
+#endif
+  if (form == TSM_DLPACK_LEGACY) {
+    DLManagedTensor *dl = static_cast<DLManagedTensor *>(managed);
+    if (rc) {
+      lt_run_deleter(dl);
+      return rc;
+    }
+    auto from = [](DLManagedTensor *m) { return at::fromDLPack(m); };
+    if ((rc = lt_from_dlpack(dl, from, &built, &d))) return rc;
   }
   /* From here the Tensor's storage owns the struct: the deleter runs when it goes. */
   try {
