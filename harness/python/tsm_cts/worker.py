@@ -190,7 +190,9 @@ class Worker:
                 if e:
                     e["used"] = True
         doc = self.bridge.report_document(results, self.peers,
-                                          types.SimpleNamespace(profile=self.args.profile),
+                                          # the plugin's runs are on the CPU
+                                          types.SimpleNamespace(profile=self.args.profile,
+                                                                device="cpu"),
                                           secs)
         doc.update({"peers": self.peers, "score": self.grading.score(results, self.strengths),
                     "peer_scores": {p: self.grading.score(
