@@ -11,7 +11,8 @@
  * a page fault and a zeroed page per 4 KiB of each new tensor, which was most of the
  * judge's time on large tensors (bench: judge_s_per_gib_vs_memcmp); a freed mapping
  * usually came back at the same address anyway, so reuse protects no less than
- * unmapping did. Thread-safe.
+ * unmapping did. Under AddressSanitizer and Valgrind every buffer is malloc'd, so that
+ * they see a read past its end or after its free (cts_pages_mapped). Thread-safe.
  */
 #ifndef CTS_PAGES_H
 #define CTS_PAGES_H
@@ -26,6 +27,8 @@
 void *cts_pages_take(size_t n, int zero);
 /* Gives back p of n bytes (cts_pages_take's n); NULL is ignored. */
 void cts_pages_give(void *p, size_t n);
+/* 1 when large buffers are mappings of their own; 0 under AddressSanitizer or Valgrind. */
+int cts_pages_mapped(void);
 /* How many large buffers were taken, and how many of them reused a quarantined one
  * (test-model checks the reuse rule). */
 void cts_pages_counts(size_t *taken, size_t *reused);
