@@ -10,12 +10,15 @@
  *      tsmr_ call cost before the context lock was biased (impl/src/lock.h), and what
  *      a call still costs a thread that is not the lock's owner (SCOPE.THREAD.3).
  *   5. bench 1 on 2 threads at once, each in a sub-manager of its own of one context,
- *      against 2 threads doing malloc + memset + free: ns/op of the slower thread.
+ *      against 2 threads doing malloc + memset + free: ns/op of the slower thread
+ *      (create_release_vs_malloc_2managers); and the same with both threads in one
+ *      sub-manager (create_release_vs_malloc_1manager_2threads, reported: no goal).
  * Benches 1 and 5 alternate with their baselines for PAIRS pairs of rounds of N / 5
  * operations and report the medians and the median of the pairs' ratios
  * (bench_util.h); the others report the best of their rounds. With
- * $BENCH_JSON set, the figures create_release_vs_malloc(_2threads) and
- * manager_close_ns_per_resource go there too (bench_util.h).
+ * $BENCH_JSON set, the figures create_release_vs_malloc(_2managers,
+ * _1manager_2threads), manager_close_ns_per_resource and manager_close_vs_free go there
+ * too (bench_util.h).
  * Usage: bench-managers [N]   (default 1000000)
  */
 #include <pthread.h>
@@ -73,21 +76,28 @@ static void *bench_thread_run(void *arg) {
   return NULL;
 }
 
-/* Bench 5's figure for one side: the slower of 2 threads, each in its own sub-manager
- * of root (use_ctx) or calling malloc. */
-static double bench_two_threads(tsmr_ctx *ctx, tsmr_handle root, long n, int use_ctx) {
+/* How bench 5's threads work: malloc + memset + free, or create + release in a
+ * sub-manager each, or both in one sub-manager. */
+enum bench_side { BENCH_MALLOC, BENCH_TWO_MANAGERS, BENCH_ONE_MANAGER };
+
+/* Bench 5's figure for one side: the slower of 2 threads. */
+static double bench_two_threads(tsmr_ctx *ctx, tsmr_handle root, long n, enum bench_side side) {
   pthread_barrier_t start;
   pthread_t th[2];
   struct bench_thread b[2];
+  tsmr_handle shared = TSMR_NONE;
+  if (side == BENCH_ONE_MANAGER) BENCH_CHECK(tsmr_mgr_new_sub(ctx, root, &shared));
   pthread_barrier_init(&start, NULL, 2);
   for (int i = 0; i < 2; i++) {
-    b[i] = (struct bench_thread){ctx, TSMR_NONE, n, &start, 0};
-    if (use_ctx) BENCH_CHECK(tsmr_mgr_new_sub(ctx, root, &b[i].sub));
+    b[i] = (struct bench_thread){ctx, shared, n, &start, 0};
+    if (side == BENCH_TWO_MANAGERS) BENCH_CHECK(tsmr_mgr_new_sub(ctx, root, &b[i].sub));
     if (pthread_create(&th[i], NULL, bench_thread_run, &b[i])) exit(1);
   }
   for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
   pthread_barrier_destroy(&start);
-  for (int i = 0; i < 2 && use_ctx; i++) BENCH_CHECK(tsmr_mgr_close(ctx, b[i].sub));
+  for (int i = 0; i < 2 && side == BENCH_TWO_MANAGERS; i++)
+    BENCH_CHECK(tsmr_mgr_close(ctx, b[i].sub));
+  if (shared != TSMR_NONE) BENCH_CHECK(tsmr_mgr_close(ctx, shared));
   return b[0].ns_per_op > b[1].ns_per_op ? b[0].ns_per_op : b[1].ns_per_op;
 }
 
@@ -201,20 +211,25 @@ static void run_close_dispose(tsmr_ctx *ctx, tsmr_handle root, long n,
          best_x);
 }
 
-/* Bench 5. */
-static void run_two_threads(tsmr_ctx *ctx, tsmr_handle root, long n) {
+/* Bench 5: side against malloc on 2 threads, PAIRS pairs of rounds; its figure. */
+static void run_two_threads(tsmr_ctx *ctx, tsmr_handle root, long n, enum bench_side side) {
   struct bench_pairs p;
   for (int r = 0; r < PAIRS; r++) {
-    p.a[r] = bench_two_threads(ctx, root, n / 5 + 1, 1);
-    p.b[r] = bench_two_threads(ctx, root, n / 5 + 1, 0);
+    p.a[r] = bench_two_threads(ctx, root, n / 5 + 1, side);
+    p.b[r] = bench_two_threads(ctx, root, n / 5 + 1, BENCH_MALLOC);
   }
   double s = bench_median(p.a), m = bench_median(p.b), ratio = bench_median_ratio(&p);
-  printf("bench 5: bench 1 on 2 threads, a sub-manager each, one context\n");
+  int two = side == BENCH_TWO_MANAGERS;
+  printf("bench 5: bench 1 on 2 threads, %s, one context\n",
+         two ? "a sub-manager each" : "both in one sub-manager");
   printf("  create+release, slower thread      : %8.2f ns/op\n", s);
   printf("  malloc+memset+free, slower thread  : %8.2f ns/op\n", m);
   printf("  ratio (median of the pairs)        : %8.2f x\n", ratio);
   struct bench_baseline base = {"malloc_memset_free_2threads", m, ratio};
-  bench_figure("create_release_vs_malloc_2threads", s, "ns/op", &base, 1.3);
+  if (two)
+    bench_figure("create_release_vs_malloc_2managers", s, "ns/op", &base, 1.3);
+  else
+    bench_figure("create_release_vs_malloc_1manager_2threads", s, "ns/op", &base, 0);
 }
 
 int main(int argc, char **argv) {
@@ -228,7 +243,8 @@ int main(int argc, char **argv) {
   BENCH_CHECK(tsmr_mgr_new_sub(ctx, root, &sub));
   run_create_release(ctx, sub, n, &d, 4 * sizeof(float));
   run_close_dispose(ctx, root, n, &d, 4 * sizeof(float));
-  run_two_threads(ctx, root, n);
+  run_two_threads(ctx, root, n, BENCH_TWO_MANAGERS);
+  run_two_threads(ctx, root, n, BENCH_ONE_MANAGER);
   uint64_t live;
   BENCH_CHECK(tsmr_live_bytes(ctx, &live));
   tsmr_ctx_close(ctx);

@@ -10,7 +10,8 @@ import json
 import sys
 
 NAMES = [
-    "create_release_vs_malloc", "create_release_vs_malloc_2threads",
+    "create_release_vs_malloc", "create_release_vs_malloc_2managers",
+    "create_release_vs_malloc_1manager_2threads",
     "manager_close_ns_per_resource", "manager_close_vs_free", "dlpack_c_roundtrip_ns",
     "dlpack_c_roundtrip_vs_create_release",
     "capsule_roundtrip_vs_numpy", "planner_peak_vs_bound_max",
