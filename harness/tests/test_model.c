@@ -603,6 +603,14 @@ static void test_opsem_affine_exact(void) {
   CHECK(!cts_opsem_affine_exact(TSM_I8, 0, 1, 129));                 /* 128 wraps */
   CHECK(!cts_opsem_affine_exact(TSM_F16, 0, 1, 4));                  /* not kept so */
   CHECK(cts_opsem_affine_exact(TSM_F32, 0, 1, 0));
+  int32_t f32, s32; /* the 32-bit integer path of the f32 fill and comparison */
+  CHECK(cts_opsem_affine_int32(0, 2, (int64_t)two24, &f32, &s32) && f32 == 0 && s32 == 2);
+  CHECK(cts_opsem_affine_int32(-2147483648.0, 1, 4096, &f32, &s32) && f32 == INT32_MIN);
+  CHECK(cts_opsem_affine_int32(2147483647.0, -1, 1 << 20, &f32, &s32) && s32 == -1);
+  CHECK(!cts_opsem_affine_int32(2147483647.0, 1, 2, &f32, &s32));     /* last past int32 */
+  CHECK(!cts_opsem_affine_int32(-2147483648.0, -1, 2, &f32, &s32));    /* below int32 */
+  CHECK(!cts_opsem_affine_int32(0.5, 1, 4, &f32, &s32));               /* not whole */
+  CHECK(!cts_opsem_affine_int32(0, 0.25, 4, &f32, &s32));
 }
 
 /* A closed form imported, added and subtracted reads as the elements written out do. */

@@ -150,6 +150,19 @@ int cts_opsem_affine_exact(int dtype, double first, double step, int64_t n) {
   return big <= ldexp(unit, 24);
 }
 
+static int in_int32(double x) { return x >= INT32_MIN && x <= INT32_MAX; }
+
+int cts_opsem_affine_int32(double first, double step, int64_t n, int32_t *first32,
+                           int32_t *step32) {
+  double last = first + step * (double)(n > 0 ? n - 1 : 0);
+  if (first != trunc(first) || step != trunc(step) || !in_int32(first) || !in_int32(step) ||
+      !in_int32(last))
+    return 0;
+  *first32 = (int32_t)first;
+  *step32 = (int32_t)step;
+  return 1;
+}
+
 int cts_opsem_check_desc(int dtype, int ndim, const int64_t *shape) {
   if (!cts_opsem_dtype_known(dtype)) return TSM_EINVAL;
   if (ndim < 0 || ndim > TSM_MAX_DIMS) return TSM_EINVAL;

@@ -85,6 +85,12 @@ int cts_opsem_int_range(int dtype, double *lo, double *hi);
  * numbers): then cts_opsem_round leaves each as it is, and the sum or difference of two
  * such sequences is one too. The model keeps such elements in closed form. */
 int cts_opsem_affine_exact(int dtype, double first, double step, int64_t n);
+/* 1 when first + step * i is a whole number within int32 for every i < n (first and
+ * step whole): *first32 and *step32 then hold them, so that a loop over a block can
+ * compute each element in 32-bit integers, four to a vector instruction, and convert it
+ * to float (exact for a sequence cts_opsem_affine_exact takes in f32). */
+int cts_opsem_affine_int32(double first, double step, int64_t n, int32_t *first32,
+                           int32_t *step32);
 /* A tensor description a manager accepts (MGR.CREATE.4): 0 or TSM_EINVAL. */
 int cts_opsem_check_desc(int dtype, int ndim, const int64_t *shape);
 

@@ -606,6 +606,28 @@ static int f32_block_misses_affine(const unsigned char *p, int64_t base,
   return miss;
 }
 
+/* The same in 32-bit integers (cts_opsem_affine_int32): element `base` is first; unsigned
+ * arithmetic, since each element, not each product, is known to lie within int32. */
+static int f32_block_misses_int32(const unsigned char *p, int32_t first, int32_t step) {
+  int miss = 0;
+  for (int j = 0; j < F32_BLOCK; j++) {
+    float got;
+    memcpy(&got, p + (size_t)j * sizeof got, sizeof got);
+    miss |= got != (float)(int32_t)((uint32_t)first + (uint32_t)step * (uint32_t)j);
+  }
+  return miss;
+}
+
+/* Whether the full block at element i of p misses the closed form aff, in 32-bit
+ * integers where int32 holds the sequence (of n elements), else in doubles. */
+static int f32_block_misses_closed(const unsigned char *p, int64_t i, int64_t n,
+                                   const struct cts_maffine *aff) {
+  int32_t first, step;
+  if (!cts_opsem_affine_int32(aff->first, aff->step, n, &first, &step))
+    return f32_block_misses_affine(p, i, aff);
+  return f32_block_misses_int32(p, (int32_t)((int64_t)first + (int64_t)step * i), step);
+}
+
 /* The same against a list of n doubles. */
 static int f32_block_misses_list(const unsigned char *p, const double *want) {
   int miss = 0;
@@ -628,7 +650,7 @@ static int64_t first_f32_miss(const void *buf, int64_t n, const struct cts_want 
   for (int64_t i = 0; i < n; i += F32_BLOCK) {
     int len = n - i < F32_BLOCK ? (int)(n - i) : F32_BLOCK;
     const unsigned char *at = p + (size_t)i * sizeof(float);
-    if (len == F32_BLOCK && (closed ? !f32_block_misses_affine(at, i, &aff)
+    if (len == F32_BLOCK && (closed ? !f32_block_misses_closed(at, i, n, &aff)
                                     : list ? !f32_block_misses_list(at, list + i) : 0))
       continue;
     for (int64_t k = i; k < i + len; k++) {

@@ -232,6 +232,24 @@ static void held_values(const struct cts_stmt *st, const struct cts_mdl_desc *de
  * the compiler vectorizes it at -O2. */
 #define FILL_BLOCK 4096
 
+/* FILL_BLOCK f32 elements first + step * (b + j) at p, computed in doubles. */
+static void fill_block(unsigned char *p, double first, double step, double b) {
+  for (int j = 0; j < FILL_BLOCK; j++) {
+    float x = (float)(first + step * (b + (double)j));
+    memcpy(p + j * 4, &x, sizeof x);
+  }
+}
+
+/* The same in 32-bit integers where int32 holds the sequence (cts_opsem_affine_int32;
+ * unsigned arithmetic: each element, not each product, lies within int32): first is
+ * the block's first element. */
+static void fill_block_int32(unsigned char *p, int32_t first, int32_t step) {
+  for (int j = 0; j < FILL_BLOCK; j++) {
+    float x = (float)(int32_t)((uint32_t)first + (uint32_t)step * (uint32_t)j);
+    memcpy(p + j * 4, &x, sizeof x);
+  }
+}
+
 /* Writes mk's elements at base, esize bytes each, where the strides put them: its
  * held_values, or with a compact layout (mk->vals NULL) the literal's own elements in
  * order, f32 written directly (a large tensor's fill runs at memory speed, with no
@@ -243,14 +261,13 @@ static void place_elems(struct making *mk, unsigned char *base, size_t esize) {
   if (!mk->vals && dtype == TSM_F32 && lit->fill != CTS_VALUES && mk->n > 0) {
     double first = cts__literal_at(lit, 0), step = lit->fill == CTS_ARANGE ? 1 : 0;
     int64_t i = 0;
-    for (; i + FILL_BLOCK <= mk->n; i += FILL_BLOCK) {
-      unsigned char *at = base + i * 4;
-      double b = (double)i;
-      for (int j = 0; j < FILL_BLOCK; j++) {
-        float x = (float)(first + step * (b + (double)j));
-        memcpy(at + j * 4, &x, sizeof x);
-      }
-    }
+    int32_t first32, step32;
+    int in32 = cts_opsem_affine_int32(first, step, mk->n, &first32, &step32);
+    for (; i + FILL_BLOCK <= mk->n; i += FILL_BLOCK)
+      if (in32)
+        fill_block_int32(base + i * 4, (int32_t)((int64_t)first32 + (int64_t)step32 * i), step32);
+      else
+        fill_block(base + i * 4, first, step, (double)i);
     for (; i < mk->n; i++) {
       float x = (float)(first + step * (double)i);
       memcpy(base + i * 4, &x, sizeof x);
