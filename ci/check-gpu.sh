@@ -23,7 +23,8 @@
 #   interop-cuda the capsule cases that name cuda:0 (cases/dlpack/python, `devices:
 #                [cuda:0]`) through the bridge on cuda:0 (bridge.py run --device cuda:0)
 #                in the machine's own python (GPU_PY, default python3; no .venv:
-#                the bridge needs numpy alone), between the reference, numpy and
+#                the bridge needs numpy alone), between the reference (its extension's
+#                context on cuda:0: TSMREF_PY_DEVICE), numpy and
 #                whichever of torch, cupy and jax import there; the reference's
 #                extension built for GPU_PY, or carried in $BUILD/python-for-<its path>
 #                (`make WHEEL_PY=... wheel-ext-path`); fails unless some peer made
@@ -199,8 +200,8 @@ interop_cuda() {
   done
   echo "interop-cuda: $py ($("$py" -V 2>&1)), peers $peers"
   mkdir -p "$build/report"
-  PYTHONPATH="$(dirname "$ext"):harness/python" TSM_CTS_BUILD="$build" "$py" \
-    harness/python/bridge.py run --device cuda:0 --profile standard --peers "$peers" \
+  PYTHONPATH="$(dirname "$ext"):harness/python" TSM_CTS_BUILD="$build" \
+    TSMREF_PY_DEVICE="${TSMREF_PY_DEVICE:-cuda:0}" "$py" harness/python/bridge.py run --device cuda:0 --profile standard --peers "$peers" \
     --expectations "${GPU_EXPECTATIONS:-harness/expectations/python-cuda}" \
     --json "$build/report/interop-cuda.json" cases/dlpack/python >"$build/report/interop-cuda.txt" 2>&1
   local rc=$?

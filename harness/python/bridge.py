@@ -109,6 +109,7 @@ class Holder:
         self.refused_legacy = None  # the request of a refused legacy-only call
         self.handed = False
         self.probe_kw = None
+        self.refused_device = None  # the request of a dl_device the producer refused
 
     def __dlpack__(self, **kw):
         self.calls.append(kw)
@@ -128,6 +129,10 @@ class Holder:
             mv = kw.get("max_version")
             if self.readonly and (mv is None or tuple(mv) < (1, 0)):
                 self.refused_legacy = kw
+            here = tuple(self.array.__dlpack_device__())
+            if "dl_device" in kw and tuple(kw["dl_device"]) != here and \
+                    kw.get("copy") is not False:
+                self.refused_device = kw
             raise
         self.cap, self.probe = cap, self.run.new_probe(cap, kw)
         self.probe_kw = kw  # the request that made probe
@@ -144,6 +149,13 @@ class Holder:
         if self.refused_legacy is not None and not self.handed:
             return NotSupported("the consumer asks only for legacy capsules (__dlpack__ "
                                 f"called with {self.refused_legacy})", consumer)
+        if self.refused_device is not None and not self.run.expecting_error:
+            # DLP.PY.ARGS.1: a dl_device the producer cannot serve raises BufferError, as
+            # in Run.export; the consumer's from_dlpack(device=) then has nothing to take
+            producer = self.run.P.name
+            return NotSupported(f"{producer} cannot export its arrays to dl_device "
+                                f"{tuple(self.refused_device['dl_device'])} and raised "
+                                "BufferError, as DLP.PY.ARGS.1 permits", producer)
         return None
 
 

@@ -12,7 +12,10 @@
 # and the report names the device ("P->C@cuda:0") and merges; cuda-standin-broken
 # (dl_device ignored, copy=False across devices accepted, stream 0 accepted) fails the
 # dl_device, copy=False and from_dlpack(device=) cases and gets a Warning for stream 0;
-# a CPU run leaves the device cases out. Environment: VENV_PY (default .venv/bin/python).
+# the reference's extension with its context on cuda-sim:0 (TSMREF_PY_DEVICE; the CPU
+# backend with a CUDA session's semantics) passes the device cases as producer and as
+# consumer, and is NotSupported where it does not export to the host; a CPU run leaves
+# the device cases out. Environment: VENV_PY (default .venv/bin/python).
 set -uo pipefail
 BUILD=${1:?usage: check_bridge_devices.sh BUILD_DIR}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -115,6 +118,26 @@ expect_status broken cuda-from-host.pytsm cuda-standin-broken cuda-standin Fail
 expect_status broken cuda-stream.pytsm cuda-standin-broken - Warning
 expect_status broken cuda-iree-loop.pytsm cuda-standin-broken cuda-standin Pass
 expect_status broken cuda-dl-device-host.pytsm cuda-standin - Pass
+
+# ---- the reference on cuda:0: its extension's context on cuda-sim:0 -------------------------
+# (TSMREF_PY_DEVICE, TSMREF_SIMULATE_CUDA: the CPU backend with a CUDA session's semantics)
+if TSMREF_SIMULATE_CUDA=1 TSMREF_PY_DEVICE=cuda-sim:0 bridge reference tsmref,cuda-standin cuda:0; then
+  ok "the reference on cuda-sim:0 with cuda-standin: $(grep -E '^[A-Z][a-zA-Z]+ [0-9]+.*\(' "$TMP/reference.txt")"
+else
+  not_ok "the reference on cuda-sim:0: the run failed"
+  grep -E '^(Fail|XPass|Crash|Error)' "$TMP/reference.txt" | cut -c1-300 | show
+fi
+for c in cuda-device-query cuda-stream cuda-copy-false-host; do
+  expect_status reference "$c.pytsm" tsmref - Pass
+done
+for c in cuda-roundtrip cuda-iree-loop; do
+  expect_status reference "$c.pytsm" tsmref tsmref Pass
+  expect_status reference "$c.pytsm" tsmref cuda-standin Pass
+  expect_status reference "$c.pytsm" cuda-standin tsmref Pass
+done
+# it exports on its own device alone: dl_device (1, 0) is BufferError, NotSupported
+expect_status reference cuda-dl-device-host.pytsm tsmref - NotSupported
+expect_status reference cuda-from-host.pytsm tsmref cuda-standin NotSupported
 
 # ---- on the CPU the device cases are left out --------------------------------------------
 bridge cpu tsmref,numpy cpu

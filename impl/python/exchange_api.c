@@ -68,9 +68,10 @@ static int xapi_allocate(DLTensor *prototype, DLManagedTensorVersioned **out, vo
   if (!d.dtype)
     return alloc_fail(out, error_ctx, set_error, "BufferError",
                       "tsmref allocates float32 and int32 (lanes 1) only");
-  if (prototype->device.device_type != kDLCPU || prototype->device.device_id != 0)
+  if ((int)prototype->device.device_type != g_dev_type ||
+      prototype->device.device_id != g_dev_id)
     return alloc_fail(out, error_ctx, set_error, "BufferError",
-                      "tsmref allocates on the CPU, device (1, 0), only");
+                      "tsmref allocates on its context's device only");
   if (prototype->ndim < 0 || prototype->ndim > TSMR_MAX_DIMS ||
       (prototype->ndim > 0 && !prototype->shape))
     return alloc_fail(out, error_ctx, set_error, "BufferError",

@@ -1,9 +1,10 @@
 /*
  * impl/python/tsmref_py.c: the `tsmref` CPython extension, the reference
  * implementation's side of the DLPack Python capsule protocol (spec/dlpack.md,
- * DLP.PY.*). It wraps libtsmref (impl/include/tsmref.h): one CPU context per process,
- * tensors held by its root manager, exports and imports through tsmr_dlpack_export /
- * tsmr_dlpack_import.
+ * DLP.PY.*). It wraps libtsmref (impl/include/tsmref.h): one context per process, on
+ * the device $TSMREF_PY_DEVICE names (default "cpu"; "cuda:0", or "cuda-sim:0" with
+ * $TSMREF_SIMULATE_CUDA set), tensors held by its root manager, exports and imports
+ * through tsmr_dlpack_export / tsmr_dlpack_import.
  *
  *   tsmref.tensor(data, shape=None, dtype="float32") -> Tensor
  *       data: a (nested) list or tuple of numbers (float32 and int32), or a
@@ -11,12 +12,12 @@
  *       `shape` given; dtype: numpy's name of any dtype of MGR.DTYPE.1
  *   Tensor.tolist(), .shape, .dtype, .nbytes, .release()
  *   Tensor.__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)
- *   Tensor.__dlpack_device__() -> (1, 0)
+ *   Tensor.__dlpack_device__() -> (1, 0), or (kDLCUDA, N) on cuda:N (tsmref.device)
  *   Tensor.__dlpack_c_exchange_api__         (the DLPack 1.3 exchange table, a capsule)
  *   tsmref.from_dlpack(obj, /, *, copy=None, device=None) -> Tensor  (obj: has
  *       __dlpack__ or an exchange table on its type, or is a capsule; copy True or
- *       False, and device "cpu" or (1, 0) as dl_device=(1, 0), are passed on to
- *       obj.__dlpack__, as the array API's from_dlpack does)
+ *       False, and device (the context's: "cpu" or (1, 0), "cuda:N" or (2, N)) as
+ *       dl_device, are passed on to obj.__dlpack__, as the array API's from_dlpack does)
  *   tsmref.live_bytes() / tsmref.live_count() (leak probes: MGR.COUNT.4, DLP.EXPORT.3)
  *
  * The exchange table (DLP.XAPI.*) and from_dlpack's use of another type's table are
@@ -33,6 +34,7 @@
 
 #include <dlpack/dlpack.h> /* DLPack 1.x header bundled with apache-tvm-ffi (deps.mk) */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tsmref.h"
@@ -58,12 +60,14 @@ static const char NAME_USED_VERSIONED[] = "used_dltensor_versioned";
 
 tsmr_ctx *g_ctx;
 tsmr_handle g_root;
+/* The context's device as DLPack names it: (kDLCPU, 0), or (kDLCUDA, N) on cuda:N. */
+int g_dev_type = kDLCPU, g_dev_id = 0;
 
 /* Python objects every from_dlpack and __dlpack__ call needs, made once at import
  * (a capsule round trip spent most of its time building and hashing them anew):
  * interned names, and the (1, DLPACK_MINOR) version a consumer asks for. Owned by
  * the module for the life of the process. */
-static PyObject *g_str_dlpack, *g_kwnames_max_version, *g_max_version, *g_cpu_device;
+static PyObject *g_str_dlpack, *g_kwnames_max_version, *g_max_version, *g_own_device;
 static PyObject *g_str_stream, *g_str_max_version, *g_str_dl_device, *g_str_copy;
 
 /* ---- Tensor ---------------------------------------------------------------------- */
@@ -316,15 +320,43 @@ static int parse_pair(PyObject *o, const char *what, long *a, long *b) {
   return 0;
 }
 
-/* dl_device: None or the CPU, (kDLCPU, 0); else -1 with the error set. */
+/* dl_device: None or the context's device; else -1 with the error set (BufferError: a
+ * device it cannot export to, DLP.PY.ARGS.1). */
 static int check_dl_device(PyObject *dl_device) {
   long dt, id;
   if (dl_device == Py_None) return 0;
   if (parse_pair(dl_device, "dl_device must be a tuple (device_type, device_id)", &dt, &id))
     return -1;
-  if (dt != kDLCPU || id != 0) {
-    PyErr_Format(PyExc_BufferError, "tsmref cannot export to device (%ld, %ld): only (1, 0)",
-                 dt, id);
+  if (dt != g_dev_type || id != g_dev_id) {
+    PyErr_Format(PyExc_BufferError, "tsmref cannot export to device (%ld, %ld): only its "
+                 "context's, (%d, %d)", dt, id, g_dev_type, g_dev_id);
+    return -1;
+  }
+  return 0;
+}
+
+/* DLP.PY.STREAM.1. On the CPU only stream=None. On CUDA None or an int: -1 (no
+ * synchronization asked), 1 (the legacy default stream), 2 (the per-thread default) or
+ * a stream's address; 0 is refused ("disallowed due to its ambiguity"). The reference's
+ * CUDA backend runs every kernel and copy on the legacy default stream, which a blocking
+ * stream waits for, so it records nothing more. Errors of the argument, not
+ * BufferError (array API: "Other errors ... incorrect arguments passed"). -1 with the
+ * error set. */
+static int check_stream(PyObject *stream) {
+  if (stream == Py_None) return 0;
+  if (g_dev_type == kDLCPU) {
+    PyErr_SetString(PyExc_ValueError, "tsmref tensors are on CPU: only stream=None is accepted");
+    return -1;
+  }
+  if (!PyLong_Check(stream)) {
+    PyErr_SetString(PyExc_TypeError, "stream must be None or an int on CUDA");
+    return -1;
+  }
+  long long v = PyLong_AsLongLong(stream);
+  if (v == -1 && PyErr_Occurred()) return -1;
+  if (v == 0 || v < -1) {
+    PyErr_Format(PyExc_ValueError, "stream %lld is not a CUDA stream of DLPack's "
+                 "(None, -1, 1, 2 or a stream's address; 0 is ambiguous)", v);
     return -1;
   }
   return 0;
@@ -336,7 +368,7 @@ static int parse_copy(PyObject *copy, int form, uint32_t *request) {
   if (copy == Py_None) return 0;
   int c = PyObject_IsTrue(copy);
   if (c < 0) return -1;
-  if (!c) return 0; /* copy=False: a CPU export never needs a copy. */
+  if (!c) return 0; /* copy=False: an export on the context's own device needs no copy */
   /* A legacy capsule has no flags to say IS_COPIED (DLP.EXPORT.5). */
   if (form == FORM_LEGACY) {
     PyErr_SetString(PyExc_BufferError,
@@ -380,12 +412,7 @@ static PyObject *Tensor_dlpack(TensorObject *self, PyObject *const *args, Py_ssi
   PyObject **slot[4] = {&stream, &max_version, &dl_device, &copy};
   if (parse_dlpack_kwargs(args, PyVectorcall_NARGS(nargsf), kwnames, slot)) return NULL;
   if (!tensor_live(self)) return NULL;
-  /* DLP.PY.STREAM.1: a CPU producer accepts only stream=None. An argument error, so
-   * not BufferError (array API: "Other errors ... incorrect arguments passed"). */
-  if (stream != Py_None) {
-    PyErr_SetString(PyExc_ValueError, "tsmref tensors are on CPU: only stream=None is accepted");
-    return NULL;
-  }
+  if (check_stream(stream)) return NULL;
   int form = FORM_LEGACY;
   if (max_version != Py_None) {
     long major, minor;
@@ -408,7 +435,8 @@ static PyObject *Tensor_dlpack(TensorObject *self, PyObject *const *args, Py_ssi
 static PyObject *Tensor_dlpack_device(TensorObject *self, PyObject *noargs) {
   (void)noargs;
   if (!tensor_live(self)) return NULL;
-  return Py_BuildValue("(ii)", (int)kDLCPU, 0);
+  Py_INCREF(g_own_device);
+  return g_own_device;
 }
 
 /* ---- Construction ----------------------------------------------------------------- */
@@ -576,21 +604,21 @@ static PyObject *mod_tensor(PyObject *mod, PyObject *args, PyObject *kwds) {
 /* ---- Consumer: from_dlpack ------------------------------------------------------ */
 
 /* obj's capsule: obj itself, or obj.__dlpack__(max_version=(1, DLPACK_MINOR)) without a
- * bound method or a dict. With copy (True or False) or to_cpu (from_dlpack's device=
- * the CPU), passed on as the array API says: __dlpack__(max_version=..., copy=copy,
- * dl_device=(1, 0)), and no fallback for a producer without max_version, which cannot
- * take them either. */
-static PyObject *get_capsule(PyObject *obj, PyObject *copy, int to_cpu) {
+ * bound method or a dict. With copy (True or False) or to_own (from_dlpack's device=
+ * the context's), passed on as the array API says: __dlpack__(max_version=...,
+ * copy=copy, dl_device=the context's device), and no fallback for a producer without
+ * max_version, which cannot take them either. */
+static PyObject *get_capsule(PyObject *obj, PyObject *copy, int to_own) {
   if (PyCapsule_CheckExact(obj)) {
     Py_INCREF(obj);
     return obj;
   }
   PyObject *argv[4] = {obj, g_max_version, NULL, NULL};
-  if (copy || to_cpu) {
+  if (copy || to_own) {
     PyObject *names[3] = {g_str_max_version, NULL, NULL};
     Py_ssize_t n = 1;
     if (copy) argv[1 + n] = copy, names[n++] = g_str_copy;
-    if (to_cpu) argv[1 + n] = g_cpu_device, names[n++] = g_str_dl_device;
+    if (to_own) argv[1 + n] = g_own_device, names[n++] = g_str_dl_device;
     PyObject *kwnames = n == 2 ? PyTuple_Pack(2, names[0], names[1])
                                : PyTuple_Pack(3, names[0], names[1], names[2]);
     if (!kwnames) return NULL;
@@ -607,19 +635,26 @@ static PyObject *get_capsule(PyObject *obj, PyObject *copy, int to_cpu) {
   return cap;
 }
 
-/* from_dlpack's device: None (0), or the CPU, written "cpu" or (1, 0) (1); anything
- * else -1 with ValueError: tsmref's tensors live on the CPU alone (DLP.PY.FROM.2). */
+/* from_dlpack's device: None (0), or the context's, written as its name ("cpu",
+ * "cuda:0") or its DLPack pair ((1, 0), (2, 0)) (1); anything else -1 with ValueError:
+ * tsmref places tensors on its context's device alone (DLP.PY.FROM.2). */
 static int parse_from_device(PyObject *device) {
   long dt, id;
   if (device == Py_None) return 0;
-  if (PyUnicode_Check(device) && PyUnicode_CompareWithASCIIString(device, "cpu") == 0)
-    return 1;
-  if (PyTuple_Check(device) && parse_pair(device, "", &dt, &id) == 0 && dt == kDLCPU &&
-      id == 0)
+  if (PyUnicode_Check(device)) {
+    char cuda[32]; /* cuda-sim:N is cuda:N to a user, as the array API names devices */
+    snprintf(cuda, sizeof cuda, "cuda:%d", g_dev_id);
+    if (PyUnicode_CompareWithASCIIString(device, tsmr_ctx_device(g_ctx)) == 0 ||
+        (g_dev_type == kDLCUDA && PyUnicode_CompareWithASCIIString(device, cuda) == 0))
+      return 1;
+  }
+  if (PyTuple_Check(device) && parse_pair(device, "", &dt, &id) == 0 && dt == g_dev_type &&
+      id == g_dev_id)
     return 1;
   PyErr_Clear();
-  PyErr_Format(PyExc_ValueError, "tsmref places tensors on the CPU alone: device must be "
-               "None, 'cpu' or (1, 0), not %R", device);
+  PyErr_Format(PyExc_ValueError, "tsmref places tensors on its context's device alone "
+               "(%s, (%d, %d)): device must be None or that, not %R",
+               tsmr_ctx_device(g_ctx), g_dev_type, g_dev_id, device);
   return -1;
 }
 
@@ -705,18 +740,18 @@ static PyObject *mod_from_dlpack(PyObject *mod, PyObject *const *args, Py_ssize_
   }
   PyObject *obj = args[0], *copy = Py_None, *device = Py_None;
   if (from_dlpack_keywords(args + nargs, kwnames, &copy, &device)) return NULL;
-  int to_cpu = parse_from_device(device);
-  if (to_cpu < 0 || copy_request(&copy)) return NULL;
-  if ((copy || to_cpu) && PyCapsule_CheckExact(obj)) {
+  int to_own = parse_from_device(device);
+  if (to_own < 0 || copy_request(&copy)) return NULL;
+  if ((copy || to_own) && PyCapsule_CheckExact(obj)) {
     PyErr_SetString(PyExc_TypeError,
                     "copy= and device= need an object with __dlpack__, not a capsule");
     return NULL;
   }
   PyObject *through_table; /* the exchange table has no copy: __dlpack__ takes it */
-  if (!copy && !to_cpu && !PyCapsule_CheckExact(obj) &&
+  if (!copy && !to_own && !PyCapsule_CheckExact(obj) &&
       xapi_import(obj, &through_table) == 0)
     return through_table;
-  PyObject *cap = get_capsule(obj, copy, to_cpu);
+  PyObject *cap = get_capsule(obj, copy, to_own);
   if (!cap) return NULL;
   int form;
   void *managed = take_capsule(cap, &form);
@@ -804,21 +839,36 @@ static int make_call_constants(void) {
     return -1;
   g_kwnames_max_version = PyTuple_Pack(1, g_str_max_version);
   g_max_version = Py_BuildValue("(ii)", 1, DLPACK_MINOR_VERSION);
-  g_cpu_device = Py_BuildValue("(ii)", kDLCPU, 0);
-  return g_kwnames_max_version && g_max_version && g_cpu_device ? 0 : -1;
+  return g_kwnames_max_version && g_max_version ? 0 : -1;
+}
+
+/* Opens the process's context on $TSMREF_PY_DEVICE (default "cpu") and names its
+ * device as DLPack does (g_dev_type, g_dev_id, g_own_device); -1 with ImportError. */
+static int open_context(void) {
+  const char *dev = getenv("TSMREF_PY_DEVICE");
+  if (!dev || !*dev) dev = "cpu";
+  int rc = tsmr_ctx_open(dev, &g_ctx);
+  if (!rc) rc = tsmr_mgr_root(g_ctx, &g_root);
+  if (rc) {
+    PyErr_Format(PyExc_ImportError, "tsmref: tsmr_ctx_open(\"%s\") ($TSMREF_PY_DEVICE): %s (%s)",
+                 dev, tsmr_strerror(rc), tsmr_err_name(rc));
+    return -1;
+  }
+  const char *name = tsmr_ctx_device(g_ctx), *colon = strchr(name, ':');
+  if (strncmp(name, "cpu", 3) != 0) {
+    g_dev_type = kDLCUDA; /* cuda:N and its simulation, cuda-sim:N */
+    g_dev_id = colon ? atoi(colon + 1) : 0;
+  }
+  g_own_device = Py_BuildValue("(ii)", g_dev_type, g_dev_id);
+  return g_own_device ? 0 : -1;
 }
 
 PyMODINIT_FUNC PyInit_tsmref(void) {
   if (PyType_Ready(&Tensor_Type) < 0 || xapi_publish() < 0 || make_call_constants() < 0)
     return NULL;
-  if (!g_ctx) {
-    /* One context for the process; never closed: exports may outlive the module, and
-     * their deleters need it (DLP.EXPORT.3). */
-    int rc = tsmr_ctx_open("cpu", &g_ctx);
-    if (rc) return raise_tsmr(PyExc_ImportError, "tsmr_ctx_open", rc);
-    rc = tsmr_mgr_root(g_ctx, &g_root);
-    if (rc) return raise_tsmr(PyExc_ImportError, "tsmr_mgr_root", rc);
-  }
+  /* One context for the process; never closed: exports may outlive the module, and
+   * their deleters need it (DLP.EXPORT.3). */
+  if (!g_ctx && open_context() < 0) return NULL;
   PyObject *m = PyModule_Create(&tsmref_module);
   if (!m) return NULL;
   Py_INCREF(&Tensor_Type);
@@ -827,8 +877,10 @@ PyMODINIT_FUNC PyInit_tsmref(void) {
     Py_DECREF(m);
     return NULL;
   }
+  Py_INCREF(g_own_device);
   if (PyModule_AddIntConstant(m, "DLPACK_MAJOR", DLPACK_MAJOR_VERSION) ||
-      PyModule_AddIntConstant(m, "DLPACK_MINOR", DLPACK_MINOR_VERSION)) {
+      PyModule_AddIntConstant(m, "DLPACK_MINOR", DLPACK_MINOR_VERSION) ||
+      PyModule_AddObject(m, "device", g_own_device) < 0) {
     Py_DECREF(m);
     return NULL;
   }

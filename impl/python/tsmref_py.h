@@ -26,6 +26,7 @@ extern PyTypeObject Tensor_Type;
 /* The process's one CPU context and its root manager, which holds every tensor. */
 extern tsmr_ctx *g_ctx;
 extern tsmr_handle g_root;
+extern int g_dev_type, g_dev_id; /* the context's device as DLPack names it */
 
 /* Sets exc "what: text (NAME)" for libtsmref's code rc. RETURN NULL. */
 PyObject *raise_tsmr(PyObject *exc, const char *what, int rc);

@@ -19,7 +19,18 @@ class TsmrefPeer(Peer):
     from_keywords = frozenset({"copy", "device"})
 
     def device_object(self, pair):
-        return "cpu" if tuple(pair) == (1, 0) else None
+        # the extension's one context is on the device $TSMREF_PY_DEVICE names (default
+        # the CPU; cuda:N, or its simulation on the CPU, cuda-sim:N): only that one
+        if tuple(pair) != tuple(self.m.device):
+            return None
+        return "cpu" if tuple(pair) == (1, 0) else tuple(pair)
+
+    # bridge.py run --device: the context's device alone
+    def devices(self):
+        return [tuple(self.m.device)]
+
+    def make_on(self, values, shape, dtype, device):
+        return self.make(values, shape, dtype)
 
     def from_dlpack(self, obj, **kw):
         return self.m.from_dlpack(obj, **kw)
