@@ -220,6 +220,7 @@ class Run:
         # its id cannot come back as another capsule's while the run lasts.
         self.taken_unrenamed = {}
         self.expecting_error = False
+        self.streams = []  # the streams new_stream made, alive until the run ends
 
     def on_device(self, peer, what):
         """The run's device pair, or NotSupported for a peer that lacks it."""
@@ -321,7 +322,21 @@ class Run:
                 kw[k] = st[k]
         if kw.get("stream") == "object":  # DLP.PY.STREAM.1: a stream that is no integer
             kw["stream"] = object()
+        elif kw.get("stream") == "new":  # a real stream, made by the producer's framework
+            kw["stream"] = self.new_stream()
         return kw
+
+    def new_stream(self):
+        """The integer of a stream the producer's framework makes on the run's device
+        (Peer.new_stream), kept alive for the rest of the run; NotSupported for a peer
+        that makes none there."""
+        try:
+            handle, keep = self.P.new_stream(self.pair)
+        except NotImplementedError as e:
+            raise NotSupported(f"{self.P.name} makes no streams on {self.device} ({e})",
+                               self.P.name) from None
+        self.streams.append(keep)
+        return handle
 
     def op_export(self, st):
         arr = self.get(st["src"], ["array", "tensor"])[1]

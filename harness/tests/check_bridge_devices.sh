@@ -10,8 +10,9 @@
 # Checks: the stand-in with the reference and numpy on cuda:0 passes every device case,
 # the reference and numpy are NotSupported as producers there (counted against them)
 # and the report names the device ("P->C@cuda:0") and merges; cuda-standin-broken
-# (dl_device ignored, copy=False across devices accepted, stream 0 accepted) fails the
-# dl_device, copy=False and from_dlpack(device=) cases and gets a Warning for stream 0;
+# (dl_device ignored, copy=False across devices accepted, stream 0 accepted, a real
+# stream refused) fails the dl_device, copy=False and from_dlpack(device=) cases and gets
+# a Warning for each stream case (DLP.PY.STREAM.1 is a SHOULD);
 # the reference's extension with its context on cuda-sim:0 (TSMREF_PY_DEVICE; the CPU
 # backend with a CUDA session's semantics) passes the device cases as producer and as
 # consumer, and is NotSupported where it does not export to the host; a CPU run leaves
@@ -57,8 +58,8 @@ expect_status() { # name case producer consumer want
   fi
 }
 
-if [ "${#CASES[@]}" -lt 5 ]; then
-  not_ok "device cases: ${#CASES[@]} files say devices: [cuda...], expected the 7 of cases/dlpack/python"
+if [ "${#CASES[@]}" -lt 8 ]; then
+  not_ok "device cases: ${#CASES[@]} files say devices: [cuda...], expected the 8 of cases/dlpack/python"
 fi
 
 # ---- the stand-in: every device case passes -----------------------------------------------
@@ -116,6 +117,7 @@ expect_status broken cuda-copy-false-host.pytsm cuda-standin-broken - Fail
 expect_status broken cuda-from-host.pytsm cuda-standin-broken numpy Fail
 expect_status broken cuda-from-host.pytsm cuda-standin-broken cuda-standin Fail
 expect_status broken cuda-stream.pytsm cuda-standin-broken - Warning
+expect_status broken cuda-stream-real.pytsm cuda-standin-broken - Warning
 expect_status broken cuda-iree-loop.pytsm cuda-standin-broken cuda-standin Pass
 expect_status broken cuda-dl-device-host.pytsm cuda-standin - Pass
 
@@ -135,6 +137,9 @@ for c in cuda-roundtrip cuda-iree-loop; do
   expect_status reference "$c.pytsm" tsmref cuda-standin Pass
   expect_status reference "$c.pytsm" cuda-standin tsmref Pass
 done
+# it makes no streams of its own: a real stream's case is NotSupported for it
+expect_status reference cuda-stream-real.pytsm tsmref - NotSupported
+expect_status reference cuda-stream-real.pytsm cuda-standin - Pass
 # it exports on its own device alone: dl_device (1, 0) is BufferError, NotSupported
 expect_status reference cuda-dl-device-host.pytsm tsmref - NotSupported
 expect_status reference cuda-from-host.pytsm tsmref cuda-standin NotSupported

@@ -79,6 +79,12 @@ class Peer:
             return self.make(values, shape, dtype)
         raise NotImplementedError(f"{self.name} makes no arrays on {device}")
 
+    def new_stream(self, device):
+        """(its integer, the object that keeps it alive) of a stream the framework makes
+        on device, a pair of devices(): what a consumer on that device passes as
+        `__dlpack__(stream=...)` (a case's `stream new`). The default makes none."""
+        raise NotImplementedError(f"{self.name} makes no streams on {device}")
+
     def from_dlpack(self, obj):
         """The framework's own DLPack import of obj (an object with __dlpack__)."""
         raise NotImplementedError

@@ -62,6 +62,13 @@ class CupyPeer(Peer):
             self.cp.cuda.Device(device[1]).synchronize()
         return arr
 
+    def new_stream(self, device):
+        if tuple(device)[0] != 2:
+            raise NotImplementedError(f"CuPy makes no streams on {device}")
+        with self.cp.cuda.Device(device[1]):
+            s = self.cp.cuda.Stream()
+        return s.ptr, s
+
     def from_dlpack(self, obj, **kw):
         return self.cp.from_dlpack(obj, **kw)
 

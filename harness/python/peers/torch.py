@@ -124,6 +124,12 @@ class TorchPeer(Peer):
         gpus = [(2, i) for i in range(cuda.device_count())] if cuda.is_available() else []
         return [(1, 0)] + gpus
 
+    def new_stream(self, device):
+        if tuple(device)[0] != 2:
+            raise NotImplementedError(f"torch makes no streams on {device}")
+        s = self.torch.cuda.Stream(device=f"cuda:{device[1]}")
+        return s.cuda_stream, s
+
     def make_on(self, values, shape, dtype, device):
         arr = self.make(values, shape, dtype)
         if tuple(device) == (1, 0):

@@ -96,6 +96,7 @@ struct cts_py_export {
   int copy;
   int64_t stream;
   int stream_object;            /* `stream object`: a stream that is no integer */
+  int stream_new;               /* `stream new`: a stream the producer's framework makes */
   int64_t device[2];
 };
 

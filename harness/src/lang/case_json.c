@@ -166,6 +166,7 @@ static void put_py_export(FILE *f, const struct cts_py_export *e) {
   if (e->has_max_version) put_ints(f, "max_version", e->max_version, 2);
   if (e->has_copy) put_bool(f, "copy", e->copy);
   if (e->stream_object) put_str(f, "stream", "object");
+  else if (e->stream_new) put_str(f, "stream", "new");
   else if (e->has_stream) put_int(f, "stream", e->stream);
   if (e->has_device) put_ints(f, "device", e->device, 2);
 }

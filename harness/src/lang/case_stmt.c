@@ -741,6 +741,8 @@ static int parse_py_export_option(struct parser *p, struct line_toks *lt,
   if (i == 3) return e->has_max_version = 1, parse_pair(p, lt, e->max_version);
   if (i == 5 && tok_is(peek(lt), "object")) /* a stream that is no integer */
     return next(lt), e->has_stream = e->stream_object = 1, 0;
+  if (i == 5 && tok_is(peek(lt), "new")) /* a stream the run makes on the device */
+    return next(lt), e->has_stream = e->stream_new = 1, 0;
   if (i == 5) return e->has_stream = 1, parse_int(p, lt, ANY_INT_MIN, &e->stream, "a stream");
   if (i == 6) return e->has_device = 1, parse_pair(p, lt, e->device);
   e->has_copy = 1;

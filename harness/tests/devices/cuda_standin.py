@@ -15,8 +15,9 @@ that the bridge and the cases' device checks run end to end on a CPU:
                        refuses a capsule on another device than the one it asked for.
   cuda-standin-broken  the same, except that its __dlpack__ ignores dl_device (a kDLCUDA
                        capsule of its memory whatever was asked), hands out a host copy
-                       for dl_device (1, 0) with copy=False instead of raising, and
-                       accepts stream 0: the device cases must fail it.
+                       for dl_device (1, 0) with copy=False instead of raising,
+                       accepts stream 0 and refuses a real stream (an integer above 2):
+                       the device cases must fail it.
 
 The capsules are built with the ctypes structures of harness/python/dl.py: a versioned or
 legacy managed tensor over the array's (or its copy's) memory, whose deleter drops that
@@ -136,7 +137,7 @@ class StandinArray:
 class BrokenArray(StandinArray):
     """Ignores dl_device (its own device's capsule, shared, whatever was asked), except
     that dl_device (1, 0) with copy=False gets a host copy (copy=False across devices
-    accepted); accepts stream 0."""
+    accepted); accepts stream 0 and refuses a real stream (above 2)."""
 
     def target(self, dl_device, copy):
         if dl_device is not None and tuple(dl_device) == (KDLCPU, 0) and copy is False:
@@ -145,6 +146,8 @@ class BrokenArray(StandinArray):
 
     @staticmethod
     def check_stream(stream):
+        if isinstance(stream, int) and stream > 2:
+            raise ValueError(f"stream {stream}: only the default streams")
         if stream != 0:
             check_stream(stream)
 
@@ -186,6 +189,14 @@ class CudaStandinPeer(Peer):
 
     def device_object(self, pair):
         return {v: k for k, v in DEVICE_OBJECTS.items()}.get(tuple(pair))
+
+    def new_stream(self, device):
+        # a stream's integer as a CUDA framework gives it (an address, above 2); the
+        # stand-in's work is done when __dlpack__ returns, so it has nothing to wait for
+        if tuple(device) != CUDA0:
+            raise NotImplementedError(f"the stand-in has no streams on {device}")
+        keep = object()
+        return 0x7F0000000000 + (id(keep) & 0xFFFFF0), keep
 
     def from_dlpack(self, obj, copy=None, device=None):
         kw = {"max_version": (1, 3)}
