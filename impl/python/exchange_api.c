@@ -35,7 +35,7 @@ static const char XAPI_ATTR[] = "__dlpack_c_exchange_api__";
 /* XAPI_ATTR interned, made by xapi_publish; owned by the module for the process. */
 static PyObject *g_str_xapi_attr;
 
-/* ---- managed_tensor_allocator (DLP.XAPI.ALLOC.1, 2, 5)----------------------------- */
+/* ---- managed_tensor_allocator (DLP.XAPI.ALLOC.1, 2, 5) ---------------------------- */
 
 typedef void (*xapi_set_error)(void *error_ctx, const char *kind, const char *message);
 

@@ -37,8 +37,8 @@
  * until its deleter runs. A legacy export has no flags, so copy and read-only requests
  * are EINVAL there (DLP.EXPORT.8); a versioned one asked to copy copies as torch's own
  * Tensor.__dlpack__(copy=True) does (at::maybeCopyTensor, then toDLPackVersioned), and
- * one asked for read-only is at::toDLPackVersionedReadOnly. Import hands the struct to at::fromDLPack unread, so ATen alone
- * decides what it accepts. When fromDLPack throws, the struct is still its caller's:
+ * one asked for read-only is at::toDLPackVersionedReadOnly. Import hands the struct to
+ * at::fromDLPack (or fromDLPackVersioned) unread, so ATen alone decides what it accepts. When fromDLPack throws, the struct is still its caller's:
  * ATen's own Python caller (torch/csrc/utils/tensor_new.cpp, tensor_fromDLPack) renames
  * the capsule only after fromDLPack returned, so the producer's capsule destructor runs
  * the deleter; this adapter does the same, and reports the first check of DLP.IMPORT.2
@@ -395,10 +395,15 @@ extern "C" int lt_dlpack_export(void *s, tsm_handle rh, int form, uint32_t reque
 
 /* ATen's Tensor of a struct M of either form (fromDLPack or fromDLPackVersioned), or,
  * when ATen refused it before taking it, the struct's deleter run and the first check
- * of DLP.IMPORT.2 it fails (EDLPACK when none: ATen refused what the spec takes).
+ * of DLP.IMPORT.2 it fails (EDLPACK when none: ATen refused what the spec takes); or,
+ * when refused already is not 0 (the manager's refusal), the deleter run and that.
  * OUT *built, *d (the refused struct's desc, as far as the checks got). */
 template <typename M, typename F>
-int lt_from_dlpack(M *dl, F from, at::Tensor *built, struct tsm_tensor_desc *d) {
+int lt_from_dlpack(M *dl, int refused, F from, at::Tensor *built, struct tsm_tensor_desc *d) {
+  if (refused) {
+    lt_run_deleter(dl);
+    return refused;
+  }
   try {
     *built = from(dl);
     return 0;
@@ -429,25 +434,15 @@ extern "C" int lt_dlpack_import(void *s, void *managed, int form, tsm_handle m, 
   else if (am_res_reserve(&S->am)) rc = TSM_ENOMEM;
   at::Tensor built;
 #if LT_VERSIONED
-  if (form == TSM_DLPACK_VERSIONED) {
-    DLManagedTensorVersioned *dl = static_cast<DLManagedTensorVersioned *>(managed);
-    if (rc) {
-      lt_run_deleter(dl);
-      return rc;
-    }
-    auto from = [](DLManagedTensorVersioned *m) { return at::fromDLPackVersioned(m); };
-    if ((rc = lt_from_dlpack(dl, from, &built, &d))) return rc;
-  }
+  if (form == TSM_DLPACK_VERSIONED)
+    rc = lt_from_dlpack(static_cast<DLManagedTensorVersioned *>(managed), rc,
+                        [](DLManagedTensorVersioned *m) { return at::fromDLPackVersioned(m); },
+                        &built, &d);
 #endif
-  if (form == TSM_DLPACK_LEGACY) {
-    DLManagedTensor *dl = static_cast<DLManagedTensor *>(managed);
-    if (rc) {
-      lt_run_deleter(dl);
-      return rc;
-    }
-    auto from = [](DLManagedTensor *m) { return at::fromDLPack(m); };
-    if ((rc = lt_from_dlpack(dl, from, &built, &d))) return rc;
-  }
+  if (form == TSM_DLPACK_LEGACY)
+    rc = lt_from_dlpack(static_cast<DLManagedTensor *>(managed), rc,
+                        [](DLManagedTensor *m) { return at::fromDLPack(m); }, &built, &d);
+  if (rc) return rc;
   /* From here the Tensor's storage owns the struct: the deleter runs when it goes. */
   try {
     at::Tensor held;

@@ -91,6 +91,12 @@ int cts_opsem_affine_exact(int dtype, double first, double step, int64_t n);
  * to float (exact for a sequence cts_opsem_affine_exact takes in f32). */
 int cts_opsem_affine_int32(double first, double step, int64_t n, int32_t *first32,
                            int32_t *step32);
+/* Element j of such a sequence from first, as a float: unsigned arithmetic, since each
+ * element, not each product, is known to lie within int32. Inline, for the blocked
+ * loops of the judge's fill and comparison to vectorize. */
+static inline float cts_opsem_affine_f32_at(int32_t first, int32_t step, int32_t j) {
+  return (float)(int32_t)((uint32_t)first + (uint32_t)step * (uint32_t)j);
+}
 /* A tensor description a manager accepts (MGR.CREATE.4): 0 or TSM_EINVAL. */
 int cts_opsem_check_desc(int dtype, int ndim, const int64_t *shape);
 

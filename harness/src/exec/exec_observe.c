@@ -606,26 +606,30 @@ static int f32_block_misses_affine(const unsigned char *p, int64_t base,
   return miss;
 }
 
-/* The same in 32-bit integers (cts_opsem_affine_int32): element `base` is first; unsigned
- * arithmetic, since each element, not each product, is known to lie within int32. */
+/* The same in 32-bit integers (cts_opsem_affine_int32): first is the block's first
+ * element. */
 static int f32_block_misses_int32(const unsigned char *p, int32_t first, int32_t step) {
   int miss = 0;
   for (int j = 0; j < F32_BLOCK; j++) {
     float got;
     memcpy(&got, p + (size_t)j * sizeof got, sizeof got);
-    miss |= got != (float)(int32_t)((uint32_t)first + (uint32_t)step * (uint32_t)j);
+    miss |= got != cts_opsem_affine_f32_at(first, step, j);
   }
   return miss;
 }
 
-/* Whether the full block at element i of p misses the closed form aff, in 32-bit
- * integers where int32 holds the sequence (of n elements), else in doubles. */
-static int f32_block_misses_closed(const unsigned char *p, int64_t i, int64_t n,
-                                   const struct cts_maffine *aff) {
+/* A closed form as the f32 pass compares it: in 32-bit integers when int32 holds its n
+ * elements (in32), else in doubles. */
+struct f32_closed {
+  struct cts_maffine aff;
+  int in32;
   int32_t first, step;
-  if (!cts_opsem_affine_int32(aff->first, aff->step, n, &first, &step))
-    return f32_block_misses_affine(p, i, aff);
-  return f32_block_misses_int32(p, (int32_t)((int64_t)first + (int64_t)step * i), step);
+};
+
+/* Whether the full block at element i of p misses the closed form c. */
+static int f32_block_misses_closed(const unsigned char *p, int64_t i, const struct f32_closed *c) {
+  if (!c->in32) return f32_block_misses_affine(p, i, &c->aff);
+  return f32_block_misses_int32(p, (int32_t)((int64_t)c->first + (int64_t)c->step * i), c->step);
 }
 
 /* The same against a list of n doubles. */
@@ -644,13 +648,14 @@ static int f32_block_misses_list(const unsigned char *p, const double *want) {
  * compared whole. */
 static int64_t first_f32_miss(const void *buf, int64_t n, const struct cts_want *want) {
   const unsigned char *p = buf;
-  struct cts_maffine aff;
-  int closed = want->m && cts_model_closed_form(want->m, want->res, &aff);
+  struct f32_closed c;
+  int closed = want->m && cts_model_closed_form(want->m, want->res, &c.aff);
+  c.in32 = closed && cts_opsem_affine_int32(c.aff.first, c.aff.step, n, &c.first, &c.step);
   const double *list = want->m ? NULL : want->v;
   for (int64_t i = 0; i < n; i += F32_BLOCK) {
     int len = n - i < F32_BLOCK ? (int)(n - i) : F32_BLOCK;
     const unsigned char *at = p + (size_t)i * sizeof(float);
-    if (len == F32_BLOCK && (closed ? !f32_block_misses_closed(at, i, n, &aff)
+    if (len == F32_BLOCK && (closed ? !f32_block_misses_closed(at, i, &c)
                                     : list ? !f32_block_misses_list(at, list + i) : 0))
       continue;
     for (int64_t k = i; k < i + len; k++) {

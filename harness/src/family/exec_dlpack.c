@@ -240,12 +240,11 @@ static void fill_block(unsigned char *p, double first, double step, double b) {
   }
 }
 
-/* The same in 32-bit integers where int32 holds the sequence (cts_opsem_affine_int32;
- * unsigned arithmetic: each element, not each product, lies within int32): first is
- * the block's first element. */
+/* The same in 32-bit integers where int32 holds the sequence (cts_opsem_affine_int32):
+ * first is the block's first element. */
 static void fill_block_int32(unsigned char *p, int32_t first, int32_t step) {
   for (int j = 0; j < FILL_BLOCK; j++) {
-    float x = (float)(int32_t)((uint32_t)first + (uint32_t)step * (uint32_t)j);
+    float x = cts_opsem_affine_f32_at(first, step, j);
     memcpy(p + j * 4, &x, sizeof x);
   }
 }
