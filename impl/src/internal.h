@@ -155,21 +155,24 @@ enum { TSMR__COMP_PACKED = 1, TSMR__COMP_LIST = 2 };
 struct tsmr__scope;
 struct tsmr__graph;
 
+/* The fields a release of a plain tensor reads and writes come first, next to each
+ * other: a manager's close walks a million of them, and each further cache line it
+ * touches per tensor costs more than the bookkeeping itself. */
 struct tsmr__tensor {
   tsmr__list node;          /* see the ownership invariant above (not components) */
   struct tsmr__mgr *holder; /* NULL when detached */
   struct tsmr__borrow *borrows; /* top of the borrow stack, NULL when not borrowed */
   struct tsmr__storage *st;
   tsmr_handle handle;
-  int dtype, ndim;
-  int64_t shape[TSMR_MAX_DIMS];
-  int64_t numel;
-  struct tsmr__tensor *next_free;
-  /* scopes (scope.c) and composites (composite.c) */
-  tsmr__list snode;             /* in scope->members while scope != NULL */
-  struct tsmr__scope *scope;    /* owning scope; always NULL for a component */
+  struct tsmr__scope *scope;    /* owning scope (scope.c); always NULL for a component */
   int rkind;                    /* TSMR__RES_* */
   int ckind;                    /* composites: TSMR__COMP_* */
+  struct tsmr__tensor *next_free;
+  int dtype, ndim;
+  int64_t numel;
+  int64_t shape[TSMR_MAX_DIMS];
+  /* scopes (scope.c) and composites (composite.c) */
+  tsmr__list snode;             /* in scope->members while scope != NULL */
   struct tsmr__tensor *parent;  /* components: their composite */
   struct tsmr__tensor **comps;  /* composites: n_comps entries, NULL = absent */
   int n_comps;
@@ -238,7 +241,10 @@ struct tsmr__tls {
   uint64_t serial;           /* the context ts belongs to */
   struct tsmr__thread *ts;
 };
-extern _Thread_local struct tsmr__tls tsmr__tls;
+/* initial-exec: in a shared library the default model reaches it through a call of
+ * __tls_get_addr on every entry (about a tenth of a scoped create + release); 24 bytes
+ * of static TLS, which glibc keeps in reserve for a library loaded by dlopen too. */
+extern _Thread_local struct tsmr__tls tsmr__tls __attribute__((tls_model("initial-exec")));
 /* Slow path of tsmr__enter: finds or makes the calling thread's state (NULL: ENOMEM). */
 struct tsmr__thread *tsmr__thread_lookup(tsmr_ctx *ctx);
 /* Slow path of tsmr__enter (scope.c): through the mutex. c: the caller's tsmr__tls. */
@@ -538,14 +544,15 @@ enum { TSMR__DLX_INT = 0, TSMR__DLX_UINT = 1, TSMR__DLX_FLOAT = 2, TSMR__DLX_BFL
   X(TSMR_I16, TSMR__DLX_INT, 16) X(TSMR_I64, TSMR__DLX_INT, 64) X(TSMR_U8, TSMR__DLX_UINT, 8) \
   X(TSMR_U16, TSMR__DLX_UINT, 16) X(TSMR_U32, TSMR__DLX_UINT, 32)                          \
   X(TSMR_U64, TSMR__DLX_UINT, 64) X(TSMR_BOOL, TSMR__DLX_BOOL, 8)
-/* Bytes of one element, 0 for no dtype. */
+/* Bytes of one element, 0 for no dtype. A table, not a switch: one bounded load on the
+ * create path. */
 static inline size_t tsmr__dtype_size(int dtype) {
-  switch (dtype) {
-#define TSMR__SIZE_CASE(dtype, code, bits) case dtype: return (bits) / 8;
-    TSMR__DTYPES(TSMR__SIZE_CASE)
-#undef TSMR__SIZE_CASE
-  default: return 0;
-  }
+  static const unsigned char size[] = {
+#define TSMR__SIZE_ENTRY(dtype, code, bits) [dtype] = (bits) / 8,
+      TSMR__DTYPES(TSMR__SIZE_ENTRY)
+#undef TSMR__SIZE_ENTRY
+  };
+  return (unsigned)dtype < sizeof size ? size[dtype] : 0;
 }
 /* The DLPack type code of a dtype (dlpack.c). */
 int tsmr__dtype_dl_code(int dtype);

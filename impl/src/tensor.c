@@ -14,18 +14,20 @@
 
 int tsmr__shape_check(int dtype, int ndim, const int64_t *shape, int64_t *numel,
                       size_t *nbytes) {
-  if (!tsmr__dtype_size(dtype) || ndim < 0 || ndim > TSMR_MAX_DIMS) return TSMR_EINVAL;
+  size_t size = tsmr__dtype_size(dtype);
+  if (!size || (unsigned)ndim > TSMR_MAX_DIMS) return TSMR_EINVAL;
   if (ndim > 0 && !shape) return TSMR_EINVAL;
-  int64_t n = 1;
+  int64_t n = 1, bytes;
   int overflow = 0, empty = 0;
   for (int i = 0; i < ndim; i++) {
     if (shape[i] < 0) return TSMR_EINVAL;
     empty |= shape[i] == 0;
     overflow |= __builtin_mul_overflow(n, shape[i], &n);
   }
-  size_t size = tsmr__dtype_size(dtype);
+  /* the byte count's overflow check is a multiply, not a division by size */
+  overflow |= __builtin_mul_overflow(n, (int64_t)size, &bytes);
   if (empty) n = 0;
-  else if (overflow || n > INT64_MAX / (int64_t)size) return TSMR_ENOMEM; /* MGR.CREATE.5 */
+  else if (overflow) return TSMR_ENOMEM; /* MGR.CREATE.5 */
   if (numel) *numel = n;
   if (nbytes) *nbytes = (size_t)n * size;
   return 0;
@@ -100,6 +102,25 @@ int tsmr__storage_new(tsmr_ctx *ctx, size_t nbytes, int zero,
   return 0;
 }
 
+/* A new struct in the state every struct on ctx->free_tensors is in (res_free leaves it
+ * so): linked nowhere, no holder, borrow stack, scope, composite or components, so that
+ * res_new writes only what differs between tensors. NULL: ENOMEM. */
+static struct tsmr__tensor *tensor_fresh(void) {
+  struct tsmr__tensor *t = tsmr__alloc(sizeof *t);
+  if (!t) return NULL;
+  t->node.next = t->node.prev = TSMR__POISON1; /* linked nowhere */
+  t->snode.next = t->snode.prev = TSMR__POISON1;
+  t->holder = NULL;
+  t->borrows = NULL;
+  t->scope = NULL;
+  t->rkind = TSMR__RES_PLAIN;
+  t->ckind = 0;
+  t->parent = NULL;
+  t->comps = NULL;
+  t->n_comps = 0;
+  return t;
+}
+
 /* A fresh resource struct with its slot and handle, linked nowhere, as s says. s->st:
  * IN, shared storage (a ref is taken), or NULL to allocate nbytes (zero-filled when
  * s->zero), or ignored when nbytes is (size_t)-1 (a composite: no storage at all). */
@@ -110,7 +131,7 @@ static int res_new(tsmr_ctx *ctx, const struct tsmr__tensor_spec *s, size_t nbyt
   if ((rc = tsmr__tslot_ready(&ctx->tensors))) return rc;
   struct tsmr__tensor *t = ctx->free_tensors;
   if (t) ctx->free_tensors = t->next_free;
-  else if (!(t = tsmr__alloc(sizeof *t))) return TSMR_ENOMEM;
+  else if (!(t = tensor_fresh())) return TSMR_ENOMEM;
   if (nbytes == (size_t)-1) {
     st = NULL;
   } else if (st) {
@@ -120,20 +141,14 @@ static int res_new(tsmr_ctx *ctx, const struct tsmr__tensor_spec *s, size_t nbyt
     ctx->free_tensors = t;
     return rc;
   }
-  t->node.next = t->node.prev = TSMR__POISON1; /* linked nowhere */
-  t->holder = NULL;
+  /* links, holder, borrows, scope and the composite fields are clean already (see
+   * tensor_fresh); ckind is also a plain tensor's mark in composite.c, so it is set */
   t->st = st;
-  t->borrows = NULL;
   t->dtype = s->dtype;
   t->ndim = s->ndim;
   for (int i = 0; i < s->ndim; i++) t->shape[i] = s->shape[i];
   t->numel = s->numel;
-  t->scope = NULL;
-  t->rkind = TSMR__RES_PLAIN;
   t->ckind = 0;
-  t->parent = NULL;
-  t->comps = NULL;
-  t->n_comps = 0;
   uint32_t idx = tsmr__tslot_alloc(&ctx->tensors, t);
   t->handle = tsmr__mkhandle(TSMR__KIND_TENSOR, idx, ctx->tensors.slots[idx].gen);
   *out = t;
@@ -191,9 +206,12 @@ static void res_free(tsmr_ctx *ctx, struct tsmr__tensor *t, int count) {
   if (t->borrows) tsmr__borrow_clear(ctx, t);
   if (t->st) tsmr__storage_put(ctx, t->st);
   t->st = NULL;
-  t->parent = NULL;
   tsmr__tslot_release(&ctx->tensors, tsmr__h_slot(t->handle), t->rkind);
   t->handle = TSMR_NONE;
+  if (t->rkind != TSMR__RES_PLAIN) { /* back to the free list's state (tensor_fresh) */
+    t->parent = NULL;
+    t->rkind = TSMR__RES_PLAIN;
+  }
   t->next_free = ctx->free_tensors;
   ctx->free_tensors = t;
 }
