@@ -9,13 +9,28 @@
  * them as the no-reuse scale. The corpus follows bench/bench_graphs.c's without the svd
  * (ggml has none): an MLP, an attention block, a transformer block, a
  * convolutional block, an MLP of 8 residual layers, a chain of 2000 elementwise ops,
- * and random DAGs of 100 and 1000 tensors. Every extent is a multiple of 8 floats, so
- * ggml's 32-byte alignment of each tensor adds nothing but to the 0-d sums.
+ * and random DAGs of 100, 1000, 5000 and 50000 tensors (FAR_BACK below). Every extent is a multiple of 8
+ * floats, so ggml's 32-byte alignment of each tensor adds nothing but to the 0-d sums.
+ *
+ * Planning time: per graph, PAIRS rounds in which each side plans without reuse
+ * (untimed: so that the next call is a real plan, the reference skipping a plan that
+ * is current) and then with reuse, timed around graph_plan, the reference first in
+ * even rounds and ggml first in odd ones; a side's time is the median of its rounds
+ * per tensor, the ratio the median of the rounds' ratios (the pairs of
+ * bench/bench_util.h: the machine's speed drifts, a round's ratio cancels most of it).
+ * Both times are the whole graph_plan call through the adapter ABI: ggml_gallocr_new,
+ * _reserve and _alloc_graph with the ggml adapter's own steps, against the reference's
+ * plan with its buffer's allocation and zero fill.
  *
  * Usage: planner-ggml REFERENCE_ADAPTER.so GGML_ADAPTER.so [JSON_OUT]
  * Prints a table; JSON_OUT gets {"bench": "ggml-planner", "graphs": [...], "overall":
- * {...}}: per graph the tensors, both peaks and ggml's over the reference's, and overall
- * the sums' ratio and the geometric mean of the ratios.
+ * {...}}: per graph the tensors, both peaks and ggml's over the reference's, both plan
+ * times per tensor, and overall the sums' ratio and the geometric mean of the ratios.
+ * With $BENCH_JSON set, the figures planner_time_vs_gallocr_5000 and _50000 (the
+ * reference's plan time per tensor over gallocr's on the random DAG of that many
+ * tensors, goal <= 2) and planner_peak_vs_gallocr_sum (the reference's summed peaks over
+ * gallocr's, goal <= 1) are appended there, one JSON object per line in the format of
+ * bench_util.h's bench_figure (bench/README.md).
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -23,10 +38,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <tsm/adapter.h>
 
-#define MAXT 4096
+#define MAXT 65536
+#define PAIRS 21 /* timed rounds per graph, as bench_util.h's pairs */
 
 /* One implementation: its adapter, session and the graph being built. */
 struct side {
@@ -179,9 +196,18 @@ static void long_chain(void) {
   expand(op(TSM_OP_SUM, x, -1));
 }
 
-/* [16, 16] tensors; sources mostly among the last 8, sometimes anywhere; every tensor
+/* How far back a random DAG's far source may be: ggml_gallocr keeps at most 256 free
+ * blocks (MAX_FREE_BLOCKS) and aborts past that, which sources from anywhere in a graph
+ * of 50000 tensors reach; from the last 2000 they do not. */
+#define FAR_BACK 2000
+
+/* [16, 16] tensors; sources mostly among the last 8, sometimes anywhere among the last
+ * FAR_BACK (all of them in the graphs of up to FAR_BACK tensors); every tensor
  * expanded, so the unconsumed ones are sinks. */
-static int pick(void) { return rnd(4) ? n_t - 1 - (int)rnd(n_t < 8 ? (uint32_t)n_t : 8) : (int)rnd((uint32_t)n_t); }
+static int pick(void) {
+  if (rnd(4)) return n_t - 1 - (int)rnd(n_t < 8 ? (uint32_t)n_t : 8);
+  return n_t <= FAR_BACK ? (int)rnd((uint32_t)n_t) : n_t - FAR_BACK + (int)rnd(FAR_BACK);
+}
 
 static void random_dag(int tensors) {
   static const int ops[] = {TSM_OP_ADD, TSM_OP_SUB, TSM_OP_MUL, TSM_OP_MATMUL, TSM_OP_TRANSPOSE,
@@ -196,36 +222,103 @@ static void random_dag(int tensors) {
 
 static void random_100(void) { random_dag(100); }
 static void random_1000(void) { random_dag(1000); }
+static void random_5000(void) { random_dag(5000); }
+static void random_50000(void) { random_dag(50000); }
 
-/* The corpus's running totals: both sides' summed peaks and the sum of the ratios'
- * logarithms. */
+/* ---- timing and figures ------------------------------------------------------------ */
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* The median of PAIRS values. */
+static double median(const double *v) {
+  double s[PAIRS];
+  for (int i = 0; i < PAIRS; i++) { /* insertion sort: PAIRS is small */
+    int j = i;
+    for (; j > 0 && s[j - 1] > v[i]; j--) s[j] = s[j - 1];
+    s[j] = v[i];
+  }
+  return s[PAIRS / 2];
+}
+
+/* One reuse plan of sd's graph, after a plan without reuse: RETURN its nanoseconds. */
+static double timed_plan(struct side *sd) {
+  check(sd->a->graph_plan(sd->s, sd->g, TSM_PLAN_NONE), "graph_plan");
+  double t0 = now_ns();
+  check(sd->a->graph_plan(sd->s, sd->g, TSM_PLAN_REUSE), "graph_plan");
+  return now_ns() - t0;
+}
+
+/* Plan times per tensor of the graph just built: both medians and the median ratio. */
+struct timing {
+  double ref_ns, ggml_ns, ratio;
+};
+
+static struct timing time_plans(void) {
+  double t[2][PAIRS], r[PAIRS];
+  for (int i = 0; i < PAIRS; i++) {
+    for (int k = 0; k < 2; k++) {
+      int side = (k + i) % 2; /* the reference first in even rounds */
+      t[side][i] = timed_plan(&sides[side]) / n_t;
+    }
+    r[i] = t[0][i] / t[1][i];
+  }
+  struct timing m = {median(t[0]), median(t[1]), median(r)};
+  return m;
+}
+
+/* A figure as bench_util.h's bench_figure writes it, with a baseline and a goal on the
+ * ratio, appended to $BENCH_JSON when set. */
+static void figure(const char *name, double value, const char *unit, const char *base,
+                   double base_value, double ratio, double goal) {
+  const char *path = getenv("BENCH_JSON");
+  FILE *f = path ? fopen(path, "a") : NULL;
+  if (!f) return;
+  fprintf(f, "{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", "
+          "\"baseline_name\": \"%s\", \"baseline_value\": %.6g, \"ratio\": %.4f, "
+          "\"goal\": \"<= %g\", \"met\": %s}\n", name, value, unit, base, base_value,
+          ratio, goal, ratio <= goal ? "true" : "false");
+  fclose(f);
+}
+
+/* The corpus's running totals: both sides' summed peaks, the sum of the ratios'
+ * logarithms, the worst ratio of the reference's peak over ggml's. */
 struct totals {
-  double ref, ggml, log_ratio;
+  double ref, ggml, log_ratio, worst;
 };
 
 /* Plans the graph just built on both sides: a row of the table, and of JSON_OUT when
  * json is set (i: its index in the corpus), then the graphs' release. */
-static void measure(const char *name, int i, FILE *json, struct totals *sum) {
+static struct timing measure(const char *name, int i, FILE *json, struct totals *sum) {
   uint64_t none = plan_bytes(&sides[0], TSM_PLAN_NONE);
   uint64_t ref = plan_bytes(&sides[0], TSM_PLAN_REUSE), gg = plan_bytes(&sides[1], TSM_PLAN_REUSE);
   double ratio = (double)gg / (double)ref;
+  struct timing tm = time_plans();
   sum->ref += (double)ref;
   sum->ggml += (double)gg;
   sum->log_ratio += log(ratio);
-  printf("%-18s %8d %12llu %12llu %12llu %8.3f\n", name, n_t, (unsigned long long)none,
-         (unsigned long long)ref, (unsigned long long)gg, ratio);
+  if (1 / ratio > sum->worst) sum->worst = 1 / ratio;
+  printf("%-18s %8d %12llu %12llu %12llu %8.3f %9.1f %9.1f %8.2f\n", name, n_t,
+         (unsigned long long)none, (unsigned long long)ref, (unsigned long long)gg, ratio,
+         tm.ref_ns, tm.ggml_ns, tm.ratio);
   if (json)
     fprintf(json, "%s\n  {\"name\": \"%s\", \"tensors\": %d, \"no_reuse_bytes\": %llu, "
-            "\"reference_bytes\": %llu, \"ggml_bytes\": %llu, \"ratio\": %.4f}", i ? "," : "",
-            name, n_t, (unsigned long long)none, (unsigned long long)ref,
-            (unsigned long long)gg, ratio);
+            "\"reference_bytes\": %llu, \"ggml_bytes\": %llu, \"ratio\": %.4f, "
+            "\"reference_plan_ns_per_tensor\": %.1f, \"ggml_plan_ns_per_tensor\": %.1f, "
+            "\"plan_time_ratio\": %.3f}", i ? "," : "", name, n_t, (unsigned long long)none,
+            (unsigned long long)ref, (unsigned long long)gg, ratio, tm.ref_ns, tm.ggml_ns,
+            tm.ratio);
   for (int k = 0; k < 2; k++) check(sides[k].a->graph_release(sides[k].s, sides[k].g), "graph_release");
+  return tm;
 }
 
 /* The overall line over n graphs, and JSON_OUT's "overall" object (which closes it). */
 static void overall(const struct totals *sum, int n, FILE *json) {
-  printf("overall: ggml/ref of the summed peaks %.3f, geometric mean of the ratios %.3f\n",
-         sum->ggml / sum->ref, exp(sum->log_ratio / n));
+  printf("overall: ggml/ref of the summed peaks %.3f, geometric mean of the ratios %.3f, "
+         "worst ref/ggml %.3f\n", sum->ggml / sum->ref, exp(sum->log_ratio / n), sum->worst);
   if (!json) return;
   fprintf(json, "],\n \"overall\": {\"reference_bytes\": %.0f, \"ggml_bytes\": %.0f, "
           "\"ratio\": %.4f, \"geomean_ratio\": %.4f}}\n", sum->ref, sum->ggml,
@@ -244,10 +337,13 @@ int main(int argc, char **argv) {
                 {"mlp_residual_8", mlp_residual},
                 {"chain_2000", long_chain},
                 {"random_dag_100", random_100},
-                {"random_dag_1000", random_1000}};
+                {"random_dag_1000", random_1000},
+                {"random_dag_5000", random_5000},
+                {"random_dag_50000", random_50000}};
   int n = (int)(sizeof corpus / sizeof corpus[0]);
   FILE *json = NULL;
-  struct totals sum = {0, 0, 0};
+  struct totals sum = {0, 0, 0, 0};
+  struct timing t5k = {0, 0, 0}, t50k = {0, 0, 0};
   if (argc < 3) {
     fprintf(stderr, "usage: planner-ggml REFERENCE_ADAPTER.so GGML_ADAPTER.so [JSON_OUT]\n");
     return 2;
@@ -258,15 +354,25 @@ int main(int argc, char **argv) {
     perror(argv[3]);
     return 1;
   }
-  printf("%-18s %8s %12s %12s %12s %8s\n", "graph", "tensors", "no reuse", "reference",
-         "ggml", "ggml/ref");
+  printf("%-18s %8s %12s %12s %12s %8s %9s %9s %8s\n", "graph", "tensors", "no reuse",
+         "reference", "ggml", "ggml/ref", "ref ns/t", "ggml ns/t", "time r/g");
   if (json) fprintf(json, "{\"bench\": \"ggml-planner\", \"graphs\": [");
   for (int i = 0; i < n; i++) {
     begin();
     corpus[i].build();
-    measure(corpus[i].name, i, json, &sum);
+    struct timing tm = measure(corpus[i].name, i, json, &sum);
+    if (corpus[i].build == random_5000) t5k = tm;
+    if (corpus[i].build == random_50000) t50k = tm;
   }
   overall(&sum, n, json);
+  printf("plan time per tensor, reference / gallocr (median of %d pairs): 5000 tensors "
+         "%.2f x, 50000 tensors %.2f x\n", PAIRS, t5k.ratio, t50k.ratio);
+  figure("planner_time_vs_gallocr_5000", t5k.ref_ns, "ns/tensor", "ggml_gallocr_ns_per_tensor",
+         t5k.ggml_ns, t5k.ratio, 2.0);
+  figure("planner_time_vs_gallocr_50000", t50k.ref_ns, "ns/tensor",
+         "ggml_gallocr_ns_per_tensor", t50k.ggml_ns, t50k.ratio, 2.0);
+  figure("planner_peak_vs_gallocr_sum", sum.ref, "bytes", "ggml_gallocr_bytes", sum.ggml,
+         sum.ref / sum.ggml, 1.0);
   for (int k = 0; k < 2; k++) sides[k].a->session_close(sides[k].s);
   return 0;
 }

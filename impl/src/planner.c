@@ -1,6 +1,6 @@
 /*
  * impl/src/planner.c: the graph memory planner (spec/graphs.md, after ggml's graph
- * allocator): liveness, in-place chains and offline placement of a graph's tensors.
+ * allocator): liveness, in-place chains and placement of a graph's tensors.
  * Clauses: GRAPH.REUSE.1, GRAPH.INPLACE.1, GRAPH.INPUT.1, GRAPH.OUT.2, GRAPH.SINK.1,
  * GRAPH.VIEW.1, GRAPH.PLAN.3.
  *
@@ -17,16 +17,20 @@
  * node's dtype and shape: source and node become one block live over both intervals.
  *
  * Placement. Every block (a tensor, or an in-place chain) has an interval and a size
- * rounded up to the backend's alignment. Blocks are placed offline, greedy by size
- * (largest first; TFLite's "greedy by size" strategy): a block goes at the lowest
- * offset that no placed block live at the same time uses (first fit; on the bench
- * corpus first fit is within 2% of the bound where best fit, the smallest gap, was up
- * to 14% above it: bench/README.md). Two blocks share bytes only when their
+ * rounded up to the backend's alignment. Two blocks share bytes only when their
  * intervals are disjoint, so OUTPUT, PARAM and sink blocks (live to END) share with
  * nothing placed after them (OUT.2), and all leaves (live at time 0) are at distinct
- * memory (INPUT.1). The peak is at most the sum of the sizes (PLAN.3). Placing a
- * block scans the placed blocks in offset order up to the first gap that fits: the
- * cost grows with the number of blocks live together (bench/README.md).
+ * memory (INPUT.1). The peak is at most the sum of the sizes (PLAN.3). Up to three
+ * passes place the blocks, and the lowest peak wins (place_reuse):
+ *   - offline, greedy by size (TFLite's strategy: largest first, each at the lowest
+ *     offset no placed block live at the same time uses), the best plans but O(n^2),
+ *     so only on graphs of up to PLAN_OFFLINE_MAX blocks;
+ *   - online in time order, forward and with the time axis mirrored: ggml_gallocr's
+ *     approach (best fit among the free ranges, a range given back merged with its
+ *     free neighbours), with the free ranges in two treaps, by size and by offset, so
+ *     that a pass is O(n log n) however many ranges there are.
+ * Every pass and every tie is decided by a total order, so the plan is the same on
+ * every run. Figures: bench/README.md.
  * TSMR_PLAN_NONE: one buffer per placed tensor, nothing shared, nothing in place.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -64,14 +68,17 @@ struct block {
 };
 
 /* The planner's scratch for one call, all owned by it; per node index (tm .. blk),
- * per block (bl, sorted, by_off: S + 1 each) or per time (diff). */
+ * per block (bl .. off_b: S + 1 each, fb: S + 2) or per time (diff). */
 struct plan_ws {
   int64_t *tm, *start, *end; /* computed at, live from, live to */
   uint32_t *cons, *nviews;   /* consumer edges; views of a root */
   uint32_t *blk;             /* a tensor's block, or PLAN_NO_BLOCK */
   struct block *bl, *sorted; /* blocks; a copy sorted for placement */
-  uint32_t *by_off;
-  int64_t *diff;
+  uint32_t *ord_s, *ord_e;   /* blocks by start, by end; ord_s: by offset (offline) */
+  uint32_t *rev;             /* the mirrored pass's orders (2 S + 2) */
+  uint64_t *off_a, *off_b;   /* offsets per block: the best pass's, the next pass's */
+  struct fblock *fb;         /* free ranges of the online pass */
+  int64_t *diff;             /* per time: the bound's sweep, the online pass's counts */
   uint32_t nb;               /* blocks made */
 };
 
@@ -85,8 +92,225 @@ void tsmr__plan_free(struct tsmr__plan *p) {
 
 /* ---- placement ------------------------------------------------------------------ */
 
-/* Largest first; then earliest, then block index: a total order, so the plan does
- * not depend on the sort. */
+#define FB_NIL UINT32_MAX
+
+/* A free range [off, off + size) of the buffer below the tail, in two treaps at once:
+ * tree 0 ordered by size then offset (best fit: the first range at least as large as
+ * a request), tree 1 by offset (the neighbours a freed block merges with). */
+struct fblock {
+  uint64_t off, size;
+  uint32_t prio;
+  uint32_t kid[2][2]; /* [tree][0: left, 1: right] */
+};
+
+/* The free space while blocks are placed in time order: the ranges below the tail, and
+ * [tail, infinity), never used yet or given back at the top. Nodes come from a pool of
+ * cap (one more than the blocks: a block's free creates at most one range), recycled
+ * through spare (a list linked by kid[0][0]). */
+struct fset {
+  struct fblock *f;
+  uint32_t cap, used, spare, root[2];
+  uint64_t tail, peak, rng;
+};
+
+static int fb_less(const struct fset *s, int t, uint32_t a, uint32_t b) {
+  const struct fblock *x = &s->f[a], *y = &s->f[b];
+  if (t == 0 && x->size != y->size) return x->size < y->size;
+  return x->off < y->off;
+}
+
+/* Joins treaps a and b of tree t, every key of a below every key of b. */
+static uint32_t fb_merge(struct fset *s, int t, uint32_t a, uint32_t b) {
+  if (a == FB_NIL) return b;
+  if (b == FB_NIL) return a;
+  if (s->f[a].prio > s->f[b].prio) {
+    s->f[a].kid[t][1] = fb_merge(s, t, s->f[a].kid[t][1], b);
+    return a;
+  }
+  s->f[b].kid[t][0] = fb_merge(s, t, a, s->f[b].kid[t][0]);
+  return b;
+}
+
+/* Adds x to the subtree r of tree t: RETURN the new subtree. */
+static uint32_t fb_insert(struct fset *s, int t, uint32_t r, uint32_t x) {
+  if (r == FB_NIL) {
+    s->f[x].kid[t][0] = s->f[x].kid[t][1] = FB_NIL;
+    return x;
+  }
+  int side = !fb_less(s, t, x, r);
+  uint32_t k = fb_insert(s, t, s->f[r].kid[t][side], x);
+  s->f[r].kid[t][side] = k;
+  if (s->f[k].prio > s->f[r].prio) { /* rotate k above r */
+    s->f[r].kid[t][side] = s->f[k].kid[t][!side];
+    s->f[k].kid[t][!side] = r;
+    return k;
+  }
+  return r;
+}
+
+/* Takes x out of the subtree r of tree t (x is in it): RETURN the new subtree. */
+static uint32_t fb_erase(struct fset *s, int t, uint32_t r, uint32_t x) {
+  if (r == x) return fb_merge(s, t, s->f[x].kid[t][0], s->f[x].kid[t][1]);
+  int side = !fb_less(s, t, x, r);
+  s->f[r].kid[t][side] = fb_erase(s, t, s->f[r].kid[t][side], x);
+  return r;
+}
+
+static uint32_t fb_new(struct fset *s, uint64_t off, uint64_t size) {
+  uint32_t x = s->spare;
+  if (x != FB_NIL) s->spare = s->f[x].kid[0][0];
+  else x = s->used++;
+  s->rng ^= s->rng << 13; /* xorshift: fixed seed, so the plan is the same every run */
+  s->rng ^= s->rng >> 7;
+  s->rng ^= s->rng << 17;
+  s->f[x].off = off;
+  s->f[x].size = size;
+  s->f[x].prio = (uint32_t)(s->rng >> 32);
+  s->root[0] = fb_insert(s, 0, s->root[0], x);
+  s->root[1] = fb_insert(s, 1, s->root[1], x);
+  return x;
+}
+
+static void fb_drop(struct fset *s, uint32_t x) {
+  s->root[0] = fb_erase(s, 0, s->root[0], x);
+  s->root[1] = fb_erase(s, 1, s->root[1], x);
+  s->f[x].kid[0][0] = s->spare;
+  s->spare = x;
+}
+
+/* x's size changes (its offset may too, keeping its place among the offsets). */
+static void fb_resize(struct fset *s, uint32_t x, uint64_t off, uint64_t size) {
+  s->root[0] = fb_erase(s, 0, s->root[0], x);
+  s->f[x].off = off;
+  s->f[x].size = size;
+  s->root[0] = fb_insert(s, 0, s->root[0], x);
+}
+
+/* Best fit: the smallest free range of at least size bytes, the lowest of equal ones. */
+static uint32_t fb_best(const struct fset *s, uint64_t size) {
+  uint32_t r = s->root[0], best = FB_NIL;
+  while (r != FB_NIL) {
+    if (s->f[r].size >= size) best = r, r = s->f[r].kid[0][0];
+    else r = s->f[r].kid[0][1];
+  }
+  return best;
+}
+
+/* The free range with the highest offset below off (side 0), or the lowest at or
+ * above it (side 1); FB_NIL if none. */
+static uint32_t fb_near(const struct fset *s, uint64_t off, int side) {
+  uint32_t r = s->root[1], got = FB_NIL;
+  while (r != FB_NIL) {
+    int above = s->f[r].off >= off;
+    if (above == side) got = r;
+    r = s->f[r].kid[1][!above];
+  }
+  return got;
+}
+
+/* RETURN where size bytes go: the best-fitting free range's low end, else the tail. */
+static uint64_t fs_alloc(struct fset *s, uint64_t size) {
+  uint32_t b = fb_best(s, size);
+  if (b == FB_NIL) {
+    uint64_t off = s->tail;
+    s->tail += size;
+    if (s->tail > s->peak) s->peak = s->tail;
+    return off;
+  }
+  uint64_t off = s->f[b].off;
+  if (s->f[b].size == size) fb_drop(s, b);
+  else fb_resize(s, b, off + size, s->f[b].size - size);
+  return off;
+}
+
+/* Gives [off, off + size) back, merged with the free ranges or tail it touches. */
+static void fs_free(struct fset *s, uint64_t off, uint64_t size) {
+  uint32_t lo = fb_near(s, off, 0), hi = fb_near(s, off + size, 1);
+  if (lo != FB_NIL && s->f[lo].off + s->f[lo].size != off) lo = FB_NIL;
+  if (hi != FB_NIL && s->f[hi].off != off + size) hi = FB_NIL;
+  if (off + size == s->tail) {
+    s->tail = lo != FB_NIL ? s->f[lo].off : off;
+    if (lo != FB_NIL) fb_drop(s, lo);
+  } else if (lo != FB_NIL && hi != FB_NIL) {
+    uint64_t joined = s->f[lo].size + size + s->f[hi].size;
+    fb_drop(s, hi);
+    fb_resize(s, lo, s->f[lo].off, joined);
+  } else if (lo != FB_NIL) {
+    fb_resize(s, lo, s->f[lo].off, s->f[lo].size + size);
+  } else if (hi != FB_NIL) {
+    fb_resize(s, hi, off, s->f[hi].size + size);
+  } else {
+    fb_new(s, off, size);
+  }
+}
+
+/* At one time: the largest first, then the lower block index (a total order, so the
+ * plan does not depend on the sort). */
+static int cmp_size_id(const void *a, const void *b) {
+  const struct block *x = a, *y = b;
+  if (x->size != y->size) return x->size > y->size ? -1 : 1;
+  return x->id < y->id ? -1 : (x->id > y->id);
+}
+
+/* ord: OUT, the block indices by time (start, or end when by_end) ascending, at one
+ * time largest first: a counting sort (times are 0..END) into tmp (nb), each time's
+ * group sorted there. cnt: END + 2 counters. O(nb + END + the groups' g log g). */
+static void order_by_time(const struct block *bl, uint32_t nb, int64_t END, int by_end,
+                          int64_t *cnt, struct block *tmp, uint32_t *ord) {
+  memset(cnt, 0, ((size_t)END + 2) * sizeof *cnt);
+  for (uint32_t i = 0; i < nb; i++) cnt[(by_end ? bl[i].end : bl[i].start) + 1]++;
+  for (int64_t t = 1; t <= END + 1; t++) cnt[t] += cnt[t - 1];
+  for (uint32_t i = 0; i < nb; i++) tmp[cnt[by_end ? bl[i].end : bl[i].start]++] = bl[i];
+  for (int64_t t = 0, lo = 0; t <= END; lo = cnt[t++]) /* cnt[t]: where group t ends */
+    if (cnt[t] - lo > 1) qsort(tmp + lo, (size_t)(cnt[t] - lo), sizeof *tmp, cmp_size_id);
+  for (uint32_t i = 0; i < nb; i++) ord[i] = tmp[i].id;
+}
+
+/* ord reversed group by group: the times descending, each time's order kept. */
+static void reverse_groups(const struct block *bl, uint32_t nb, int by_end,
+                           const uint32_t *ord, uint32_t *out) {
+  uint32_t k = 0;
+  for (uint32_t hi = nb; hi > 0;) {
+    uint32_t lo = hi - 1;
+    int64_t t = by_end ? bl[ord[lo]].end : bl[ord[lo]].start;
+    while (lo > 0 && (by_end ? bl[ord[lo - 1]].end : bl[ord[lo - 1]].start) == t) lo--;
+    for (uint32_t i = lo; i < hi; i++) out[k++] = ord[i];
+    hi = lo;
+  }
+}
+
+/* The online pass: the blocks in time order, each given back once its interval is
+ * over and before the next one starts, best fit with merge on free (gallocr's way,
+ * with the free ranges in trees: O(nb log nb) whatever the graph). reverse: the time
+ * axis mirrored (every [s, e] taken as [END - e, END - s]), as valid a plan and often
+ * a better one: that pass meets the pinned blocks (live to END) first. ord_s, ord_e:
+ * the blocks by start and by end (order_by_time); rev: scratch of 2 nb; fb: nb + 1
+ * free ranges; off: OUT per block index. RETURN the peak. */
+static uint64_t online_pass(const struct block *bl, uint32_t nb, int reverse,
+                            const uint32_t *ord_s, const uint32_t *ord_e, uint32_t *rev,
+                            struct fblock *fb, uint64_t *off) {
+  struct fset s = {fb, nb + 1, 0, FB_NIL, {FB_NIL, FB_NIL}, 0, 0, 0x9E3779B97F4A7C15ull};
+  const uint32_t *alloc = ord_s, *give = ord_e;
+  if (reverse) { /* allocations by end descending, frees by start descending */
+    reverse_groups(bl, nb, 1, ord_e, rev);
+    for (uint32_t i = 0; i < nb; i++) rev[nb + i] = ord_s[nb - 1 - i];
+    alloc = rev;
+    give = rev + nb;
+  }
+  uint32_t fi = 0;
+  for (uint32_t i = 0; i < nb; i++) {
+    const struct block *b = &bl[alloc[i]];
+    for (; fi < nb; fi++) { /* the blocks whose (mirrored) interval ended before b's */
+      const struct block *e = &bl[give[fi]];
+      if (reverse ? e->start <= b->end : e->end >= b->start) break;
+      if (e->size) fs_free(&s, off[give[fi]], e->size);
+    }
+    off[alloc[i]] = b->size ? fs_alloc(&s, b->size) : 0; /* zero bytes overlap nothing */
+  }
+  return s.peak;
+}
+
+/* Largest first; then earliest, then block index. */
 static int cmp_size_desc(const void *a, const void *b) {
   const struct block *x = a, *y = b;
   if (x->size != y->size) return x->size > y->size ? -1 : 1;
@@ -122,11 +346,14 @@ static void insert_by_off(const struct block *bl, uint32_t *by_off, uint32_t n,
   by_off[lo] = k;
 }
 
-/* Places the blocks largest first (TFLite's greedy by size), each at the lowest
- * offset free over its whole interval, and sets bl's offsets; RETURN the peak (buffer
- * bytes). sorted, by_off: scratch of nb entries each. */
-static uint64_t place_reuse(struct block *bl, uint32_t nb, struct block *sorted,
-                            uint32_t *by_off) {
+/* The offline pass, TFLite's greedy by size: the blocks largest first, each at the
+ * lowest offset free over its whole interval (first fit: on the bench corpus within 2%
+ * of the bound where best fit, the smallest gap, was up to 14% above it). Placing a
+ * block scans the placed blocks in offset order up to the first gap that fits, so the
+ * pass costs O(nb^2). off: OUT per block index; sorted, by_off: scratch of nb. RETURN
+ * the peak. */
+static uint64_t offline_pass(const struct block *bl, uint32_t nb, struct block *sorted,
+                             uint32_t *by_off, uint64_t *off) {
   uint32_t n_placed = 0;
   uint64_t peak = 0;
   memcpy(sorted, bl, (size_t)nb * sizeof *sorted);
@@ -139,9 +366,42 @@ static uint64_t place_reuse(struct block *bl, uint32_t nb, struct block *sorted,
       if (b->off + b->size > peak) peak = b->off + b->size;
       insert_by_off(sorted, by_off, n_placed++, i);
     }
-    bl[b->id].off = b->off;
+    off[b->id] = b->off;
   }
   return peak;
+}
+
+/* The largest block count the offline pass runs on: it scans about a third of the
+ * placed blocks per block on bench/bench_graphs.c's random DAGs (some 32 at 100 nodes,
+ * 300 at 1000, 1500 at 5000), so up to 256 blocks it costs at most about as much as
+ * the two online passes, and beyond it would make the plan O(n^2). */
+#define PLAN_OFFLINE_MAX 256
+
+/* Places the blocks and sets bl's offsets; RETURN the peak (buffer bytes). Up to three
+ * passes, the lowest peak kept (the earlier on a tie): the offline pass on graphs of
+ * up to PLAN_OFFLINE_MAX blocks (on the bench corpus it is within 2% of the liveness
+ * bound), then the online pass forward and mirrored (alone, up to 15% above the bound
+ * on small graphs; the better of the two within 2% on the large random DAGs:
+ * bench/README.md). */
+static uint64_t place_reuse(struct block *bl, uint32_t nb, int64_t END, struct plan_ws *w,
+                            int only) {
+  uint64_t *best = w->off_a, *cand = w->off_b, peak = UINT64_MAX;
+  if (only == TSMR_PLACE_OFFLINE || (!only && nb <= PLAN_OFFLINE_MAX))
+    peak = offline_pass(bl, nb, w->sorted, w->ord_s, best);
+  order_by_time(bl, nb, END, 0, w->diff, w->sorted, w->ord_s);
+  order_by_time(bl, nb, END, 1, w->diff, w->sorted, w->ord_e);
+  for (int reverse = 0; reverse < 2; reverse++) {
+    if (only && only != TSMR_PLACE_FORWARD + reverse) continue;
+    uint64_t p = online_pass(bl, nb, reverse, w->ord_s, w->ord_e, w->rev, w->fb, cand);
+    if (p < peak) {
+      uint64_t *t = best;
+      best = cand;
+      cand = t;
+      peak = p;
+    }
+  }
+  for (uint32_t i = 0; i < nb; i++) bl[i].off = best[i];
+  return nb ? peak : 0;
 }
 
 /* ---- liveness and blocks -------------------------------------------------------- */
@@ -151,19 +411,16 @@ static void liveness(const struct tsmr__plan_input *in, struct plan_ws *w, int64
   uint32_t S = in->n_seq;
   int64_t *tm = w->tm, *end = w->end;
   uint32_t *cons = w->cons;
-  /* times, consumers, views */
+  /* times, consumers, views, and ends: the last consumer (one walk: the sources come
+   * before their consumers, and the nodes are read once while in cache); then END when
+   * pinned or a sink; views extend their root */
   for (uint32_t i = 0; i < S; i++) {
     uint32_t x = in->seq[i];
-    tm[x] = tsmr__gnode_is_leaf(&n[x]) ? 0 : n[x].order + 1;
+    tm[x] = end[x] = tsmr__gnode_is_leaf(&n[x]) ? 0 : n[x].order + 1;
     w->blk[x] = PLAN_NO_BLOCK;
     if (n[x].op != TSMR_OP_SVD || x == n[x].sib0) /* an SVD reads its source once */
       for (int j = 0; j < n[x].n_src; j++) cons[n[x].src[j]]++;
     if (tsmr__gnode_is_view(&n[x])) w->nviews[n[x].root]++;
-  }
-  /* ends: last consumer; END when pinned or a sink; views extend their root */
-  for (uint32_t i = 0; i < S; i++) end[in->seq[i]] = tm[in->seq[i]];
-  for (uint32_t i = 0; i < S; i++) {
-    uint32_t x = in->seq[i];
     for (int j = 0; j < n[x].n_src; j++)
       if (end[n[x].src[j]] < tm[x]) end[n[x].src[j]] = tm[x];
   }
@@ -255,13 +512,18 @@ static int plan_alloc(struct plan_ws *w, struct tsmr__plan *p, uint32_t N, uint3
   w->blk = tsmr__alloc(((size_t)N + 1) * sizeof *w->blk);
   w->bl = tsmr__alloc(((size_t)S + 1) * sizeof *w->bl);
   w->sorted = tsmr__alloc(((size_t)S + 1) * sizeof *w->sorted);
-  w->by_off = tsmr__alloc(((size_t)S + 1) * sizeof *w->by_off);
+  w->ord_s = tsmr__alloc(((size_t)S + 1) * sizeof *w->ord_s);
+  w->ord_e = tsmr__alloc(((size_t)S + 1) * sizeof *w->ord_e);
+  w->rev = tsmr__alloc(((size_t)S + 1) * 2 * sizeof *w->rev);
+  w->off_a = tsmr__alloc(((size_t)S + 1) * sizeof *w->off_a);
+  w->off_b = tsmr__alloc(((size_t)S + 1) * sizeof *w->off_b);
+  w->fb = tsmr__alloc(((size_t)S + 2) * sizeof *w->fb);
   w->diff = tsmr__alloc(((size_t)END + 2) * sizeof *w->diff);
   p->placed = tsmr__alloc((size_t)N + 1);
   p->buf = tsmr__alloc(((size_t)N + 1) * sizeof *p->buf);
   p->off = tsmr__alloc(((size_t)N + 1) * sizeof *p->off);
   if (!w->tm || !w->start || !w->end || !w->cons || !w->nviews || !w->blk || !w->bl ||
-      !w->sorted || !w->by_off || !w->diff || !p->placed || !p->buf || !p->off)
+      !w->sorted || !w->ord_s || !w->ord_e || !w->rev || !w->off_a || !w->off_b || !w->fb || !w->diff || !p->placed || !p->buf || !p->off)
     return TSMR_ENOMEM;
   memset(w->cons, 0, (size_t)N * sizeof *w->cons);
   memset(w->nviews, 0, (size_t)N * sizeof *w->nviews);
@@ -278,7 +540,12 @@ static void plan_ws_free(struct plan_ws *w) {
   tsmr__free(w->blk);
   tsmr__free(w->bl);
   tsmr__free(w->sorted);
-  tsmr__free(w->by_off);
+  tsmr__free(w->ord_s);
+  tsmr__free(w->ord_e);
+  tsmr__free(w->rev);
+  tsmr__free(w->off_a);
+  tsmr__free(w->off_b);
+  tsmr__free(w->fb);
   tsmr__free(w->diff);
 }
 
@@ -315,7 +582,7 @@ int tsmr__plan_compute(const struct tsmr__plan_input *in, int mode, size_t align
     uint64_t naive = make_blocks(in, mode, align, &w, p);
     int64_t bound = lower_bound(&w, END);
     uint64_t total = 0;
-    if (mode == TSMR_PLAN_REUSE) total = place_reuse(w.bl, w.nb, w.sorted, w.by_off);
+    if (mode == TSMR_PLAN_REUSE) total = place_reuse(w.bl, w.nb, END, &w, TSMR_PLACE_CHOICE);
     else
       for (uint32_t b = 0; b < w.nb; b++) total += w.bl[b].size;
     rc = plan_fill(in, mode, &w, total, p);
@@ -328,5 +595,28 @@ int tsmr__plan_compute(const struct tsmr__plan_input *in, int mode, size_t align
   plan_ws_free(&w);
   if (rc) tsmr__plan_free(p);
   else p->st.plan_ns = now_ns() - t0;
+  return rc;
+}
+
+int tsmr__plan_place(uint32_t nb, const uint64_t *size, const int64_t *start,
+                     const int64_t *end, int64_t END, int pass, uint64_t *off,
+                     uint64_t *peak) {
+  struct plan_ws w;
+  struct tsmr__plan p;
+  if (pass < TSMR_PLACE_CHOICE || pass > TSMR_PLACE_MIRRORED || END < 0) return TSMR_EINVAL;
+  for (uint32_t i = 0; i < nb; i++)
+    if (start[i] < 0 || start[i] > end[i] || end[i] > END) return TSMR_EINVAL;
+  memset(&p, 0, sizeof p);
+  int rc = plan_alloc(&w, &p, 0, nb, END);
+  if (rc == 0) {
+    for (uint32_t i = 0; i < nb; i++) {
+      struct block b = {size[i], 0, start[i], end[i], i};
+      w.bl[i] = b;
+    }
+    *peak = place_reuse(w.bl, nb, END, &w, pass);
+    for (uint32_t i = 0; i < nb; i++) off[i] = w.bl[i].off;
+  }
+  plan_ws_free(&w);
+  tsmr__plan_free(&p);
   return rc;
 }

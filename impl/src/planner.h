@@ -72,4 +72,13 @@ int tsmr__plan_compute(const struct tsmr__plan_input *in, int mode, size_t align
                        struct tsmr__plan *p);
 void tsmr__plan_free(struct tsmr__plan *p);
 
+/* The placement alone, for the unit tests: nb blocks (size, live over [start, end],
+ * times 0..END) placed by one pass (enum below) or by the choice tsmr__plan_compute
+ * makes. off: OUT per block, *peak: OUT. RETURN 0, TSMR_EINVAL (a bad pass or time)
+ * or TSMR_ENOMEM. */
+enum { TSMR_PLACE_CHOICE, TSMR_PLACE_OFFLINE, TSMR_PLACE_FORWARD, TSMR_PLACE_MIRRORED };
+int tsmr__plan_place(uint32_t nb, const uint64_t *size, const int64_t *start,
+                     const int64_t *end, int64_t END, int pass, uint64_t *off,
+                     uint64_t *peak);
+
 #endif /* TSMR_PLANNER_H */

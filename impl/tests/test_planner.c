@@ -6,7 +6,10 @@
  * OUTPUT or PARAM source); leaves are at distinct memory (GRAPH.INPUT.1); pinned
  * tensors live to the end (GRAPH.OUT.2, GRAPH.SINK.1); views extend their root
  * (GRAPH.VIEW.1); the peak is at least the liveness lower bound and at most the sum
- * of the sizes (GRAPH.PLAN.3); ENOMEM at any allocation leaves no plan.
+ * of the sizes (GRAPH.PLAN.3); ENOMEM at any allocation leaves no plan. The placement
+ * passes alone (tsmr__plan_place): the online passes' free ranges merging with
+ * either neighbour and with the top of the buffer, best fit taking an exact fit, and
+ * many blocks (the online passes only, as on graphs too large for the offline one).
  * Run: $(B)/bin/test-planner [seed]; prints "# planner: N checks, 0 failed".
  */
 #include <stdio.h>
@@ -297,6 +300,169 @@ static void test_enomem(void) {
   }
 }
 
+/* ---- the placement passes ------------------------------------------------------- */
+
+/* Places n blocks by pass: RETURN the peak; off: OUT. */
+static uint64_t place(uint32_t n, const uint64_t *size, const int64_t *start,
+                      const int64_t *end, int64_t END, int pass, uint64_t *off) {
+  uint64_t peak = 0;
+  int rc = tsmr__plan_place(n, size, start, end, END, pass, off, &peak);
+  CHECK(rc == 0, "place rc %d", rc);
+  return peak;
+}
+
+/* No two blocks live together share bytes; every block is under the peak; the peak
+ * is at least the liveness bound. RETURN how many pairs overlap. */
+static int check_placement(uint32_t n, const uint64_t *size, const int64_t *start,
+                           const int64_t *end, int64_t END, const uint64_t *off,
+                           uint64_t peak, const char *what) {
+  int bad = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    bad += off[i] + size[i] > peak;
+    for (uint32_t j = i + 1; j < n; j++)
+      if (size[i] && size[j] && start[i] <= end[j] && start[j] <= end[i] &&
+          off[i] < off[j] + size[j] && off[j] < off[i] + size[i])
+        bad++;
+  }
+  uint64_t bound = 0;
+  for (int64_t t = 0; t <= END; t++) {
+    uint64_t live = 0;
+    for (uint32_t i = 0; i < n; i++) live += start[i] <= t && t <= end[i] ? size[i] : 0;
+    if (live > bound) bound = live;
+  }
+  CHECK(bad == 0 && peak >= bound, "%s: %d overlaps, peak %llu, bound %llu", what, bad,
+        (unsigned long long)peak, (unsigned long long)bound);
+  return bad;
+}
+
+/* Ranges given back merge: two freed neighbours into one range a larger block takes
+ * whole; a block freed between two free ranges joins both; a block freed at the top
+ * of the buffer, and the free range below it, go back to the top. Forward and
+ * mirrored (the same scenario with the time axis mirrored). */
+static void test_online_merge(void) {
+  uint64_t off[8];
+  for (int mirrored = 0; mirrored < 2; mirrored++) {
+    int pass = mirrored ? TSMR_PLACE_MIRRORED : TSMR_PLACE_FORWARD;
+    /* a, b freed at 2 merge: d (their size together) takes both at 0 */
+    { uint64_t sz[] = {32, 32, 32, 64};
+      int64_t s[] = {0, 0, 0, 2}, e[] = {1, 1, 5, 3}, E = 5;
+      int64_t ms[4], me[4];
+      for (int i = 0; i < 4; i++) ms[i] = mirrored ? E - e[i] : s[i], me[i] = mirrored ? E - s[i] : e[i];
+      uint64_t peak = place(4, sz, ms, me, E, pass, off);
+      check_placement(4, sz, ms, me, E, off, peak, "merge two");
+      CHECK(peak == 96 && off[3] == 0, "merge two (mirrored %d): peak %llu, d at %llu",
+            mirrored, (unsigned long long)peak, (unsigned long long)off[3]); }
+    /* a and c freed first, then b between them: one range of 96 for d */
+    { uint64_t sz[] = {32, 32, 32, 32, 96};
+      int64_t s[] = {0, 0, 0, 0, 3}, e[] = {1, 2, 1, 9, 4}, E = 9;
+      int64_t ms[5], me[5];
+      for (int i = 0; i < 5; i++) ms[i] = mirrored ? E - e[i] : s[i], me[i] = mirrored ? E - s[i] : e[i];
+      uint64_t peak = place(5, sz, ms, me, E, pass, off);
+      check_placement(5, sz, ms, me, E, off, peak, "merge both sides");
+      CHECK(peak == 128 && off[4] == 0, "merge both sides (mirrored %d): peak %llu, d at %llu",
+            mirrored, (unsigned long long)peak, (unsigned long long)off[4]); }
+    /* b at the top, then c above it: both go back to the top, d starts at 32 */
+    { uint64_t sz[] = {32, 32, 32, 96};
+      int64_t s[] = {0, 1, 1, 3}, e[] = {9, 1, 2, 4}, E = 9;
+      int64_t ms[4], me[4];
+      for (int i = 0; i < 4; i++) ms[i] = mirrored ? E - e[i] : s[i], me[i] = mirrored ? E - s[i] : e[i];
+      uint64_t peak = place(4, sz, ms, me, E, pass, off);
+      check_placement(4, sz, ms, me, E, off, peak, "merge at the top");
+      CHECK(peak == 128 && off[3] == 32, "merge at the top (mirrored %d): peak %llu, d at %llu",
+            mirrored, (unsigned long long)peak, (unsigned long long)off[3]); }
+  }
+}
+
+/* Best fit: of a free range of 64 and one of 32, a block of 32 takes the 32 (an exact
+ * fit, though higher), and a block of 64 then the 64; nothing goes to the top. */
+static void test_online_exact_fit(void) {
+  uint64_t off[6], sz[] = {64, 32, 32, 32, 32, 64};
+  int64_t s[] = {0, 0, 0, 0, 2, 2}, e[] = {1, 9, 1, 9, 3, 3};
+  uint64_t peak = place(6, sz, s, e, 9, TSMR_PLACE_FORWARD, off);
+  check_placement(6, sz, s, e, 9, off, peak, "exact fit");
+  CHECK(off[0] == 0 && off[2] == 96 && off[4] == 96 && off[5] == 0 && peak == 160,
+        "exact fit: a %llu b %llu d %llu e %llu, peak %llu", (unsigned long long)off[0],
+        (unsigned long long)off[2], (unsigned long long)off[4], (unsigned long long)off[5],
+        (unsigned long long)peak);
+}
+
+/* Random blocks (sizes 0 to 4 KiB, intervals mostly short, some to the end): every
+ * pass valid; the choice no worse than any pass; the same offsets on a second run. */
+static void test_place_random(uint32_t n, int64_t END, uint64_t seed) {
+  uint64_t *sz = malloc(n * sizeof *sz), *off = malloc(n * sizeof *off);
+  uint64_t *off2 = malloc(n * sizeof *off2);
+  int64_t *s = malloc(n * sizeof *s), *e = malloc(n * sizeof *e);
+  if (!sz || !off || !off2 || !s || !e) {
+    CHECK(0, "test_place_random: out of memory");
+    goto done;
+  }
+  rng_state = seed;
+  for (uint32_t i = 0; i < n; i++) {
+    sz[i] = rnd(8) ? 16u * (1 + rnd(256)) : rnd(2) * 16u; /* some zero-sized */
+    s[i] = rnd((uint32_t)END + 1);
+    e[i] = rnd(5) ? s[i] + rnd(8) : END;
+    if (e[i] > END) e[i] = END;
+  }
+  uint64_t best = UINT64_MAX;
+  for (int pass = TSMR_PLACE_OFFLINE; pass <= TSMR_PLACE_MIRRORED; pass++) {
+    char what[64];
+    snprintf(what, sizeof what, "%u random blocks, pass %d", n, pass);
+    uint64_t peak = place(n, sz, s, e, END, pass, off);
+    if (n <= 4000) check_placement(n, sz, s, e, END, off, peak, what);
+    if (peak < best) best = peak;
+  }
+  uint64_t peak = place(n, sz, s, e, END, TSMR_PLACE_CHOICE, off);
+  uint64_t again = place(n, sz, s, e, END, TSMR_PLACE_CHOICE, off2);
+  CHECK(peak == again && !memcmp(off, off2, n * sizeof *off), "%u blocks: not deterministic", n);
+  CHECK(n > 256 || peak == best, "%u blocks: the choice %llu, the best pass %llu", n,
+        (unsigned long long)peak, (unsigned long long)best);
+done:
+  free(sz), free(off), free(off2), free(s), free(e);
+}
+
+/* Large counts: on graphs above 256 blocks only the online passes run; tens of
+ * thousands of blocks with thousands of free ranges at once stay valid. */
+static void test_place_large(void) {
+  for (uint64_t seed = 1; seed <= 4; seed++) test_place_random(300 * (uint32_t)seed, 200, seed);
+  test_place_random(3000, 3000, 11);
+  uint64_t off[1];
+  CHECK(tsmr__plan_place(1, (const uint64_t[]){16}, (const int64_t[]){3},
+                         (const int64_t[]){2}, 5, TSMR_PLACE_CHOICE, off,
+                         &(uint64_t){0}) == TSMR_EINVAL, "start after end accepted");
+  CHECK(tsmr__plan_place(0, NULL, NULL, NULL, 0, 7, off, &(uint64_t){0}) == TSMR_EINVAL,
+        "bad pass accepted");
+  /* many: a 200000-block placement, checked by a sweep over time of each pass's plan */
+  const uint32_t n = 200000;
+  const int64_t END = 100000;
+  uint64_t *sz = malloc(n * sizeof *sz), *o = malloc(n * sizeof *o);
+  int64_t *s = malloc(n * sizeof *s), *e = malloc(n * sizeof *e);
+  if (sz && o && s && e) {
+    rng_state = 99;
+    for (uint32_t i = 0; i < n; i++) {
+      sz[i] = 16u * (1 + rnd(64));
+      s[i] = (int64_t)i / 2;
+      e[i] = rnd(50) ? s[i] + rnd(16) : END;
+      if (e[i] > END) e[i] = END;
+    }
+    for (int pass = TSMR_PLACE_CHOICE; pass <= TSMR_PLACE_MIRRORED; pass++) {
+      if (pass == TSMR_PLACE_OFFLINE) continue; /* O(n^2) */
+      uint64_t peak = place(n, sz, s, e, END, pass, o);
+      /* blocks starting at one time must not overlap any block live then: each pair
+       * (i, j) of a window of blocks whose starts are close is checked */
+      int bad = 0;
+      for (uint32_t i = 0; i < n && bad < 5; i++) {
+        bad += o[i] + sz[i] > peak;
+        for (uint32_t j = i + 1; j < n && j < i + 64; j++)
+          if (s[i] <= e[j] && s[j] <= e[i] && o[i] < o[j] + sz[j] && o[j] < o[i] + sz[i]) bad++;
+      }
+      CHECK(bad == 0, "200000 blocks, pass %d: %d overlaps", pass, bad);
+    }
+  } else {
+    CHECK(0, "test_place_large: out of memory");
+  }
+  free(sz), free(o), free(s), free(e);
+}
+
 int main(int argc, char **argv) {
   uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 1;
   test_inplace_chain();
@@ -305,6 +471,10 @@ int main(int argc, char **argv) {
   test_view_extends_root();
   test_random(seed, 2000);
   test_enomem();
+  test_online_merge();
+  test_online_exact_fit();
+  test_place_random(40, 30, seed);
+  test_place_large();
   printf("# planner: %d checks, %d failed\n", checks, failed);
   return failed ? 1 : 0;
 }
