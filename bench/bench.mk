@@ -1,8 +1,10 @@
 # bench/bench.mk: micro-benchmarks of libtsmref, one program per bench/bench_NAME.c,
 # built as $(B)/bin/bench-NAME. `make bench` builds and runs them, the capsule round
 # trip (bench/bench_capsule.py) and two timings of the judge (bench/run_bench.sh),
-# and writes $(B)/bench/results.json (bench/README.md); `all` builds them, `run` and
-# `check` never run them.
+# counts the instructions of bench-managers' and bench-dlpack's loops under callgrind
+# where valgrind is installed (bench/count_instructions.sh), and writes
+# $(B)/bench/results.json (bench/README.md); `all` builds them, `run` and `check` never
+# run them.
 #   bench-managers  managers, scopes, 2 threads (spec/managers.md, spec/scopes.md)
 #   bench-dlpack    DLPack C ABI round trip (spec/dlpack.md)
 #   bench-graphs    graph planner vs liveness bound (spec/graphs.md)
@@ -27,8 +29,17 @@ $(BENCH_BINS): $(B)/bin/bench-%: $(B)/obj/bench/bench_%.o $(TSMREF_LIB)
 	$(CC) -o $@ $< -L$(B)/lib -ltsmref -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS_ALL) -pthread
 
 # The extension by path: python.mk, which names it PYTHON_EXT, is included after this file.
-bench: $(BENCH_BINS) $(B)/python/tsmref.so $(TSM_CTS) $(TSMREF_ADAPTER)
+bench: $(BENCH_BINS) $(B)/python/tsmref.so $(TSM_CTS) $(TSMREF_ADAPTER) $(B)/bin/planner-ggml \
+  $(B)/lib/ggml_adapter.so
 	bash bench/run_bench.sh $(B) $(VENV_PY)
+
+# `make bench-instructions`: the instruction figures of `make bench` alone (callgrind,
+# bench/count_instructions.sh), written to $(B)/bench/instructions.jsonl and printed.
+.PHONY: bench-instructions
+bench-instructions: $(B)/bin/bench-managers $(B)/bin/bench-dlpack
+	@mkdir -p $(B)/bench
+	rm -f $(B)/bench/instructions.jsonl
+	BENCH_JSON=$(B)/bench/instructions.jsonl bash bench/count_instructions.sh $(B) $(VENV_PY)
 
 # `make bench-ggml`: ggml_gallocr's peak bytes against the reference planner's on the same
 # graphs, both loaded through the adapter ABI (bench/planner_ggml.c), written to

@@ -9,12 +9,17 @@
  * The source tensor lives for the whole run. Each figure is the best of ROUNDS rounds.
  * Built against the DLPack 1.x header of apache-tvm-ffi (deps.mk). With $BENCH_JSON
  * set, figure 1 goes there as dlpack_c_roundtrip_ns (bench_util.h).
+ * --count-instructions N runs figure 1's loop and its baseline once, N operations each,
+ * in bench_ir_* functions, for callgrind to count (bench/count_instructions.sh,
+ * bench_util.h).
  * Usage: bench-dlpack [N]   (default 1000000)
+ *        bench-dlpack --count-instructions N
  */
 #include <dlpack/dlpack.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "bench_util.h"
@@ -86,7 +91,45 @@ static double bench_foreign_import(tsmr_ctx *ctx, tsmr_handle m, long n) {
 
 static double min2(double a, double b) { return a < b ? a : b; }
 
+/* The counted loops of figure 1 and its baseline (bench_util.h): the timed loops
+ * themselves, so that the count is of the code the wall time measures (its two clock
+ * reads are noise over n operations); the time they return is not used. */
+static BENCH_IR_FN void bench_ir_create_release(tsmr_ctx *ctx, tsmr_handle m, long n) {
+  bench_create(ctx, m, n);
+}
+static BENCH_IR_FN void bench_ir_round_trip(tsmr_ctx *ctx, tsmr_handle m, tsmr_handle src,
+                                            long n) {
+  bench_round_trip(ctx, m, src, n);
+}
+
+/* --count-instructions n: each loop once after its warm-up (bench_util.h), in the root
+ * manager with the source tensor alive, as in the timed run. RETURN the exit status. */
+static int count_instructions(long n) {
+  tsmr_ctx *ctx;
+  tsmr_handle root, src;
+  BENCH_CHECK(tsmr_ctx_open("cpu", &ctx));
+  BENCH_CHECK(tsmr_mgr_root(ctx, &root));
+  BENCH_CHECK(tsmr_tensor_new(ctx, root, &bench_desc, NULL, &src));
+  bench_create(ctx, root, n / 10 + 1);
+  bench_ir_create_release(ctx, root, n);
+  bench_round_trip(ctx, root, src, n / 10 + 1);
+  bench_ir_round_trip(ctx, root, src, n);
+  uint64_t live = 0;
+  BENCH_CHECK(tsmr_live_bytes(ctx, &live));
+  tsmr_ctx_close(ctx);
+  printf("bench-dlpack: counted loops of %ld operations each (bench_ir_*)\n", n);
+  return live == 16 ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--count-instructions")) {
+    long n = argc > 2 ? atol(argv[2]) : 0;
+    if (n <= 0) {
+      fprintf(stderr, "usage: bench-dlpack --count-instructions N (N > 0)\n");
+      return 2;
+    }
+    return count_instructions(n);
+  }
   long n = argc > 1 ? atol(argv[1]) : 1000000;
   tsmr_ctx *ctx;
   tsmr_handle root, src;

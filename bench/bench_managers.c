@@ -19,7 +19,11 @@
  * $BENCH_JSON set, the figures create_release_vs_malloc(_2managers,
  * _1manager_2threads), manager_close_ns_per_resource and manager_close_vs_free go there
  * too (bench_util.h).
+ * --count-instructions N runs each loop of those figures and its baseline once, N
+ * operations (resources for the close), each in a bench_ir_* function of its own, for
+ * callgrind to count (bench/count_instructions.sh; bench_util.h says how).
  * Usage: bench-managers [N]   (default 1000000)
+ *        bench-managers --count-instructions N
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -57,31 +61,76 @@ static double bench_scoped(tsmr_ctx *ctx, tsmr_handle sub, long n,
   return (now_ns() - t0) / (double)n;
 }
 
-/* One thread of bench 5: after the barrier, n create+release (sub != TSMR_NONE) or
- * malloc+memset+free; ns_per_op: OUT. */
+/* How bench 5's threads work: malloc + memset + free, or create + release in a
+ * sub-manager each, or both in one sub-manager. */
+enum bench_side { BENCH_MALLOC, BENCH_TWO_MANAGERS, BENCH_ONE_MANAGER };
+
+/* One thread of bench 5: after the barrier, n create+release (side not BENCH_MALLOC) or
+ * malloc+memset+free; ns_per_op: OUT. counted: --count-instructions, where the thread
+ * warms up first and runs its n operations in its side's bench_ir_* function. */
 struct bench_thread {
   tsmr_ctx *ctx;
   tsmr_handle sub;
   long n;
   pthread_barrier_t *start;
+  enum bench_side side;
+  int counted;
   double ns_per_op;
 };
 
+/* n operations of b's side on this thread: ns/op. */
+static double bench_thread_loop(const struct bench_thread *b, long n) {
+  struct tsmr_tensor_desc d = {TSMR_F32, 1, {4}};
+  return b->side != BENCH_MALLOC ? bench_scoped(b->ctx, b->sub, n, &d)
+                                 : bench_malloc(n, 4 * sizeof(float));
+}
+
+/* The counted loops of bench 5, one function per side, so that each side's count is
+ * its own (both threads of a side add into the one function). Each checks that it runs
+ * the side it is named for, which also keeps the compiler from folding their otherwise
+ * identical bodies into one function (gcc's identical code folding), whose count would
+ * then be all three sides'. */
+static void bench_counted_side(struct bench_thread *b, enum bench_side side) {
+  if (b->side != side) {
+    fprintf(stderr, "bench-managers: counted side %d in the function of side %d\n",
+            (int)b->side, (int)side);
+    exit(1);
+  }
+  b->ns_per_op = bench_thread_loop(b, b->n);
+}
+static BENCH_IR_FN void bench_ir_threads_malloc(struct bench_thread *b) {
+  bench_counted_side(b, BENCH_MALLOC);
+}
+static BENCH_IR_FN void bench_ir_threads_2managers(struct bench_thread *b) {
+  bench_counted_side(b, BENCH_TWO_MANAGERS);
+}
+static BENCH_IR_FN void bench_ir_threads_1manager(struct bench_thread *b) {
+  bench_counted_side(b, BENCH_ONE_MANAGER);
+}
+
 static void *bench_thread_run(void *arg) {
   struct bench_thread *b = arg;
-  struct tsmr_tensor_desc d = {TSMR_F32, 1, {4}};
+  if (!b->counted) {
+    pthread_barrier_wait(b->start);
+    b->ns_per_op = bench_thread_loop(b, b->n);
+    return NULL;
+  }
+  /* Warm-up (bench_util.h), both threads, before either counts: the counted loops then
+   * run side by side as the timed ones do. */
+  bench_thread_loop(b, b->n / 10 + 1);
   pthread_barrier_wait(b->start);
-  b->ns_per_op = b->sub != TSMR_NONE ? bench_scoped(b->ctx, b->sub, b->n, &d)
-                                     : bench_malloc(b->n, 4 * sizeof(float));
+  if (b->side == BENCH_MALLOC)
+    bench_ir_threads_malloc(b);
+  else if (b->side == BENCH_TWO_MANAGERS)
+    bench_ir_threads_2managers(b);
+  else
+    bench_ir_threads_1manager(b);
   return NULL;
 }
 
-/* How bench 5's threads work: malloc + memset + free, or create + release in a
- * sub-manager each, or both in one sub-manager. */
-enum bench_side { BENCH_MALLOC, BENCH_TWO_MANAGERS, BENCH_ONE_MANAGER };
-
-/* Bench 5's figure for one side: the slower of 2 threads. */
-static double bench_two_threads(tsmr_ctx *ctx, tsmr_handle root, long n, enum bench_side side) {
+/* Bench 5's figure for one side: the slower of 2 threads. counted: see bench_thread. */
+static double bench_two_threads(tsmr_ctx *ctx, tsmr_handle root, long n, enum bench_side side,
+                                int counted) {
   pthread_barrier_t start;
   pthread_t th[2];
   struct bench_thread b[2];
@@ -89,7 +138,7 @@ static double bench_two_threads(tsmr_ctx *ctx, tsmr_handle root, long n, enum be
   if (side == BENCH_ONE_MANAGER) BENCH_CHECK(tsmr_mgr_new_sub(ctx, root, &shared));
   pthread_barrier_init(&start, NULL, 2);
   for (int i = 0; i < 2; i++) {
-    b[i] = (struct bench_thread){ctx, shared, n, &start, 0};
+    b[i] = (struct bench_thread){ctx, shared, n, &start, side, counted, 0};
     if (side == BENCH_TWO_MANAGERS) BENCH_CHECK(tsmr_mgr_new_sub(ctx, root, &b[i].sub));
     if (pthread_create(&th[i], NULL, bench_thread_run, &b[i])) exit(1);
   }
@@ -101,19 +150,29 @@ static double bench_two_threads(tsmr_ctx *ctx, tsmr_handle root, long n, enum be
   return b[0].ns_per_op > b[1].ns_per_op ? b[0].ns_per_op : b[1].ns_per_op;
 }
 
-static double bench_close(tsmr_ctx *ctx, tsmr_handle root, long n,
-                          const struct tsmr_tensor_desc *d) {
+static tsmr_handle bench_close_fill(tsmr_ctx *ctx, tsmr_handle root, long n,
+                                    const struct tsmr_tensor_desc *d) {
   tsmr_handle sub, t;
   BENCH_CHECK(tsmr_mgr_new_sub(ctx, root, &sub));
   for (long i = 0; i < n; i++) BENCH_CHECK(tsmr_tensor_new(ctx, sub, d, NULL, &t));
+  return sub;
+}
+
+/* The close of sub, holding n tensors: ns per tensor. */
+static double bench_close_timed(tsmr_ctx *ctx, tsmr_handle sub, long n) {
   double t0 = now_ns();
   BENCH_CHECK(tsmr_mgr_close(ctx, sub));
   return (now_ns() - t0) / (double)n;
 }
 
+static double bench_close(tsmr_ctx *ctx, tsmr_handle root, long n,
+                          const struct tsmr_tensor_desc *d) {
+  return bench_close_timed(ctx, bench_close_fill(ctx, root, n, d), n);
+}
+
 /* The baseline of a manager's close: free() of n buffers of bytes each, allocated first
  * (the memory a close gives back, without the bookkeeping); ns per buffer. */
-static double bench_free_all(long n, size_t bytes) {
+static void **bench_free_fill(long n, size_t bytes) {
   void **p = malloc((size_t)n * sizeof *p);
   if (!p) {
     fprintf(stderr, "bench-managers: out of memory\n");
@@ -127,9 +186,19 @@ static double bench_free_all(long n, size_t bytes) {
     }
     memset(p[i], 0, bytes);
   }
+  return p;
+}
+
+/* free() of the n buffers of p (not of p): ns per buffer. */
+static double bench_free_timed(void **p, long n) {
   double t0 = now_ns();
   for (long i = 0; i < n; i++) free(p[i]);
-  double dt = (now_ns() - t0) / (double)n;
+  return (now_ns() - t0) / (double)n;
+}
+
+static double bench_free_all(long n, size_t bytes) {
+  void **p = bench_free_fill(n, bytes);
+  double dt = bench_free_timed(p, n);
   free(p);
   return dt;
 }
@@ -215,8 +284,8 @@ static void run_close_dispose(tsmr_ctx *ctx, tsmr_handle root, long n,
 static void run_two_threads(tsmr_ctx *ctx, tsmr_handle root, long n, enum bench_side side) {
   struct bench_pairs p;
   for (int r = 0; r < PAIRS; r++) {
-    p.a[r] = bench_two_threads(ctx, root, n / 5 + 1, side);
-    p.b[r] = bench_two_threads(ctx, root, n / 5 + 1, BENCH_MALLOC);
+    p.a[r] = bench_two_threads(ctx, root, n / 5 + 1, side, 0);
+    p.b[r] = bench_two_threads(ctx, root, n / 5 + 1, BENCH_MALLOC, 0);
   }
   double s = bench_median(p.a), m = bench_median(p.b), ratio = bench_median_ratio(&p);
   int two = side == BENCH_TWO_MANAGERS;
@@ -232,7 +301,62 @@ static void run_two_threads(tsmr_ctx *ctx, tsmr_handle root, long n, enum bench_
     bench_figure("create_release_vs_malloc_1manager_2threads", s, "ns/op", &base, 0);
 }
 
+/* The counted loops of benches 1 and 2 and their baselines (bench_util.h): each the
+ * timed loop itself, so that the count is of the code the wall time measures (its two
+ * clock reads are noise over n operations); the time it returns is not used. */
+static BENCH_IR_FN void bench_ir_create_release(tsmr_ctx *ctx, tsmr_handle sub, long n,
+                                                const struct tsmr_tensor_desc *d) {
+  bench_scoped(ctx, sub, n, d);
+}
+static BENCH_IR_FN void bench_ir_malloc(long n, size_t bytes) { bench_malloc(n, bytes); }
+static BENCH_IR_FN void bench_ir_close(tsmr_ctx *ctx, tsmr_handle sub, long n) {
+  bench_close_timed(ctx, sub, n);
+}
+static BENCH_IR_FN void bench_ir_free(void **p, long n) { bench_free_timed(p, n); }
+
+/* --count-instructions n: each loop once, warmed up first (bench_util.h), in the order of
+ * the timed run, so that the context's lock is in the same state (biased toward this
+ * thread until bench 5's threads revoke it, impl/src/lock.h). RETURN the exit status. */
+static int count_instructions(long n) {
+  struct tsmr_tensor_desc d = {TSMR_F32, 1, {4}};
+  size_t bytes = 4 * sizeof(float);
+  tsmr_ctx *ctx;
+  tsmr_handle root, sub;
+  BENCH_CHECK(tsmr_ctx_open("cpu", &ctx));
+  BENCH_CHECK(tsmr_mgr_root(ctx, &root));
+  BENCH_CHECK(tsmr_mgr_new_sub(ctx, root, &sub));
+  bench_scoped(ctx, sub, n / 10 + 1, &d);
+  bench_ir_create_release(ctx, sub, n, &d);
+  bench_malloc(n / 10 + 1, bytes);
+  bench_ir_malloc(n, bytes);
+  /* The close's warm-up is a whole close of as many tensors: the first fills grow the
+   * handle table and the free lists, which the counted fill then reuses. */
+  bench_close(ctx, root, n, &d);
+  bench_ir_close(ctx, bench_close_fill(ctx, root, n, &d), n);
+  bench_free_all(n, bytes);
+  void **p = bench_free_fill(n, bytes);
+  bench_ir_free(p, n);
+  free(p);
+  bench_two_threads(ctx, root, n, BENCH_TWO_MANAGERS, 1);
+  bench_two_threads(ctx, root, n, BENCH_ONE_MANAGER, 1);
+  bench_two_threads(ctx, root, n, BENCH_MALLOC, 1);
+  BENCH_CHECK(tsmr_mgr_close(ctx, sub));
+  uint64_t live;
+  BENCH_CHECK(tsmr_live_bytes(ctx, &live));
+  tsmr_ctx_close(ctx);
+  printf("bench-managers: counted loops of %ld operations each (bench_ir_*)\n", n);
+  return live == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--count-instructions")) {
+    long n = argc > 2 ? atol(argv[2]) : 0;
+    if (n <= 0) {
+      fprintf(stderr, "usage: bench-managers --count-instructions N (N > 0)\n");
+      return 2;
+    }
+    return count_instructions(n);
+  }
   long n = argc > 1 ? atol(argv[1]) : 1000000;
   if (n <= 0) n = 1000000;
   struct tsmr_tensor_desc d = {TSMR_F32, 1, {4}};

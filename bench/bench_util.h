@@ -4,7 +4,21 @@
  * (a figure and its baseline measured in turn, summarised by medians: the machine's
  * speed drifts between rounds, and a pair's ratio cancels most of it), and
  * bench_figure, which appends one named figure to the file $BENCH_JSON names (a JSON
- * object per line; bench/results.py gathers them into results.json).
+ * object per line; bench/results.py gathers them into results.json), and BENCH_IR_FN.
+ *
+ * Instructions. On this shared machine single wall-time runs move by tens of percent,
+ * so each wall-time ratio has an instructions ratio beside it (NAME_instructions),
+ * which does not move with the machine's load. A program's --count-instructions N mode
+ * runs each measured loop and each baseline loop once, N operations, in a function of
+ * its own named bench_ir_*; bench/count_instructions.sh runs it under valgrind's
+ * callgrind collecting only inside those functions (--toggle-collect=bench_ir_*), and
+ * bench/callgrind_ir.py reads each one's inclusive count (the library calls in it
+ * included) and divides by N. Each counted loop follows a warm-up of N / 10 + 1
+ * operations of the same loop (a close: a whole close of N tensors): the first calls
+ * touch fresh memory and take the slow paths (free lists empty, tables growing), which
+ * the timed runs pay once among millions. N is 100,000 by default: the function's own setup (two clock reads, the
+ * loop's entry) is then under 0.01 instruction per operation, and callgrind runs both
+ * programs in about 15 s.
  */
 #ifndef TSM_BENCH_UTIL_H
 #define TSM_BENCH_UTIL_H
@@ -16,6 +30,10 @@
 #include "tsmref.h"
 
 #define ROUNDS 7 /* best-of rounds */
+/* A counted loop of --count-instructions (above): never inlined, so that it stays a
+ * function callgrind can toggle on by name (a clone the compiler makes, such as
+ * bench_ir_x.constprop.0, matches bench_ir_* too). */
+#define BENCH_IR_FN __attribute__((noinline))
 #define PAIRS 21 /* paired rounds: short and many, so that a pair sees one machine speed */
 #define BENCH_CHECK(call)                                                          \
   do {                                                                             \

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# bench/count_instructions.sh BUILD [PYTHON]: the instruction figures of bench/README.md
+# (NAME_instructions, one beside each wall-time ratio of bench-managers and
+# bench-dlpack), appended to the file $BENCH_JSON names. Runs each program's
+# --count-instructions mode under valgrind's callgrind, collecting only inside the
+# counted loops (bench_ir_*; bench_util.h says why and how), and bench/callgrind_ir.py
+# turns each loop's inclusive count into instructions per operation. Part of `make
+# bench` (bench/run_bench.sh); `make bench-instructions` runs it alone.
+#   BENCH_IR_N      operations per counted loop (default 100000: bench_util.h)
+#   BENCH_CALLGRIND 0 skips the count (as without valgrind): the figures are written
+#                   with value null, so that results.py still finds each one
+# Without valgrind the figures are written with value null too, and it says so. A
+# callgrind run that fails fails the step (a benchmark that stopped early): its log is
+# BUILD/bench/callgrind.PROGRAM.log.
+set -eu
+B=${1:?usage: bench/count_instructions.sh BUILD [PYTHON]}
+PY=${2:-python3}
+n=${BENCH_IR_N:-100000}
+out=$B/bench
+mkdir -p "$out"
+programs="managers dlpack"
+
+if [ "${BENCH_CALLGRIND:-1}" = 0 ] || ! command -v valgrind >/dev/null 2>&1; then
+  if [ "${BENCH_CALLGRIND:-1}" = 0 ]; then
+    echo "  BENCH_CALLGRIND=0: no instruction count; the *_instructions figures are null"
+  else
+    echo "  valgrind not found: no instruction count; the *_instructions figures are null"
+  fi
+  for p in $programs; do "$PY" bench/callgrind_ir.py null "$p"; done
+  exit 0
+fi
+
+for p in $programs; do
+  echo "== callgrind: $B/bin/bench-$p --count-instructions $n"
+  # The output file is rewritten, not numbered by pid, so that a stale one is never read.
+  rm -f "$out/callgrind.$p.out"
+  valgrind --tool=callgrind --toggle-collect='bench_ir_*' \
+    --callgrind-out-file="$out/callgrind.$p.out" --log-file="$out/callgrind.$p.log" \
+    "$B/bin/bench-$p" --count-instructions "$n" >/dev/null ||
+    { echo "count_instructions.sh: bench-$p under callgrind failed (see $out/callgrind.$p.log;" \
+        "BENCH_CALLGRIND=0 skips the count)" >&2; exit 1; }
+  "$PY" bench/callgrind_ir.py figures "$p" "$n" "$out/callgrind.$p.out"
+done
