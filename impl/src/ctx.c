@@ -64,7 +64,7 @@ void tsmr_ctx_close(tsmr_ctx *ctx) {
   }
   while (ctx->free_tensors) {
     struct tsmr__tensor *t = ctx->free_tensors;
-    ctx->free_tensors = t->next_free;
+    ctx->free_tensors = t->own.next_rec;
     tsmr__free(t);
   }
   while (ctx->free_storages) {
@@ -72,6 +72,7 @@ void tsmr_ctx_close(tsmr_ctx *ctx) {
     ctx->free_storages = s->next_free;
     tsmr__free(s);
   }
+  tsmr__dlx_free_blocks(ctx);
   tsmr__borrow_freelist(ctx);
   tsmr__table_free(&ctx->mgrs);
   tsmr__table_free(&ctx->tensors);

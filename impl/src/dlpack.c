@@ -63,7 +63,9 @@ static void dlx_orphan_put(struct tsmr__dlx_anchor *a, struct tsmr__storage *s,
     return;
   }
   if (s->data && s->data != (void *)s->small.bytes) a->be->free_mem(s->data);
-  tsmr__free(s);
+  /* an embedded storage's tensor was released when its context closed */
+  if (s->embedded) tsmr__free(tsmr__container_of(s, struct tsmr__tensor, own));
+  else tsmr__free(s);
 }
 
 void tsmr__dlx_rec_drop(struct tsmr__dlx_rec *rec) {
@@ -97,7 +99,27 @@ static void dlx_drop_own_l(tsmr_ctx *ctx, struct tsmr__dlx_rec *rec) {
   tsmr__storage_put(ctx, rec->st);
   uint_fast64_t was = atomic_fetch_sub(&rec->anchor->refs, 1);
   TSMR_ASSERT(was > 1);
-  tsmr__free(rec); /* the form's block starts with the record */
+  /* the form's block starts with the record: kept for the next export */
+  *(void **)rec = ctx->dlx_free_blocks;
+  ctx->dlx_free_blocks = rec;
+}
+
+/* A block for an export (TSMR__DLX_BLOCK_BYTES), recycled when one is kept; NULL:
+ * ENOMEM. A kept block counts as an allocation for the fault injection of tests. */
+static void *dlx_block_get(tsmr_ctx *ctx) {
+  void *b = ctx->dlx_free_blocks;
+  if (!b) return tsmr__alloc(TSMR__DLX_BLOCK_BYTES);
+  if (tsmr__alloc_refused()) return NULL;
+  ctx->dlx_free_blocks = *(void **)b;
+  return b;
+}
+
+void tsmr__dlx_free_blocks(tsmr_ctx *ctx) {
+  while (ctx->dlx_free_blocks) {
+    void *b = ctx->dlx_free_blocks;
+    ctx->dlx_free_blocks = *(void **)b;
+    tsmr__free(b);
+  }
 }
 
 void tsmr__dlx_close_begin(tsmr_ctx *ctx) {
@@ -184,10 +206,10 @@ static void export_describe(const tsmr_ctx *ctx, const struct tsmr__tensor *t,
     strides[i] = acc;
     if (__builtin_mul_overflow(acc, t->shape[i] > 1 ? t->shape[i] : 1, &acc)) acc = INT64_MAX;
   }
-  memset(o, 0, sizeof *o);
   o->data = st->data; /* NULL for zero elements (DLP.EXPORT.1) */
   o->device_type = ctx->be->host_memory ? TSMR__DLX_CPU : TSMR__DLX_CUDA;
   o->device_id = 0;
+  o->flags = 0; /* every field of o is written: no memset */
   o->ndim = t->ndim;
   o->shape = t->shape;
   o->strides = strides;
@@ -215,11 +237,12 @@ static int dlpack_export_l(tsmr_ctx *ctx, tsmr_handle th, int form, uint32_t req
   struct export_desc e;
   export_describe(ctx, t, st, request, &e);
   struct tsmr__dlx_rec *rec;
-  void *managed;
-  if ((rc = f->build(&e.o, &rec, &managed))) {
+  void *managed, *block = dlx_block_get(ctx);
+  if (!block) {
     tsmr__storage_put(ctx, st);
-    return rc;
+    return TSMR_ENOMEM;
   }
+  f->build(&e.o, block, &rec, &managed);
   rec->anchor = a;
   rec->st = st;
   tsmr__list_add(&a->exports, &rec->node);

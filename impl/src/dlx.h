@@ -82,10 +82,17 @@ struct tsmr__dlx_form {
   /* RETURN managed's record when managed is one of libtsmref's exports of this form
    * (our deleter), else NULL. Call only after parse succeeded. */
   struct tsmr__dlx_rec *(*own)(void *managed);
-  /* Allocates a block with a record at its start and fills the managed struct from
-   * o with libtsmref's deleter. rec, managed: OUT. RETURN 0 or TSMR_ENOMEM. */
-  int (*build)(const struct tsmr__dlx_out *o, struct tsmr__dlx_rec **rec, void **managed);
+  /* Fills block (TSMR__DLX_BLOCK_BYTES from tsmr__alloc, or recycled) with a record
+   * at its start and the managed struct from o with libtsmref's deleter. rec,
+   * managed: OUT. */
+  void (*build)(const struct tsmr__dlx_out *o, void *block, struct tsmr__dlx_rec **rec,
+                void **managed);
 };
+
+/* The bytes of an export's block, enough for either form's (dlx_form.inc checks): one
+ * size, so that the core allocates the blocks and keeps those of its own exports
+ * imported again for the next export (ctx->dlx_free_blocks) instead of freeing them. */
+#define TSMR__DLX_BLOCK_BYTES 240
 
 extern const struct tsmr__dlx_form tsmr__dlx_legacy;
 extern const struct tsmr__dlx_form tsmr__dlx_versioned;
@@ -103,6 +110,8 @@ void tsmr__dlx_close_begin(tsmr_ctx *ctx);
 /* tsmr_ctx_close with the context lock held, after every tensor is released: the
  * remaining exports' storages leave the context's live bytes and become orphaned. */
 void tsmr__dlx_close_orphan(tsmr_ctx *ctx);
+/* tsmr_ctx_close: frees the kept export blocks. */
+void tsmr__dlx_free_blocks(tsmr_ctx *ctx);
 /* tsmr_ctx_close after unlocking the context: unlocks the anchor and drops the
  * context's reference to it. */
 void tsmr__dlx_close_end(struct tsmr__dlx_anchor *a);

@@ -124,7 +124,12 @@ struct tsmr__storage {
   uint64_t refs;        /* live tensors and DLPack exports sharing it */
   size_t nbytes;        /* bytes counted in live bytes (0 for an aliased import) */
   void *data;           /* device pointer; == small for small host storage */
-  struct tsmr__storage *next_free; /* free list; or the pending list (ext set) */
+  union {
+    struct tsmr__storage *next_free; /* free list; or the pending list (ext set) */
+    /* embedded: its record's link on the context's free list of records (an embedded
+     * storage is on no storage list), so that a release writes no further cache line */
+    struct tsmr__tensor *next_rec;
+  };
   /* An aliased DLPack import (dlpack.c): the foreign managed struct and the function
    * that runs its deleter; data is the producer's and is never freed here. Such a
    * storage struct is never recycled: once its refs reach 0 it goes on the context's
@@ -132,6 +137,7 @@ struct tsmr__storage {
   void *ext;
   void (*ext_del)(void *ext);
   int orphaned;         /* held only by exports that outlived the context (dlpack.c) */
+  int embedded;         /* the own storage of a tensor record (struct tsmr__tensor) */
   union {
     unsigned char bytes[64];
     long double align_ld;
@@ -155,27 +161,36 @@ enum { TSMR__COMP_PACKED = 1, TSMR__COMP_LIST = 2 };
 struct tsmr__scope;
 struct tsmr__graph;
 
-/* The fields a release of a plain tensor reads and writes come first, next to each
- * other: a manager's close walks a million of them, and each further cache line it
- * touches per tensor costs more than the bookkeeping itself. */
+/* One allocation per tensor: its links, its own storage (with the inline buffer of a
+ * small host tensor) and its shape. The fields a release of a plain tensor reads and
+ * writes come first, then the own storage's header: a manager's close walks a million
+ * records, and each further cache line it touches per tensor costs more than the
+ * bookkeeping itself.
+ *
+ * The own storage is the tensor's storage unless the tensor shares another's (a
+ * reshape view, an import of an own export: st points elsewhere, own stays unused).
+ * A view or a DLPack export can hold own beyond the tensor's release: the record then
+ * stays out of the free list, dead (handle TSMR_NONE), until the last reference goes
+ * (tsmr__storage_put), or, orphaned by a context close, until the export's deleter
+ * frees it (dlpack.c). A record on the free list has own.refs == 0. */
 struct tsmr__tensor {
   tsmr__list node;          /* see the ownership invariant above (not components) */
   struct tsmr__mgr *holder; /* NULL when detached */
   struct tsmr__borrow *borrows; /* top of the borrow stack, NULL when not borrowed */
-  struct tsmr__storage *st;
-  tsmr_handle handle;
+  struct tsmr__storage *st; /* &own, another tensor's storage, or NULL (composites) */
+  tsmr_handle handle;       /* TSMR_NONE once released */
   struct tsmr__scope *scope;    /* owning scope (scope.c); always NULL for a component */
   int rkind;                    /* TSMR__RES_* */
   int ckind;                    /* composites: TSMR__COMP_* */
-  struct tsmr__tensor *next_free;
+  struct tsmr__storage own;     /* own.next_rec: the free list's link */
   int dtype, ndim;
   int64_t numel;
-  int64_t shape[TSMR_MAX_DIMS];
   /* scopes (scope.c) and composites (composite.c) */
   tsmr__list snode;             /* in scope->members while scope != NULL */
   struct tsmr__tensor *parent;  /* components: their composite */
   struct tsmr__tensor **comps;  /* composites: n_comps entries, NULL = absent */
   int n_comps;
+  int64_t shape[TSMR_MAX_DIMS];
 };
 
 /* The resource whose holder, lender and borrow state t reports (COMP.UNIT.1). */
@@ -215,8 +230,8 @@ struct tsmr_ctx {
   tsmr__list detached;          /* live tensors with no holder */
   uint64_t n_detached;
   uint64_t live_bytes;          /* sum of live storages' bytes (MGR.COUNT.4) */
-  struct tsmr__tensor *free_tensors;   /* recycled structs */
-  struct tsmr__storage *free_storages;
+  struct tsmr__tensor *free_tensors;   /* recycled records, chained through own.next_rec */
+  struct tsmr__storage *free_storages; /* recycled storages of their own (not embedded) */
   struct tsmr__borrow *free_borrows;   /* recycled records, chained through below */
   /* Threads (SCOPE.THREAD.3): every public entry point holds lock; cur is the state
    * of the thread holding it (NULL while the context closes); owner_ts is the state of
@@ -229,6 +244,7 @@ struct tsmr_ctx {
    * export) and the aliased-import storages whose deleters run at the next leave. */
   struct tsmr__dlx_anchor *dlx_anchor;
   struct tsmr__storage *dlx_pending;
+  void *dlx_free_blocks;        /* recycled export blocks, chained through their first word */
   /* Graphs (graph.c): never-reused slots; obj is the graph struct, kept (released)
    * until the context closes. */
   struct tsmr__table graphs;
@@ -562,9 +578,11 @@ int tsmr__dtype_of_dl(int code, int bits, int lanes);
 static inline int tsmr__dtype_arith(int dtype) { return dtype == TSMR_F32 || dtype == TSMR_I32; }
 
 /* Storage (tensor.c). new: a fresh storage of nbytes (zero-filled when zero), refs 1,
- * counted in live bytes. put: drops a reference; the last one frees it (an aliased
- * import's goes on ctx->dlx_pending). wrap: refs 1, an aliased import of foreign
- * memory data, counting no bytes; ext/ext_del as in struct tsmr__storage. */
+ * counted in live bytes, not embedded in a tensor (a copied export's). put: drops a
+ * reference; the last one frees it (an aliased import's goes on ctx->dlx_pending; an
+ * embedded one's record goes on the free list once its tensor is released). wrap:
+ * refs 1, an aliased import of foreign memory data, counting no bytes; ext/ext_del as
+ * in struct tsmr__storage. */
 int tsmr__storage_new(tsmr_ctx *ctx, size_t nbytes, int zero,
                       struct tsmr__storage **out);
 void tsmr__storage_put(tsmr_ctx *ctx, struct tsmr__storage *s);

@@ -4,9 +4,10 @@
  * MGR.OP.9 (views share storage), MGR.COUNT.1, MGR.COUNT.4, DEV.BYTES.1,
  * ABI.INFO.1, ERR.ATOMIC.1, MGR.ADOPT.1.
  *
- * Tensor structs, storage structs and slots are recycled through per-context free
- * lists, and storages of at most 64 bytes on a host backend use an inline buffer, so
- * a scoped create + release costs about as much as one malloc + free.
+ * A tensor is one record with its own storage inside (internal.h); records, the
+ * storages of copied exports and slots are recycled through per-context free lists,
+ * and storages of at most 64 bytes on a host backend use the inline buffer, so a
+ * scoped create + release costs about as much as one malloc + free.
  */
 #include <string.h>
 
@@ -46,6 +47,16 @@ void tsmr__storage_put(tsmr_ctx *ctx, struct tsmr__storage *s) {
   }
   if (s->data && s->data != (void *)s->small.bytes) ctx->be->free_mem(s->data);
   s->data = NULL;
+  if (s->embedded) {
+    /* its tensor was released first (a view or an export held on): the record is free
+     * now; while the tensor lives, its release recycles the record (res_free) */
+    struct tsmr__tensor *t = tsmr__container_of(s, struct tsmr__tensor, own);
+    if (t->handle == TSMR_NONE) {
+      s->next_rec = ctx->free_tensors;
+      ctx->free_tensors = t;
+    }
+    return;
+  }
   s->next_free = ctx->free_storages;
   ctx->free_storages = s;
 }
@@ -62,20 +73,18 @@ int tsmr__storage_wrap(tsmr_ctx *ctx, void *data, void *ext, void (*ext_del)(voi
   s->ext = ext;
   s->ext_del = ext_del;
   s->orphaned = 0;
+  s->embedded = 0;
   *out = s;
   return 0;
 }
 
-int tsmr__storage_new(tsmr_ctx *ctx, size_t nbytes, int zero,
-                      struct tsmr__storage **out) {
-  struct tsmr__storage *s = ctx->free_storages;
-  if (s) ctx->free_storages = s->next_free;
-  else if (!(s = tsmr__alloc(sizeof *s))) return TSMR_ENOMEM;
+/* Gives s (refs 0, no data; ext, ext_del, orphaned and embedded already set) nbytes of
+ * memory, zero-filled when zero: refs 1, counted in live bytes. On failure s is as it
+ * was. Inline: on the create path it is most of a tensor's storage work. */
+static inline int storage_fill(tsmr_ctx *ctx, struct tsmr__storage *s, size_t nbytes,
+                               int zero) {
   s->nbytes = nbytes;
   s->data = NULL;
-  s->ext = NULL;
-  s->ext_del = NULL;
-  s->orphaned = 0;
   if (nbytes == 0) {
     /* empty tensor: no device memory */
   } else if (ctx->be->host_memory && nbytes <= sizeof s->small.bytes) {
@@ -91,20 +100,37 @@ int tsmr__storage_new(tsmr_ctx *ctx, size_t nbytes, int zero,
     }
     if (rc) {
       s->data = NULL;
-      s->next_free = ctx->free_storages;
-      ctx->free_storages = s;
       return rc;
     }
   }
   s->refs = 1;
   ctx->live_bytes += nbytes;
+  return 0;
+}
+
+int tsmr__storage_new(tsmr_ctx *ctx, size_t nbytes, int zero,
+                      struct tsmr__storage **out) {
+  struct tsmr__storage *s = ctx->free_storages;
+  if (s) ctx->free_storages = s->next_free;
+  else if (!(s = tsmr__alloc(sizeof *s))) return TSMR_ENOMEM;
+  s->ext = NULL;
+  s->ext_del = NULL;
+  s->orphaned = 0;
+  s->embedded = 0;
+  int rc = storage_fill(ctx, s, nbytes, zero);
+  if (rc) {
+    s->next_free = ctx->free_storages;
+    ctx->free_storages = s;
+    return rc;
+  }
   *out = s;
   return 0;
 }
 
-/* A new struct in the state every struct on ctx->free_tensors is in (res_free leaves it
- * so): linked nowhere, no holder, borrow stack, scope, composite or components, so that
- * res_new writes only what differs between tensors. NULL: ENOMEM. */
+/* A new record in the state every record on ctx->free_tensors is in (res_free leaves it
+ * so): linked nowhere, no holder, borrow stack, scope, composite or components, its own
+ * storage unreferenced and empty, so that res_new writes only what differs between
+ * tensors. NULL: ENOMEM. */
 static struct tsmr__tensor *tensor_fresh(void) {
   struct tsmr__tensor *t = tsmr__alloc(sizeof *t);
   if (!t) return NULL;
@@ -118,6 +144,12 @@ static struct tsmr__tensor *tensor_fresh(void) {
   t->parent = NULL;
   t->comps = NULL;
   t->n_comps = 0;
+  t->own.refs = 0;
+  t->own.data = NULL;
+  t->own.ext = NULL;
+  t->own.ext_del = NULL;
+  t->own.orphaned = 0;
+  t->own.embedded = 1;
   return t;
 }
 
@@ -130,14 +162,14 @@ static int res_new(tsmr_ctx *ctx, const struct tsmr__tensor_spec *s, size_t nbyt
   int rc;
   if ((rc = tsmr__tslot_ready(&ctx->tensors))) return rc;
   struct tsmr__tensor *t = ctx->free_tensors;
-  if (t) ctx->free_tensors = t->next_free;
+  if (t) ctx->free_tensors = t->own.next_rec;
   else if (!(t = tensor_fresh())) return TSMR_ENOMEM;
   if (nbytes == (size_t)-1) {
     st = NULL;
   } else if (st) {
     st->refs++;
-  } else if ((rc = tsmr__storage_new(ctx, nbytes, s->zero, &st))) {
-    t->next_free = ctx->free_tensors;
+  } else if ((rc = storage_fill(ctx, st = &t->own, nbytes, s->zero))) {
+    t->own.next_rec = ctx->free_tensors;
     ctx->free_tensors = t;
     return rc;
   }
@@ -212,7 +244,8 @@ static void res_free(tsmr_ctx *ctx, struct tsmr__tensor *t, int count) {
     t->parent = NULL;
     t->rkind = TSMR__RES_PLAIN;
   }
-  t->next_free = ctx->free_tensors;
+  if (t->own.refs) return; /* a view or an export holds on: see tsmr__storage_put */
+  t->own.next_rec = ctx->free_tensors;
   ctx->free_tensors = t;
 }
 
