@@ -1,16 +1,18 @@
 # bench/bench.mk: micro-benchmarks of libtsmref, one program per bench/bench_NAME.c,
 # built as $(B)/bin/bench-NAME. `make bench` builds and runs them, the capsule round
 # trip (bench/bench_capsule.py) and two timings of the judge (bench/run_bench.sh),
-# counts the instructions of bench-managers' and bench-dlpack's loops under callgrind
-# where valgrind is installed (bench/count_instructions.sh), and writes
+# counts the instructions of bench-managers', bench-dlpack's and bench-xapi's loops under
+# callgrind where valgrind is installed (bench/count_instructions.sh), and writes
 # $(B)/bench/results.json (bench/README.md); `all` builds them, `run` and `check` never
 # run them.
 #   bench-managers  managers, scopes, 2 threads (spec/managers.md, spec/scopes.md)
 #   bench-dlpack    DLPack C ABI round trip (spec/dlpack.md)
 #   bench-graphs    graph planner vs liveness bound (spec/graphs.md)
 #   bench-iree      the IREE seed loop against a plain C loop (spec/dlpack.md)
+#   bench-xapi      the DLPack 1.3 exchange table's round trip, from C (spec/dlpack.md;
+#                   its own rule below: it embeds Python)
 
-BENCH_SRCS := $(wildcard bench/bench_*.c)
+BENCH_SRCS := $(filter-out bench/bench_xapi.c,$(wildcard bench/bench_*.c))
 BENCH_OBJS := $(patsubst bench/%.c,$(B)/obj/bench/%.o,$(BENCH_SRCS))
 BENCH_BINS := $(patsubst bench/bench_%.c,$(B)/bin/bench-%,$(BENCH_SRCS))
 
@@ -28,15 +30,48 @@ $(BENCH_BINS): $(B)/bin/bench-%: $(B)/obj/bench/bench_%.o $(TSMREF_LIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $< -L$(B)/lib -ltsmref -Wl,-rpath,'$$ORIGIN/../lib' $(LDFLAGS_ALL) -pthread
 
+# bench-xapi (bench/bench_xapi.c) calls the extension's exchange table from C, in an
+# interpreter it embeds: the .venv's, for which the extension is built (python.mk).
+# bench/python_embed.py writes, from that interpreter's sysconfig, where Python.h and
+# libpython are ($(BENCH_XAPI_EMBED), shell assignments). Where the embedding library is
+# missing (on Debian it comes with libpython3.X-dev, which python.mk's python3-dev
+# brings with `make deps`), the program is built without Python: it names what is
+# missing and writes its figure null, so that `all` and `bench` still succeed. One
+# command compiles and links it, as planner-ggml.
+BENCH_XAPI := $(B)/bin/bench-xapi
+BENCH_XAPI_EMBED := $(B)/deps/python_embed.sh
+
+$(BENCH_XAPI_EMBED): bench/python_embed.py $(VENV_STAMP)
+	@mkdir -p $(@D)
+	$(VENV_PY) bench/python_embed.py >$@
+
+$(BENCH_XAPI): bench/bench_xapi.c $(BENCH_XAPI_EMBED) $(TSMREF_LIB) | $(DLPACK_V1_INC_FILE)
+	@mkdir -p $(@D)
+	. $(BENCH_XAPI_EMBED); \
+	if [ -n "$$PY_MISSING" ]; then \
+	  echo "bench-xapi: built without Python: missing $$PY_MISSING" >&2; \
+	  $(CC) $(CFLAGS_ALL) -Iimpl/include -I"$$(cat $(DLPACK_V1_INC_FILE))" \
+	    -DBENCH_XAPI_MISSING="\"$$PY_MISSING\"" $< -o $@ $(LDFLAGS_ALL); \
+	else \
+	  $(CC) $(CFLAGS_ALL) -pthread -Iimpl/include -I"$$(cat $(DLPACK_V1_INC_FILE))" \
+	    -I"$$PY_INC" -DBENCH_XAPI_HOME="\"$$PY_HOME\"" $< -o $@ \
+	    -L$(B)/lib -ltsmref -L"$$PY_LIBDIR" -l"$$PY_LIB" -Wl,-rpath,'$$ORIGIN/../lib' \
+	    -Wl,-rpath,"$$PY_LIBDIR" $(LDFLAGS_ALL) -pthread; \
+	fi
+
+ALL_TARGETS += $(BENCH_XAPI)
+DEPS += $(BENCH_XAPI).d
+
 # The extension by path: python.mk, which names it PYTHON_EXT, is included after this file.
-bench: $(BENCH_BINS) $(B)/python/tsmref.so $(TSM_CTS) $(TSMREF_ADAPTER) $(B)/bin/planner-ggml \
+bench: $(BENCH_BINS) $(BENCH_XAPI) $(B)/python/tsmref.so $(TSM_CTS) $(TSMREF_ADAPTER) $(B)/bin/planner-ggml \
   $(B)/lib/ggml_adapter.so
 	bash bench/run_bench.sh $(B) $(VENV_PY)
 
 # `make bench-instructions`: the instruction figures of `make bench` alone (callgrind,
 # bench/count_instructions.sh), written to $(B)/bench/instructions.jsonl and printed.
 .PHONY: bench-instructions
-bench-instructions: $(B)/bin/bench-managers $(B)/bin/bench-dlpack
+bench-instructions: $(B)/bin/bench-managers $(B)/bin/bench-dlpack $(BENCH_XAPI) \
+  $(B)/python/tsmref.so
 	@mkdir -p $(B)/bench
 	rm -f $(B)/bench/instructions.jsonl
 	BENCH_JSON=$(B)/bench/instructions.jsonl bash bench/count_instructions.sh $(B) $(VENV_PY)

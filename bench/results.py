@@ -6,7 +6,8 @@ baseline_name, baseline_value, ratio, goal, met} (bench/README.md). Prints the
 summary table, and exits 1 when a figure the README names is missing (a benchmark
 that stopped early), never for a goal not met. A figure present with value null is
 not missing: the instruction figures (NAME_instructions) are null where no valgrind
-counted them (bench/count_instructions.sh).
+counted them (bench/count_instructions.sh), and
+bench-xapi's figures where Python's embedding library is missing (bench/bench_xapi.c).
 """
 import json
 import sys
@@ -22,6 +23,7 @@ NAMES = [
     "manager_close_vs_free_instructions", "dlpack_c_roundtrip_ns",
     "dlpack_c_roundtrip_vs_create_release",
     "dlpack_c_roundtrip_vs_create_release_instructions",
+    "dlpack_xapi_roundtrip_ns", "dlpack_xapi_roundtrip_ns_instructions",
     "capsule_roundtrip_vs_numpy", "planner_peak_vs_bound_max",
     "planner_peak_vs_bound_mean", "planner_time_growth_5000_vs_100",
     "planner_time_vs_gallocr_5000", "planner_time_vs_gallocr_50000",

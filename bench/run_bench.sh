@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # bench/run_bench.sh BUILD PYTHON: `make bench` (bench/bench.mk). Runs every benchmark
 # of bench/ against the build in BUILD, each printing its human table on stdout and
-# appending its figures to BUILD/bench/figures.jsonl; counts the instructions of
-# bench-managers' and bench-dlpack's loops under callgrind where valgrind is installed
-# (bench/count_instructions.sh: an instructions ratio beside each of their wall-time
+# appending its figures to BUILD/bench/figures.jsonl (bench-xapi, the DLPack 1.3
+# exchange table's round trip from C, embeds Python: bench/bench_xapi.c); counts the
+# instructions of bench-managers', bench-dlpack's and bench-xapi's loops under callgrind
+# where valgrind is installed (bench/count_instructions.sh: an instructions ratio beside each of their wall-time
 # ratios, which does not move with the machine's load); times the judge on a generated
 # case of 100,000 steps and on the case library; then bench/results.py writes
 # BUILD/bench/results.json (bench/README.md names every figure and its goal).
@@ -15,7 +16,7 @@ mkdir -p "$out"
 export BENCH_JSON=$out/figures.jsonl
 rm -f "$BENCH_JSON"
 start=$(date +%s.%N)
-for b in managers dlpack graphs iree; do
+for b in managers dlpack graphs iree xapi; do
   echo "== $B/bin/bench-$b"
   "$B/bin/bench-$b"
 done
