@@ -36,6 +36,8 @@ struct tsmr__gnode {
   int pl_placed;          /* has planner memory */
   uint32_t pl_buf;
   uint64_t pl_off;
+  int pl_unset;           /* a planner leaf whose bytes the plan's buffers do not hold yet:
+                             neither written nor carried over, nor zeroed (graph.c) */
 };
 
 static inline int tsmr__gnode_is_view(const struct tsmr__gnode *x) {
@@ -74,9 +76,12 @@ void tsmr__plan_free(struct tsmr__plan *p);
 
 /* The placement alone, for the unit tests: nb blocks (size, live over [start, end],
  * times 0..END) placed by one pass (enum below) or by the choice tsmr__plan_compute
- * makes. off: OUT per block, *peak: OUT. RETURN 0, TSMR_EINVAL (a bad pass or time)
- * or TSMR_ENOMEM. */
-enum { TSMR_PLACE_CHOICE, TSMR_PLACE_OFFLINE, TSMR_PLACE_FORWARD, TSMR_PLACE_MIRRORED };
+ * makes; TSMR_PLACE_TREES or'ed into pass keeps the online passes' free ranges in
+ * their treaps from the start (tsmr__plan_compute moves them there only past 256
+ * ranges), so that a test can check that both forms give the same offsets. off: OUT
+ * per block, *peak: OUT. RETURN 0, TSMR_EINVAL (a bad pass or time) or TSMR_ENOMEM. */
+enum { TSMR_PLACE_CHOICE, TSMR_PLACE_OFFLINE, TSMR_PLACE_FORWARD, TSMR_PLACE_MIRRORED,
+       TSMR_PLACE_TREES = 8 };
 int tsmr__plan_place(uint32_t nb, const uint64_t *size, const int64_t *start,
                      const int64_t *end, int64_t END, int pass, uint64_t *off,
                      uint64_t *peak);

@@ -8,8 +8,11 @@
  * (GRAPH.VIEW.1); the peak is at least the liveness lower bound and at most the sum
  * of the sizes (GRAPH.PLAN.3); ENOMEM at any allocation leaves no plan. The placement
  * passes alone (tsmr__plan_place): the online passes' free ranges merging with
- * either neighbour and with the top of the buffer, best fit taking an exact fit, and
- * many blocks (the online passes only, as on graphs too large for the offline one).
+ * either neighbour and with the top of the buffer, best fit taking an exact fit, many
+ * blocks (the online passes only, as on graphs too large for the offline one), and the
+ * same offsets whether the free ranges are in the flat array or in the treaps. In
+ * place: the last reader of a source with earlier readers takes it over. graph.c's
+ * lazy zeros: what reads as zeros without a fill at planning.
  * Run: $(B)/bin/test-planner [seed]; prints "# planner: N checks, 0 failed".
  */
 #include <stdio.h>
@@ -164,6 +167,29 @@ static void test_inplace_chain(void) {
   tsmr__plan_free(&p);
   plan_and_check(&g, TSMR_PLAN_NONE, &p, "inplace chain, none");
   CHECK(p.n_bufs == 4, "PLAN_NONE: %u buffers", p.n_bufs);
+  tsmr__plan_free(&p);
+}
+
+/* The last reader of a source takes it over though an earlier node read it too
+ * (INPLACE.1: consumers before it may exist, as ggml_gallocr does): t = a + c,
+ * u = t - c, v = t * u; u is c's last reader and takes c over, v is t's and takes t
+ * over, and u, an earlier reader of t, does not. */
+static void test_inplace_last_reader(void) {
+  struct tgraph g = {0};
+  struct tsmr__plan p;
+  uint32_t a = leaf(&g, 4, 4), c = leaf(&g, 4, 4);
+  uint32_t t = add_node(&g, TSMR_OP_ADD, 4, 4, SRC(a, c));
+  uint32_t u = add_node(&g, TSMR_OP_SUB, 4, 4, SRC(t, c));
+  uint32_t v = add_node(&g, TSMR_OP_MUL, 4, 4, SRC(t, u));
+  flag(&g, v, TSMR_GRAPH_OUTPUT);
+  plan_and_check(&g, TSMR_PLAN_REUSE, &p, "last reader in place");
+  CHECK(p.off[u] == p.off[c] && p.off[v] == p.off[t] && p.off[t] == p.off[a],
+        "last readers not in place: a %llu c %llu t %llu u %llu v %llu",
+        (unsigned long long)p.off[a], (unsigned long long)p.off[c],
+        (unsigned long long)p.off[t], (unsigned long long)p.off[u],
+        (unsigned long long)p.off[v]);
+  CHECK(p.st.n_inplace == 3, "n_inplace %llu", (unsigned long long)p.st.n_inplace);
+  CHECK(!bytes_overlap(&p, &g, t, u), "an earlier reader took its source over");
   tsmr__plan_free(&p);
 }
 
@@ -420,6 +446,44 @@ done:
   free(sz), free(off), free(off2), free(s), free(e);
 }
 
+/* The online passes give the same offsets with the free ranges in the flat array (and
+ * moved to the treaps past its 256) as in the treaps from the start: random blocks,
+ * and 600 blocks of which every other one ends early, leaving 300 separate free ranges
+ * that blocks of both sizes then fill or pass over. */
+static void test_flat_and_trees(uint64_t seed) {
+  enum { N = 3000 };
+  static uint64_t sz[N], off[N], off2[N];
+  static int64_t s[N], e[N];
+  for (int round = 0; round < 12; round++) {
+    uint32_t n = round < 11 ? 40u + (uint32_t)round * 290u : 900u;
+    int64_t END = round < 11 ? (int64_t)n / 4 + 5 : 9;
+    rng_state = seed + (uint64_t)round;
+    for (uint32_t i = 0; i < n; i++) {
+      if (round < 11) {
+        sz[i] = rnd(8) ? 16u * (1 + rnd(64)) : rnd(2) * 16u;
+        s[i] = rnd((uint32_t)END + 1);
+        e[i] = rnd(5) ? s[i] + rnd(12) : END;
+        if (e[i] > END) e[i] = END;
+      } else { /* 600 of 16 bytes from 0, the even ones to 1; then 300 from 2 */
+        sz[i] = i < 600 ? 16 : 16u * (1 + rnd(2));
+        s[i] = i < 600 ? 0 : 2 + rnd(3);
+        e[i] = i < 600 ? (i % 2 ? END : 1) : s[i] + rnd(3);
+      }
+    }
+    for (int pass = TSMR_PLACE_FORWARD; pass <= TSMR_PLACE_MIRRORED; pass++) {
+      char what[64];
+      snprintf(what, sizeof what, "flat and trees, round %d, pass %d", round, pass);
+      uint64_t peak = place(n, sz, s, e, END, pass, off);
+      uint64_t peak2 = place(n, sz, s, e, END, pass | TSMR_PLACE_TREES, off2);
+      CHECK(peak == peak2 && !memcmp(off, off2, n * sizeof *off), "%s: peaks %llu, %llu",
+            what, (unsigned long long)peak, (unsigned long long)peak2);
+      if (round == 0 || round == 11) check_placement(n, sz, s, e, END, off, peak, what);
+    }
+  }
+  CHECK(tsmr__plan_place(0, NULL, NULL, NULL, 0, TSMR_PLACE_TREES | 7, off,
+                         &(uint64_t){0}) == TSMR_EINVAL, "bad pass with TREES accepted");
+}
+
 /* Large counts: on graphs above 256 blocks only the online passes run; tens of
  * thousands of blocks with thousands of free ranges at once stay valid. */
 static void test_place_large(void) {
@@ -463,10 +527,82 @@ static void test_place_large(void) {
   free(sz), free(o), free(s), free(e);
 }
 
+/* ---- lazy zeros (graph.c) ------------------------------------------------------- */
+
+/* One graph of a = leaf, b = leaf (both [64] f32), c = a + b (in place over a),
+ * d = sum(c), planned; a written with 64 times va. RETURN the graph. */
+static tsmr_handle zeros_graph(tsmr_ctx *ctx, tsmr_handle root, float va, tsmr_handle *t) {
+  struct tsmr_tensor_desc d = {TSMR_F32, 1, {64}};
+  tsmr_handle g = 0;
+  float v[64];
+  CHECK(tsmr_graph_new(ctx, root, &g) == 0, "graph_new");
+  CHECK(tsmr_graph_leaf(ctx, g, &d, &t[0]) == 0 && tsmr_graph_leaf(ctx, g, &d, &t[1]) == 0,
+        "leaves");
+  CHECK(tsmr_graph_op(ctx, g, TSMR_OP_ADD, t, 2, NULL, 0, &t[2], 1) == 0, "add");
+  CHECK(tsmr_graph_op(ctx, g, TSMR_OP_SUM, &t[2], 1, NULL, 0, &t[3], 1) == 0, "sum");
+  CHECK(tsmr_graph_expand(ctx, g, t[3]) == 0, "expand");
+  CHECK(tsmr_graph_plan(ctx, g, TSMR_PLAN_REUSE) == 0, "plan");
+  for (int i = 0; i < 64; i++) v[i] = va;
+  CHECK(tsmr_graph_write(ctx, t[0], v, sizeof v) == 0, "write a");
+  return g;
+}
+
+/* RETURN 1 when t reads n times v. */
+static int reads(tsmr_ctx *ctx, tsmr_handle t, int n, float v) {
+  float got[64];
+  if (tsmr_graph_read(ctx, t, got, sizeof got)) return 0;
+  for (int i = 0; i < n; i++)
+    if (got[i] != v) return 0;
+  return 1;
+}
+
+/* The buffers are not filled at planning, yet read as tsmref.h says: a graph like one
+ * computed and released before it (its blocks back in the cpu backend's cache, holding
+ * 7s and a sum) reads zeros for its unwritten leaf b and, before its first compute, for
+ * its node d; c, in place over the written a, reads a's values, as over a zero-filled
+ * buffer; a compute reads b as zeros; and a leaf added by an expand after the plan
+ * reads zeros after the re-plan's compute. */
+static void test_lazy_zeros(void) {
+  tsmr_ctx *ctx = NULL;
+  tsmr_handle root = 0, t[4], u[4];
+  if (tsmr_ctx_open("cpu", &ctx) || tsmr_mgr_root(ctx, &root)) {
+    CHECK(0, "lazy zeros: no cpu context");
+    return;
+  }
+  tsmr_handle g = zeros_graph(ctx, root, 7, t);
+  float v[64];
+  for (int i = 0; i < 64; i++) v[i] = 7;
+  CHECK(tsmr_graph_write(ctx, t[1], v, sizeof v) == 0, "write b");
+  CHECK(tsmr_graph_compute(ctx, g) == 0 && reads(ctx, t[3], 1, 896), "first graph");
+  CHECK(tsmr_graph_release(ctx, g) == 0, "release");
+  g = zeros_graph(ctx, root, 3, u);
+  struct tsmr_graph_place pa, pc, pd;
+  CHECK(tsmr_graph_place(ctx, u[0], &pa) == 0 && tsmr_graph_place(ctx, u[2], &pc) == 0 &&
+            tsmr_graph_place(ctx, u[3], &pd) == 0 && pa.offset == pc.offset &&
+            pd.offset != pa.offset,
+        "c not in place over a, or d over it");
+  CHECK(reads(ctx, u[3], 1, 0), "a node read before the first compute is not zeros");
+  CHECK(reads(ctx, u[1], 64, 0), "an unwritten leaf does not read zeros");
+  CHECK(reads(ctx, u[2], 64, 3), "a node in place over a written leaf does not read it");
+  CHECK(reads(ctx, u[0], 64, 3), "a written leaf lost its value");
+  CHECK(tsmr_graph_compute(ctx, g) == 0 && reads(ctx, u[3], 1, 192), "compute over zeros");
+  struct tsmr_tensor_desc d = {TSMR_F32, 1, {64}};
+  tsmr_handle e, f;
+  CHECK(tsmr_graph_leaf(ctx, g, &d, &e) == 0 &&
+            tsmr_graph_op(ctx, g, TSMR_OP_ADD, (tsmr_handle[]){e, e}, 2, NULL, 0, &f, 1) ==
+                0 &&
+            tsmr_graph_expand(ctx, g, f) == 0 && tsmr_graph_compute(ctx, g) == 0,
+        "expand and compute again");
+  CHECK(reads(ctx, e, 64, 0) && reads(ctx, f, 64, 0), "the re-plan's new leaf is not zeros");
+  CHECK(tsmr_graph_release(ctx, g) == 0, "release");
+  tsmr_ctx_close(ctx);
+}
+
 int main(int argc, char **argv) {
   uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 1;
   test_inplace_chain();
   test_inplace_refused();
+  test_inplace_last_reader();
   test_leaves_and_outputs();
   test_view_extends_root();
   test_random(seed, 2000);
@@ -475,6 +611,8 @@ int main(int argc, char **argv) {
   test_online_exact_fit();
   test_place_random(40, 30, seed);
   test_place_large();
+  test_flat_and_trees(seed);
+  test_lazy_zeros();
   printf("# planner: %d checks, %d failed\n", checks, failed);
   return failed ? 1 : 0;
 }
