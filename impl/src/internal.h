@@ -266,15 +266,21 @@ struct tsmr__thread *tsmr__thread_lookup(tsmr_ctx *ctx);
 /* Slow path of tsmr__enter (scope.c): through the mutex. c: the caller's tsmr__tls. */
 int tsmr__enter_slow(tsmr_ctx *ctx, struct tsmr__tls *c);
 
+/* The fast half of tsmr__enter: RETURN 1 when the calling thread, the one the lock is
+ * biased toward, holds it now and ctx->cur is set, else 0 and nothing is held. */
+static inline int tsmr__enter_owner(tsmr_ctx *ctx) {
+  if (__builtin_expect(tsmr__lock_owner_enter(&ctx->lock, tsmr__tls.thread_id), 1)) {
+    ctx->cur = ctx->owner_ts;
+    return 1;
+  }
+  return 0;
+}
+
 /* Takes the context lock and sets ctx->cur. RETURN 0, or TSMR_ENOMEM (lock not held)
  * when a thread's first call cannot allocate its state. */
 static inline int tsmr__enter(tsmr_ctx *ctx) {
-  struct tsmr__tls *c = &tsmr__tls;
-  if (__builtin_expect(tsmr__lock_owner_enter(&ctx->lock, c->thread_id), 1)) {
-    ctx->cur = ctx->owner_ts;
-    return 0;
-  }
-  return tsmr__enter_slow(ctx, c);
+  if (tsmr__enter_owner(ctx)) return 0;
+  return tsmr__enter_slow(ctx, &tsmr__tls);
 }
 /* Runs the foreign DLPack deleters of a pending list and frees its storage structs
  * (dlpack.c); called without any lock. */

@@ -219,10 +219,56 @@ int tsmr__tensor_create(tsmr_ctx *ctx, struct tsmr__mgr *m,
   return rc;
 }
 
-static void res_free(tsmr_ctx *ctx, struct tsmr__tensor *t, int count) {
+/* The common release, decided once: a plain tensor held by a manager (not borrowed,
+ * in no scope) whose storage is its own with one reference, or another's that keeps
+ * further references (a view, the import of an own export). The same steps as
+ * res_free_all below, without the branches this case never takes: RETURN 1 when done,
+ * 0 (nothing touched) for any other resource, which res_free_all then releases. A bad
+ * refcount (0) goes there too, to its assertion. */
+__attribute__((always_inline)) /* its callers save no registers for it */
+static inline int res_free_plain(tsmr_ctx *ctx, struct tsmr__tensor *t, int count) {
+  struct tsmr__storage *s = t->st;
+  struct tsmr__mgr *m = t->holder;
+  if (t->rkind != TSMR__RES_PLAIN || !m || t->borrows || t->scope || !s) return 0;
+  uint64_t refs = s->refs;
+  if (refs == 1 ? s != &t->own || (s->data && s->data != (void *)s->small.bytes) : refs == 0)
+    return 0;
+  if (count && ctx->cur) ctx->cur->st[0].d_out++;
+  tsmr__list_del(&t->node);
+  TSMR_ASSERT(m->n_owned > 0);
+  m->n_owned--;
+  t->holder = NULL;
+  if (refs > 1) {
+    s->refs = refs - 1;
+  } else { /* tsmr__storage_put of an own storage while its tensor lives */
+    TSMR_ASSERT(!s->orphaned);
+    TSMR_ASSERT(ctx->live_bytes >= s->nbytes && "live bytes underflow");
+    ctx->live_bytes -= s->nbytes;
+    s->data = NULL; /* the inline buffer or none */
+    s->refs = 0;
+  }
+  t->st = NULL;
+  tsmr__tslot_release(&ctx->tensors, tsmr__h_slot(t->handle), TSMR__RES_PLAIN);
+  t->handle = TSMR_NONE;
+  if (t->own.refs) return 1; /* a view or an export holds on: see tsmr__storage_put */
+  t->own.next_rec = ctx->free_tensors;
+  ctx->free_tensors = t;
+  return 1;
+}
+
+static void res_free_all(tsmr_ctx *ctx, struct tsmr__tensor *t, int count);
+
+/* The general release (res_free_all) is out of line and cold, so that the common
+ * case's callers (the public release, a manager's close) save no registers for it. */
+static inline void res_free(tsmr_ctx *ctx, struct tsmr__tensor *t, int count) {
+  if (__builtin_expect(!res_free_plain(ctx, t, count), 0)) res_free_all(ctx, t, count);
+}
+
+__attribute__((noinline, cold))
+static void res_free_all(tsmr_ctx *ctx, struct tsmr__tensor *t, int count) {
   if (t->rkind == TSMR__RES_COMPOSITE) {
     for (int i = 0; i < t->n_comps; i++) /* SCOPE.STAT.3: disposed_outside */
-      if (t->comps[i]) res_free(ctx, t->comps[i], count);
+      if (t->comps[i]) res_free_all(ctx, t->comps[i], count);
     tsmr__free(t->comps);
     t->comps = NULL;
     t->n_comps = 0;
@@ -369,14 +415,114 @@ static int res_info_l(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_res_info *out) 
 
 /* ---- locked entry points (SCOPE.THREAD.3) --------------------------------------- */
 
-/* The two calls of a scoped create + release are flattened: every call under them is
- * inlined into one body, which saves about a fifth of their instructions (calls, saved
- * registers, values reloaded; bench/README.md). */
+/* The common create, decided once: a host tensor of at most the inline buffer's 64
+ * bytes, none empty, in an open manager that is not capped, with a recycled record and
+ * a free slot at hand. Such a call passes every check of tensor_new_l and gets what it
+ * would make; any other call (a bad one included, which must get tensor_new_l's error
+ * in its order, ERR.ORDER.1) RETURNs NULL having changed nothing but the unused shape
+ * of the free record, and goes there. The extents' check is one OR per dimension: each
+ * extent - 1 is below 64 exactly when the OR of them all is, and a product of eight
+ * such extents cannot overflow. */
+static inline struct tsmr__tensor *tensor_new_fast(tsmr_ctx *ctx, tsmr_handle mh,
+                                                   const struct tsmr_tensor_desc *desc) {
+  uint32_t idx = tsmr__h_slot(mh);
+  if (tsmr__h_kind(mh) != TSMR__KIND_MGR || idx >= ctx->mgrs.len ||
+      tsmr__h_gen(mh) != TSMR__MGR_GEN)
+    return NULL;
+  struct tsmr__mgr *m = ctx->mgrs.slots[idx].obj;
+  struct tsmr__tensor *t = ctx->free_tensors;
+  if (!m || m->state != TSMR__OPEN || m->capped || !t || !ctx->tensors.free_head ||
+      !ctx->be->host_memory)
+    return NULL;
+  unsigned ndim = (unsigned)desc->ndim;
+  if (ndim > TSMR_MAX_DIMS) return NULL;
+  uint64_t n = 1, ored = 0;
+  for (unsigned i = 0; i < ndim; i++) {
+    uint64_t e = (uint64_t)desc->shape[i];
+    ored |= e - 1;
+    n *= e;
+    t->shape[i] = (int64_t)e;
+  }
+  size_t nbytes = (size_t)n * tsmr__dtype_size(desc->dtype); /* 0: no such dtype */
+  if (ored >= sizeof t->own.small.bytes || nbytes - 1 >= sizeof t->own.small.bytes)
+    return NULL;
+  /* res_new + storage_fill + tsmr__tensor_link + tsmr__res_register of this case */
+  ctx->free_tensors = t->own.next_rec;
+  t->own.nbytes = nbytes;
+  t->own.data = t->own.small.bytes;
+  memset(t->own.small.bytes, 0, sizeof t->own.small.bytes); /* a few stores, no call */
+  t->own.refs = 1;
+  ctx->live_bytes += nbytes;
+  t->st = &t->own;
+  t->dtype = desc->dtype;
+  t->ndim = (int)ndim;
+  t->numel = (int64_t)n;
+  t->ckind = 0;
+  uint32_t slot = tsmr__tslot_alloc(&ctx->tensors, t);
+  t->handle = tsmr__mkhandle(TSMR__KIND_TENSOR, slot, ctx->tensors.slots[slot].gen);
+  t->holder = m;
+  tsmr__list_add(&m->owned, &t->node); /* a recycled record is never borrowed */
+  m->n_owned++;
+  tsmr__res_register(ctx, t);
+  return t;
+}
 
-__attribute__((flatten))
+/* The two calls of a scoped create + release take the common case inline and
+ * release the lock; any other call goes to the general path (flattened, as both calls
+ * were before) by a tail call, and so does the entry of a thread the lock is not
+ * biased toward (lock.h), which then takes the common case too. So the common case
+ * saves no registers and makes no call (bench/README.md). It queues no foreign deleter
+ * (only the last reference of an aliased import does, tsmr__storage_put) and every
+ * leave drains that list, so it releases the lock without looking there. */
+
+/* Releases the lock after a common case; RETURN 0. Only the mutex's release is a call
+ * (out of line, a tail call), so the biased one needs no saved register either. */
+__attribute__((noinline))
+static int unlock_ok(tsmr_ctx *ctx) {
+  tsmr__lock_release(&ctx->lock);
+  return 0;
+}
+static inline int leave_ok(tsmr_ctx *ctx) {
+  if (!ctx->lock.held_by_owner) return unlock_ok(ctx);
+  tsmr__lock_release(&ctx->lock);
+  return 0;
+}
+
+/* The general create, the lock held (tensor_new_fast declined). */
+__attribute__((noinline, flatten))
+static int tensor_new_held(tsmr_ctx *ctx, tsmr_handle mh, const struct tsmr_tensor_desc *desc,
+                           const void *data, tsmr_handle *out) {
+  int rc = tensor_new_l(ctx, mh, desc, data, out);
+  tsmr__leave(ctx);
+  return rc;
+}
+
+/* A create, the lock held. */
+static inline int tensor_new_in(tsmr_ctx *ctx, tsmr_handle mh,
+                                const struct tsmr_tensor_desc *desc, const void *data,
+                                tsmr_handle *out) {
+  struct tsmr__tensor *t;
+  if (!desc || !out || data || !(t = tensor_new_fast(ctx, mh, desc)))
+    return tensor_new_held(ctx, mh, desc, data, out);
+  *out = t->handle;
+  return leave_ok(ctx);
+}
+
+/* A create by a thread the lock is not biased toward (tsmr__enter's slow half). */
+__attribute__((noinline))
+static int tensor_new_locked(tsmr_ctx *ctx, tsmr_handle mh,
+                             const struct tsmr_tensor_desc *desc, const void *data,
+                             tsmr_handle *out) {
+  int rc = tsmr__enter_slow(ctx, &tsmr__tls);
+  if (rc) return rc;
+  return tensor_new_in(ctx, mh, desc, data, out);
+}
+
 int tsmr_tensor_new(tsmr_ctx *ctx, tsmr_handle mh, const struct tsmr_tensor_desc *desc,
                     const void *data, tsmr_handle *out) {
-  TSMR__LOCKED(tensor_new_l(ctx, mh, desc, data, out));
+  if (!ctx) return TSMR_EINVAL;
+  if (!tsmr__enter_owner(ctx)) return tensor_new_locked(ctx, mh, desc, data, out);
+  return tensor_new_in(ctx, mh, desc, data, out);
 }
 
 int tsmr_tensor_desc(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_tensor_desc *out) {
@@ -387,9 +533,37 @@ int tsmr_tensor_read(tsmr_ctx *ctx, tsmr_handle th, void *dst, size_t cap) {
   TSMR__LOCKED(tensor_read_l(ctx, th, dst, cap));
 }
 
-__attribute__((flatten))
+/* The general release, the lock held (res_free_plain declined). */
+__attribute__((noinline, flatten))
+static int res_release_held(tsmr_ctx *ctx, tsmr_handle th) {
+  int rc = res_release_l(ctx, th);
+  tsmr__leave(ctx);
+  return rc;
+}
+
+/* A release, the lock held: of a live tensor's handle (tsmr__tensor_get) of the common
+ * case (res_free_plain), or the general one. */
+static inline int res_release_in(tsmr_ctx *ctx, tsmr_handle th) {
+  uint32_t idx = tsmr__h_slot(th);
+  if (tsmr__h_kind(th) != TSMR__KIND_TENSOR || idx >= ctx->tensors.len ||
+      tsmr__h_gen(th) != ctx->tensors.slots[idx].gen || !ctx->tensors.slots[idx].obj ||
+      !res_free_plain(ctx, ctx->tensors.slots[idx].obj, 1))
+    return res_release_held(ctx, th);
+  return leave_ok(ctx);
+}
+
+/* A release by a thread the lock is not biased toward (tsmr__enter's slow half). */
+__attribute__((noinline))
+static int res_release_locked(tsmr_ctx *ctx, tsmr_handle th) {
+  int rc = tsmr__enter_slow(ctx, &tsmr__tls);
+  if (rc) return rc;
+  return res_release_in(ctx, th);
+}
+
 int tsmr_res_release(tsmr_ctx *ctx, tsmr_handle th) {
-  TSMR__LOCKED(res_release_l(ctx, th));
+  if (!ctx) return TSMR_EINVAL;
+  if (!tsmr__enter_owner(ctx)) return res_release_locked(ctx, th);
+  return res_release_in(ctx, th);
 }
 
 int tsmr_res_adopt(tsmr_ctx *ctx, tsmr_handle th, tsmr_handle *out) {
