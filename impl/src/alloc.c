@@ -11,19 +11,20 @@
 #include "tsmref_test.h"
 
 /* 0 = off; else the allocation that fails. Atomic: contexts on different threads
- * allocate concurrently (a relaxed load is all the fast path costs). */
-static atomic_uint_fast64_t fail_countdown;
+ * allocate concurrently (a relaxed load is all the fast path costs). Not static: the
+ * DLPack fast paths read it inline (tsmr__alloc_armed, internal.h). */
+atomic_uint_fast64_t tsmr__alloc_fail_countdown;
 
-void tsmr_test_alloc_fail_nth(uint64_t k) { atomic_store(&fail_countdown, k); }
+void tsmr_test_alloc_fail_nth(uint64_t k) { atomic_store(&tsmr__alloc_fail_countdown, k); }
 
 uint64_t tsmr_test_alloc_fail_left(void) {
-  return (uint64_t)atomic_load(&fail_countdown);
+  return (uint64_t)atomic_load(&tsmr__alloc_fail_countdown);
 }
 
 static int should_fail(void) {
-  uint_fast64_t c = atomic_load_explicit(&fail_countdown, memory_order_relaxed);
+  uint_fast64_t c = atomic_load_explicit(&tsmr__alloc_fail_countdown, memory_order_relaxed);
   while (c != 0) {
-    if (atomic_compare_exchange_weak(&fail_countdown, &c, c - 1)) return c == 1;
+    if (atomic_compare_exchange_weak(&tsmr__alloc_fail_countdown, &c, c - 1)) return c == 1;
   }
   return 0;
 }

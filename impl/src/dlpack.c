@@ -1,8 +1,9 @@
 /*
  * impl/src/dlpack.c: DLPack exchange, the form-independent core: export and import
- * through the DLPack C ABI (tsmr_dlpack_export / tsmr_dlpack_import), the export
- * records and their anchor, aliasing vs copying. The managed structs themselves are
- * built and read by the form source dlx_form.inc (compiled once per form, as
+ * through the DLPack C ABI (the general path of tsmr_dlpack_export / tsmr_dlpack_import,
+ * whose entry points and common cases are the versioned form's, dlx_form.inc), the
+ * export records and their anchor, aliasing vs copying. The managed structs themselves
+ * are built and read by the form source dlx_form.inc (compiled once per form, as
  * dlpack_legacy.c and dlpack_versioned.c) through dlx.h.
  * Clauses: DLP.DEL.1-3, DLP.EXPORT.1-5, DLP.IMPORT.1-8, DLP.MGR.1-3.
  *
@@ -213,8 +214,9 @@ static void export_describe(const tsmr_ctx *ctx, const struct tsmr__tensor *t,
   o->ndim = t->ndim;
   o->shape = t->shape;
   o->strides = strides;
-  o->code = (uint8_t)tsmr__dtype_dl_code(t->dtype);
-  o->bits = (uint8_t)(tsmr__dtype_size(t->dtype) * 8);
+  o->code = tsmr__dlx_dtype(t->dtype).code;
+  o->bits = tsmr__dlx_dtype(t->dtype).bits;
+  o->dtype = t->dtype;
   if (request & TSMR_DLPACK_READ_ONLY) o->flags |= TSMR__DLX_FLAG_READ_ONLY;
   if (request & TSMR_DLPACK_COPY) o->flags |= TSMR__DLX_FLAG_IS_COPIED;
 }
@@ -251,9 +253,16 @@ static int dlpack_export_l(tsmr_ctx *ctx, tsmr_handle th, int form, uint32_t req
   return 0;
 }
 
-int tsmr_dlpack_export(tsmr_ctx *ctx, tsmr_handle t, int form, uint32_t request,
-                       void **out) {
+int tsmr__dlx_export_any(tsmr_ctx *ctx, tsmr_handle t, int form, uint32_t request,
+                         void **out) {
   TSMR__LOCKED(dlpack_export_l(ctx, t, form, request, out));
+}
+
+int tsmr__dlx_export_held(tsmr_ctx *ctx, tsmr_handle t, int form, uint32_t request,
+                          void **out) {
+  int rc = dlpack_export_l(ctx, t, form, request, out);
+  tsmr__leave(ctx);
+  return rc;
 }
 
 /* ---- import ---------------------------------------------------------------------- */
@@ -398,15 +407,6 @@ static int import_device_dtype(const tsmr_ctx *ctx, const struct tsmr__dlx_view 
   return l->dtype ? 0 : TSMR_EDTYPE;
 }
 
-int tsmr__dtype_dl_code(int dtype) {
-  switch (dtype) {
-#define TSMR__CODE_CASE(dtype, code, bits) case dtype: return code;
-    TSMR__DTYPES(TSMR__CODE_CASE)
-#undef TSMR__CODE_CASE
-  default: return -1;
-  }
-}
-
 int tsmr__dtype_of_dl(int code, int bits, int lanes) {
   if (lanes != 1) return 0;
 #define TSMR__OF_DL(dtype, dl_code, dl_bits) \
@@ -492,20 +492,29 @@ static int dlpack_import_l(tsmr_ctx *ctx, const struct import_call *c, int *del)
   return 0;
 }
 
-int tsmr_dlpack_import(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
-                       tsmr_handle *out) {
+int tsmr__dlx_import_any(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
+                         tsmr_handle *out) {
   const struct tsmr__dlx_form *f = dlx_form_of(form);
-  int rc, del = 1;
+  int rc;
   if (!managed || !f) return TSMR_EINVAL; /* nothing we could consume */
   if (!ctx) {
     f->call_deleter(managed);
     return TSMR_EINVAL;
   }
-  if ((rc = tsmr__enter(ctx)) == 0) {
-    const struct import_call c = {managed, f, m, out};
-    rc = dlpack_import_l(ctx, &c, &del);
-    tsmr__leave(ctx); /* also runs foreign deleters that became due */
+  if ((rc = tsmr__enter(ctx))) {
+    f->call_deleter(managed); /* DLP.IMPORT.2: consumed whatever happens */
+    return rc;
   }
+  return tsmr__dlx_import_held(ctx, managed, form, m, out);
+}
+
+int tsmr__dlx_import_held(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
+                          tsmr_handle *out) {
+  const struct tsmr__dlx_form *f = dlx_form_of(form);
+  int rc, del = 1;
+  const struct import_call c = {managed, f, m, out};
+  rc = dlpack_import_l(ctx, &c, &del);
+  tsmr__leave(ctx); /* also runs foreign deleters that became due */
   if (del) f->call_deleter(managed); /* DLP.IMPORT.2: never under the lock */
   return rc;
 }

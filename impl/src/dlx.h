@@ -47,6 +47,7 @@ struct tsmr__dlx_out {
   int ndim;
   const int64_t *shape, *strides;
   uint8_t code, bits;
+  int dtype;      /* the tensor's, kept in the block (dlx_form.inc) */
   uint64_t flags; /* versioned only */
 };
 
@@ -92,7 +93,22 @@ struct tsmr__dlx_form {
 /* The bytes of an export's block, enough for either form's (dlx_form.inc checks): one
  * size, so that the core allocates the blocks and keeps those of its own exports
  * imported again for the next export (ctx->dlx_free_blocks) instead of freeing them. */
-#define TSMR__DLX_BLOCK_BYTES 240
+#define TSMR__DLX_BLOCK_BYTES 264
+
+/* The DLPack type code and bits of a dtype, as every export describes it: a table,
+ * so that the export paths of the core and of the forms load it instead of calling. */
+struct tsmr__dlx_dt {
+  uint8_t code, bits;
+};
+static inline struct tsmr__dlx_dt tsmr__dlx_dtype(int dtype) {
+  static const struct tsmr__dlx_dt dl[] = {
+#define TSMR__DL_ENTRY(dtype, dl_code, dl_bits) [dtype] = {dl_code, dl_bits},
+      TSMR__DTYPES(TSMR__DL_ENTRY)
+#undef TSMR__DL_ENTRY
+  };
+  const struct tsmr__dlx_dt none = {0xff, 0}; /* no dtype: no DLPack code */
+  return (unsigned)dtype < sizeof dl / sizeof *dl ? dl[dtype] : none;
+}
 
 extern const struct tsmr__dlx_form tsmr__dlx_legacy;
 extern const struct tsmr__dlx_form tsmr__dlx_versioned;
@@ -103,6 +119,22 @@ extern const int tsmr__dlx_versioned_minor; /* DLPACK_MINOR_VERSION built agains
  * anchor lock then the context lock; runs foreign deleters that became due after
  * unlocking both. */
 void tsmr__dlx_rec_drop(struct tsmr__dlx_rec *rec);
+
+/* The general export and import (dlpack.c), of either form: the whole call (_any), or
+ * its rest with the lock held by the caller, which they release (_held). The public
+ * entry points (dlx_form.inc, in the versioned form's unit) take their common case
+ * inline (the lock's owner thread; the versioned export of a plain tensor without
+ * requests; the versioned import of one of this context's own exports, as it was
+ * exported, into an open manager) and hand every other call to these by a tail call,
+ * which find the same errors in the same order. */
+int tsmr__dlx_export_any(tsmr_ctx *ctx, tsmr_handle t, int form, uint32_t request,
+                         void **out);
+int tsmr__dlx_export_held(tsmr_ctx *ctx, tsmr_handle t, int form, uint32_t request,
+                          void **out);
+int tsmr__dlx_import_any(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
+                         tsmr_handle *out);
+int tsmr__dlx_import_held(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
+                          tsmr_handle *out);
 
 /* tsmr_ctx_close, before it takes the context lock: locks the anchor (if any) so no
  * export deleter runs meanwhile. */

@@ -14,6 +14,7 @@
 #define TSMR_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +44,14 @@ void tsmr__free(void *p);      /* p: IN, freed; NULL is a no-op */
 /* 1 when an allocation served from memory the library keeps (impl/cpu/block_cache.h)
  * must fail: the hook counts it as one allocation, as if it were new. */
 int tsmr__alloc_refused(void);
+/* The countdown of the fault injection (alloc.c), 0 when off. */
+extern atomic_uint_fast64_t tsmr__alloc_fail_countdown;
+/* 1 while a test armed the fault injection: a fast path that would use memory the
+ * library keeps (and so call tsmr__alloc_refused) declines then, one relaxed load
+ * instead of a call. */
+static inline int tsmr__alloc_armed(void) {
+  return atomic_load_explicit(&tsmr__alloc_fail_countdown, memory_order_relaxed) != 0;
+}
 /* Fault injection for tests arms this hook: tsmref_test.h. */
 
 /* ---- intrusive doubly-linked list (Linux/libuv style) ---------------------- */
@@ -576,8 +585,6 @@ static inline size_t tsmr__dtype_size(int dtype) {
   };
   return (unsigned)dtype < sizeof size ? size[dtype] : 0;
 }
-/* The DLPack type code of a dtype (dlpack.c). */
-int tsmr__dtype_dl_code(int dtype);
 /* The dtype of a DLPack (code, bits, lanes), or 0 for one the library holds none of. */
 int tsmr__dtype_of_dl(int code, int bits, int lanes);
 /* 1 for the dtypes add, sub, mul and sum take (MGR.OP.10). */
