@@ -83,7 +83,7 @@ PLANNER_GGML := $(B)/bin/planner-ggml
 
 $(PLANNER_GGML): bench/planner_ggml.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Iharness/include $< -o $@ $(LDFLAGS_ALL) -ldl -lm
+	$(CC) $(CFLAGS_ALL) -Iharness/include -Iimpl/include $< -o $@ $(LDFLAGS_ALL) -ldl -lm
 
 ALL_TARGETS += $(PLANNER_GGML)
 DEPS += $(PLANNER_GGML).d

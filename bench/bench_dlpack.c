@@ -37,18 +37,6 @@ static double bench_create(tsmr_ctx *ctx, tsmr_handle m, long n) {
   return (now_ns() - t0) / (double)n;
 }
 
-static double bench_round_trip(tsmr_ctx *ctx, tsmr_handle m, tsmr_handle src, long n) {
-  double t0 = now_ns();
-  for (long i = 0; i < n; i++) {
-    void *e;
-    tsmr_handle t;
-    BENCH_CHECK(tsmr_dlpack_export(ctx, src, TSMR_DLPACK_VERSIONED, 0, &e));
-    BENCH_CHECK(tsmr_dlpack_import(ctx, e, TSMR_DLPACK_VERSIONED, m, &t));
-    BENCH_CHECK(tsmr_res_release(ctx, t));
-  }
-  return (now_ns() - t0) / (double)n;
-}
-
 static double bench_export_delete(tsmr_ctx *ctx, tsmr_handle src, long n) {
   double t0 = now_ns();
   for (long i = 0; i < n; i++) {
@@ -99,7 +87,7 @@ static BENCH_IR_FN void bench_ir_create_release(tsmr_ctx *ctx, tsmr_handle m, lo
 }
 static BENCH_IR_FN void bench_ir_round_trip(tsmr_ctx *ctx, tsmr_handle m, tsmr_handle src,
                                             long n) {
-  bench_round_trip(ctx, m, src, n);
+  bench_dlpack_round_trip(ctx, m, src, n);
 }
 
 /* --count-instructions n: each loop once after its warm-up (bench_util.h), in the root
@@ -112,7 +100,7 @@ static int count_instructions(long n) {
   BENCH_CHECK(tsmr_tensor_new(ctx, root, &bench_desc, NULL, &src));
   bench_create(ctx, root, n / 10 + 1);
   bench_ir_create_release(ctx, root, n);
-  bench_round_trip(ctx, root, src, n / 10 + 1);
+  bench_dlpack_round_trip(ctx, root, src, n / 10 + 1);
   bench_ir_round_trip(ctx, root, src, n);
   uint64_t live = 0;
   BENCH_CHECK(tsmr_live_bytes(ctx, &live));
@@ -141,7 +129,7 @@ int main(int argc, char **argv) {
   bench_create(ctx, root, n / 10 + 1); /* warm the free lists */
   for (int r = 0; r < ROUNDS; r++) {
     best_c = min2(best_c, bench_create(ctx, root, n));
-    best_rt = min2(best_rt, bench_round_trip(ctx, root, src, n));
+    best_rt = min2(best_rt, bench_dlpack_round_trip(ctx, root, src, n));
     best_ed = min2(best_ed, bench_export_delete(ctx, src, n));
     best_fi = min2(best_fi, bench_foreign_import(ctx, root, n));
   }

@@ -104,4 +104,20 @@ static inline void bench_figure(const char *name, double value, const char *unit
   fclose(f);
 }
 
+/* The DLPack C round trip (bench-dlpack's figure, bench-xapi's baseline): n times a
+ * versioned export of src, its import into m and the release of the import; RETURN
+ * nanoseconds per round trip. */
+static inline double bench_dlpack_round_trip(tsmr_ctx *ctx, tsmr_handle m, tsmr_handle src,
+                                             long n) {
+  double t0 = now_ns();
+  for (long i = 0; i < n; i++) {
+    void *e;
+    tsmr_handle t;
+    BENCH_CHECK(tsmr_dlpack_export(ctx, src, TSMR_DLPACK_VERSIONED, 0, &e));
+    BENCH_CHECK(tsmr_dlpack_import(ctx, e, TSMR_DLPACK_VERSIONED, m, &t));
+    BENCH_CHECK(tsmr_res_release(ctx, t));
+  }
+  return (now_ns() - t0) / (double)n;
+}
+
 #endif

@@ -252,18 +252,6 @@ static double xapi_loop(const DLPackExchangeAPI *api, PyObject *obj, long n) {
   return (now_ns() - t0) / (double)n;
 }
 
-static double c_loop(tsmr_ctx *ctx, tsmr_handle m, tsmr_handle src, long n) {
-  double t0 = now_ns();
-  for (long i = 0; i < n; i++) {
-    void *e;
-    tsmr_handle t;
-    BENCH_CHECK(tsmr_dlpack_export(ctx, src, TSMR_DLPACK_VERSIONED, 0, &e));
-    BENCH_CHECK(tsmr_dlpack_import(ctx, e, TSMR_DLPACK_VERSIONED, m, &t));
-    BENCH_CHECK(tsmr_res_release(ctx, t));
-  }
-  return (now_ns() - t0) / (double)n;
-}
-
 /* The counted loops (bench_util.h): the timed loops themselves. */
 static BENCH_IR_FN void bench_ir_xapi_round_trip(const DLPackExchangeAPI *api, PyObject *obj,
                                                  long n) {
@@ -271,7 +259,7 @@ static BENCH_IR_FN void bench_ir_xapi_round_trip(const DLPackExchangeAPI *api, P
 }
 static BENCH_IR_FN void bench_ir_c_round_trip(tsmr_ctx *ctx, tsmr_handle m, tsmr_handle src,
                                               long n) {
-  c_loop(ctx, m, src, n);
+  bench_dlpack_round_trip(ctx, m, src, n);
 }
 
 /* What the loops run on: the Python side (the module, tsmref.Tensor, the tensor and its
@@ -318,7 +306,7 @@ static void run_pairs(struct xapi_bench *b, long n) {
   struct bench_pairs p;
   for (int r = 0; r < PAIRS; r++) {
     p.a[r] = xapi_loop(b->api, b->obj, n / 5 + 1);
-    p.b[r] = c_loop(b->ctx, b->root, b->src, n / 5 + 1);
+    p.b[r] = bench_dlpack_round_trip(b->ctx, b->root, b->src, n / 5 + 1);
   }
   double x = bench_median(p.a), c = bench_median(p.b), ratio = bench_median_ratio(&p);
   printf("bench xapi: DLPack %u.%u exchange table of tsmref.Tensor, %d f32 on cpu, "
@@ -338,7 +326,7 @@ static void run_pairs(struct xapi_bench *b, long n) {
 static int bench_run(struct xapi_bench *b, int count, long n) {
   long long live0 = live_bytes(b->mod);
   xapi_loop(b->api, b->obj, n / 10 + 1);
-  c_loop(b->ctx, b->root, b->src, n / 10 + 1);
+  bench_dlpack_round_trip(b->ctx, b->root, b->src, n / 10 + 1);
   if (count) {
     bench_ir_xapi_round_trip(b->api, b->obj, n);
     bench_ir_c_round_trip(b->ctx, b->root, b->src, n);

@@ -42,8 +42,12 @@
 
 #include <tsm/adapter.h>
 
+/* Timing, medians and the figure writer; its BENCH_CHECK names tsmref.h's error
+ * names, a header only: this program links no libtsmref (it loads both planners
+ * through the adapter ABI). */
+#include "bench_util.h"
+
 #define MAXT 65536
-#define PAIRS 21 /* timed rounds per graph, as bench_util.h's pairs */
 
 /* One implementation: its adapter, session and the graph being built. */
 struct side {
@@ -227,23 +231,6 @@ static void random_50000(void) { random_dag(50000); }
 
 /* ---- timing and figures ------------------------------------------------------------ */
 
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-/* The median of PAIRS values. */
-static double median(const double *v) {
-  double s[PAIRS];
-  for (int i = 0; i < PAIRS; i++) { /* insertion sort: PAIRS is small */
-    int j = i;
-    for (; j > 0 && s[j - 1] > v[i]; j--) s[j] = s[j - 1];
-    s[j] = v[i];
-  }
-  return s[PAIRS / 2];
-}
-
 /* One reuse plan of sd's graph, after a plan without reuse: RETURN its nanoseconds. */
 static double timed_plan(struct side *sd) {
   check(sd->a->graph_plan(sd->s, sd->g, TSM_PLAN_NONE), "graph_plan");
@@ -266,22 +253,8 @@ static struct timing time_plans(void) {
     }
     r[i] = t[0][i] / t[1][i];
   }
-  struct timing m = {median(t[0]), median(t[1]), median(r)};
+  struct timing m = {bench_median(t[0]), bench_median(t[1]), bench_median(r)};
   return m;
-}
-
-/* A figure as bench_util.h's bench_figure writes it, with a baseline and a goal on the
- * ratio, appended to $BENCH_JSON when set. */
-static void figure(const char *name, double value, const char *unit, const char *base,
-                   double base_value, double ratio, double goal) {
-  const char *path = getenv("BENCH_JSON");
-  FILE *f = path ? fopen(path, "a") : NULL;
-  if (!f) return;
-  fprintf(f, "{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", "
-          "\"baseline_name\": \"%s\", \"baseline_value\": %.6g, \"ratio\": %.4f, "
-          "\"goal\": \"<= %g\", \"met\": %s}\n", name, value, unit, base, base_value,
-          ratio, goal, ratio <= goal ? "true" : "false");
-  fclose(f);
 }
 
 /* The corpus's running totals: both sides' summed peaks, the sum of the ratios'
@@ -367,12 +340,12 @@ int main(int argc, char **argv) {
   overall(&sum, n, json);
   printf("plan time per tensor, reference / gallocr (median of %d pairs): 5000 tensors "
          "%.2f x, 50000 tensors %.2f x\n", PAIRS, t5k.ratio, t50k.ratio);
-  figure("planner_time_vs_gallocr_5000", t5k.ref_ns, "ns/tensor", "ggml_gallocr_ns_per_tensor",
-         t5k.ggml_ns, t5k.ratio, 2.0);
-  figure("planner_time_vs_gallocr_50000", t50k.ref_ns, "ns/tensor",
-         "ggml_gallocr_ns_per_tensor", t50k.ggml_ns, t50k.ratio, 2.0);
-  figure("planner_peak_vs_gallocr_sum", sum.ref, "bytes", "ggml_gallocr_bytes", sum.ggml,
-         sum.ref / sum.ggml, 1.0);
+  const struct bench_baseline b5k = {"ggml_gallocr_ns_per_tensor", t5k.ggml_ns, t5k.ratio},
+                              b50k = {"ggml_gallocr_ns_per_tensor", t50k.ggml_ns, t50k.ratio},
+                              bsum = {"ggml_gallocr_bytes", sum.ggml, sum.ref / sum.ggml};
+  bench_figure("planner_time_vs_gallocr_5000", t5k.ref_ns, "ns/tensor", &b5k, 2.0);
+  bench_figure("planner_time_vs_gallocr_50000", t50k.ref_ns, "ns/tensor", &b50k, 2.0);
+  bench_figure("planner_peak_vs_gallocr_sum", sum.ref, "bytes", &bsum, 1.0);
   for (int k = 0; k < 2; k++) sides[k].a->session_close(sides[k].s);
   return 0;
 }
