@@ -19,7 +19,7 @@ int tsmr_ctx_open(const char *device, tsmr_ctx **out) {
   tsmr_ctx *ctx = tsmr__alloc(sizeof *ctx);
   if (!ctx) return TSMR_ENOMEM;
   memset(ctx, 0, sizeof *ctx);
-  if (tsmr__lock_init(&ctx->lock) != 0) {
+  if (tsmr__lock_init(&ctx->lock, &ctx->live_bytes) != 0) {
     tsmr__free(ctx);
     return TSMR_ENOMEM;
   }
@@ -57,11 +57,6 @@ void tsmr_ctx_close(tsmr_ctx *ctx) {
     TSMR_ASSERT(s->n_members == 0 && tsmr__list_empty(&s->members));
     tsmr__free(s);
   }
-  while (ctx->threads) {
-    struct tsmr__thread *t = ctx->threads;
-    ctx->threads = t->next;
-    tsmr__free(t);
-  }
   while (ctx->free_tensors) {
     struct tsmr__tensor *t = ctx->free_tensors;
     ctx->free_tensors = t->own.next_rec;
@@ -81,6 +76,17 @@ void tsmr_ctx_close(tsmr_ctx *ctx) {
   struct tsmr__storage *pending = ctx->dlx_pending; /* aliased imports' deleters */
   tsmr__lock_release(&ctx->lock);
   tsmr__lock_destroy(&ctx->lock);
+  /* after the release: the owner's entry is through its thread state's lane */
+  while (ctx->threads) {
+    struct tsmr__thread *t = ctx->threads;
+    ctx->threads = t->next;
+    while (t->lane_recs) {
+      struct tsmr__tensor *r = t->lane_recs;
+      t->lane_recs = r->own.next_rec;
+      tsmr__free(r);
+    }
+    tsmr__free(t->block);
+  }
   tsmr__dlx_close_end(anchor);
   const struct tsmr__backend *be = ctx->be;
   tsmr__free(ctx);

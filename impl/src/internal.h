@@ -110,7 +110,13 @@ struct tsmr__table {
   struct tsmr__slot *slots;
   uint32_t len, cap;  /* slots [0, len) were handed out at least once */
   uint32_t free_head; /* free tensor slot index + 1, 0 = none */
+  /* Tensor slots only: per block of TSMR__SLOT_BLOCK slots, the free list its free slots
+   * go on: a thread's own (struct tsmr__thread.slot_head) for a block given to it, NULL
+   * for free_head. NULL until the first block is given (tsmr__tslot_grant). */
+  uint32_t **homes;
 };
+#define TSMR__SLOT_BLOCK_SHIFT 6u
+#define TSMR__SLOT_BLOCK (1u << TSMR__SLOT_BLOCK_SHIFT)
 
 /* ---- objects ------------------------------------------------------------------- */
 enum { TSMR__OPEN = 0, TSMR__CLOSING = 1 }; /* a finished manager has no struct */
@@ -122,6 +128,9 @@ struct tsmr__mgr {
   tsmr__list borrowed;  /* tensors held through a temporary attach */
   tsmr__list graphs;    /* live graphs made in it (graph.c, GRAPH.MGR.1) */
   struct tsmr__mgr *parent;
+  /* The thread whose lane may create and release in it (tensor.c): the last one that
+   * created in it under the lock. Written only by the lock's holder. */
+  struct tsmr__thread *lane_owner;
   uint64_t n_owned, n_borrowed, n_children;
   tsmr_handle handle;
   int state;            /* TSMR__OPEN or TSMR__CLOSING (closing refuses additions) */
@@ -212,13 +221,21 @@ struct tsmr__stats {
   uint64_t c_in, c_out, d_in, d_out, attached, detached;
 };
 
-/* One per (context, thread that called into it); freed with the context. */
+/* One per (context, thread that called into it); freed with the context. Cache-line
+ * aligned: what the thread's lane calls write (lock.h) shares no line with another
+ * thread's. */
 struct tsmr__thread {
-  uint64_t tid;                 /* tsmr__tid of its thread, never reused */
+  struct tsmr__lane lane;       /* its way into the lock without the mutex */
+  struct tsmr__tensor *lane_recs; /* free records its lane calls take and give back */
+  uint32_t slot_head;           /* free slots of its blocks (index + 1, 0 = none) */
+  uint32_t grant;               /* slots given to it the last time (tsmr__tslot_grant) */
+  uint64_t lane_calls;          /* creates and releases its lane took (test-lock reads it) */
   struct tsmr__scope *innermost; /* current scope (SCOPE.STACK.2), NULL = none */
   struct tsmr__stats st[2];     /* [TSMR_KIND_TENSOR], [TSMR_KIND_COMPOSITE] */
+  uint64_t tid;                 /* tsmr__tid of its thread, never reused */
   struct tsmr__thread *next;
-};
+  void *block;                  /* what tsmr__alloc gave (this struct is aligned in it) */
+} __attribute__((aligned(64)));
 
 /* An open scope; a disposed scope has no struct (its slot's obj is NULL). The chain of
  * a thread runs innermost -> outer; inner is the reverse link (NULL for the
@@ -272,8 +289,10 @@ struct tsmr__tls {
 extern _Thread_local struct tsmr__tls tsmr__tls __attribute__((tls_model("initial-exec")));
 /* Slow path of tsmr__enter: finds or makes the calling thread's state (NULL: ENOMEM). */
 struct tsmr__thread *tsmr__thread_lookup(tsmr_ctx *ctx);
-/* Slow path of tsmr__enter (scope.c): through the mutex. c: the caller's tsmr__tls. */
-int tsmr__enter_slow(tsmr_ctx *ctx, struct tsmr__tls *c);
+/* Slow path of tsmr__enter (scope.c): through the mutex. c: the caller's tsmr__tls.
+ * to_lanes: see tsmr__lock_acquire_slow; RETURN TSMR__TO_LANES (nothing held) then. */
+int tsmr__enter_slow(tsmr_ctx *ctx, struct tsmr__tls *c, int to_lanes);
+#define TSMR__TO_LANES (-1) /* no TSMR_E* code */
 
 /* The fast half of tsmr__enter: RETURN 1 when the calling thread, the one the lock is
  * biased toward, holds it now and ctx->cur is set, else 0 and nothing is held. */
@@ -289,7 +308,7 @@ static inline int tsmr__enter_owner(tsmr_ctx *ctx) {
  * when a thread's first call cannot allocate its state. */
 static inline int tsmr__enter(tsmr_ctx *ctx) {
   if (tsmr__enter_owner(ctx)) return 0;
-  return tsmr__enter_slow(ctx, &tsmr__tls);
+  return tsmr__enter_slow(ctx, &tsmr__tls, 0);
 }
 /* Runs the foreign DLPack deleters of a pending list and frees its storage structs
  * (dlpack.c); called without any lock. */
@@ -389,6 +408,11 @@ int tsmr__op_params_check(int op, int n_params, const int64_t *params);
 /* handle.c */
 void tsmr__table_free(struct tsmr__table *t);
 int tsmr__table_reserve(struct tsmr__table *t);  /* room for one more new slot */
+/* Gives the free list head (a thread's slot_head) whole blocks of new tensor slots, n
+ * (a multiple of TSMR__SLOT_BLOCK) of them, that go back there whenever freed (the
+ * slots left in the last block before them go to the table's own list). RETURN 0 or
+ * TSMR_ENOMEM (nothing changed). */
+int tsmr__tslot_grant(struct tsmr__table *t, uint32_t *head, uint32_t n);
 uint32_t tsmr__mslot_alloc(struct tsmr__table *t, void *obj); /* after reserve */
 
 #define TSMR__MGR_GEN 1u
@@ -417,10 +441,26 @@ static inline uint32_t tsmr__tslot_alloc(struct tsmr__table *t, void *obj) {
   return idx;
 }
 
+/* Takes the first slot of the free list head (not empty) for obj: RETURN its index. */
+static inline uint32_t tsmr__tslot_pop(struct tsmr__table *t, uint32_t *head, void *obj) {
+  uint32_t idx = *head - 1;
+  *head = t->slots[idx].aux;
+  t->slots[idx].obj = obj;
+  t->slots[idx].aux = 0;
+  return idx;
+}
+
+/* The free list slot idx goes back to: its block's thread's, or the table's own. */
+static inline uint32_t *tsmr__tslot_home(struct tsmr__table *t, uint32_t idx) {
+  uint32_t *home = t->homes ? t->homes[idx >> TSMR__SLOT_BLOCK_SHIFT] : NULL;
+  return home ? home : &t->free_head;
+}
+
 static inline void tsmr__tslot_push(struct tsmr__table *t, uint32_t idx) {
+  uint32_t *home = tsmr__tslot_home(t, idx);
   t->slots[idx].obj = NULL;
-  t->slots[idx].aux = t->free_head;
-  t->free_head = idx + 1;
+  t->slots[idx].aux = *home;
+  *home = idx + 1;
 }
 
 static inline void tsmr__tslot_unalloc(struct tsmr__table *t, uint32_t idx) {
@@ -431,6 +471,7 @@ static inline void tsmr__tslot_unalloc(struct tsmr__table *t, uint32_t idx) {
  * recycled: it keeps the kind in aux, so that its handle is still known as one after
  * the release (COMP.UNIT.3 comes before ERELEASED, ERR.ORDER.1); the cost is one slot
  * per composite and component ever made. */
+__attribute__((always_inline)) /* on the release's fast path */
 static inline void tsmr__tslot_release(struct tsmr__table *t, uint32_t idx, int rkind) {
   struct tsmr__slot *s = &t->slots[idx];
   ++s->gen;
@@ -510,11 +551,10 @@ static inline struct tsmr__stats *tsmr__stats_of(tsmr_ctx *ctx,
   return ctx->cur ? &ctx->cur->st[t->rkind == TSMR__RES_COMPOSITE] : NULL;
 }
 
-/* A new plain resource or composite joins the calling thread's current scope and
- * counts as created (SCOPE.REG.1, SCOPE.STAT.2). Called once the creating call can no
- * longer fail. */
-static inline void tsmr__res_register(tsmr_ctx *ctx, struct tsmr__tensor *t) {
-  struct tsmr__thread *th = ctx->cur;
+/* A new plain resource or composite joins the current scope of th (the calling
+ * thread's state) and counts as created (SCOPE.REG.1, SCOPE.STAT.2). Called once the
+ * creating call can no longer fail. */
+static inline void tsmr__res_register_on(struct tsmr__thread *th, struct tsmr__tensor *t) {
   struct tsmr__stats *st = &th->st[t->rkind == TSMR__RES_COMPOSITE];
   if (th->innermost) {
     tsmr__scope_add(th->innermost, t);
@@ -522,6 +562,10 @@ static inline void tsmr__res_register(tsmr_ctx *ctx, struct tsmr__tensor *t) {
   } else {
     st->c_out++;
   }
+}
+/* The same, on the calling thread of a call that holds the lock (ctx->cur). */
+static inline void tsmr__res_register(tsmr_ctx *ctx, struct tsmr__tensor *t) {
+  tsmr__res_register_on(ctx->cur, t);
 }
 
 /* manager.c */

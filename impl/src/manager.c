@@ -27,6 +27,7 @@ int tsmr__mgr_create(tsmr_ctx *ctx, struct tsmr__mgr *parent, struct tsmr__mgr *
   m->capped = 0;
   m->is_root = parent == NULL;
   m->parent = parent;
+  m->lane_owner = ctx->cur;
   uint32_t idx = tsmr__mslot_alloc(&ctx->mgrs, m);
   m->handle = tsmr__mkhandle(TSMR__KIND_MGR, idx, ctx->mgrs.slots[idx].gen);
   if (parent) {

@@ -5,8 +5,9 @@
  * SCOPE.HAND.1, SCOPE.WRAP.1, SCOPE.STAT.1-3, SCOPE.MGR.1-2, ERR.ORDER.1.
  *
  * Threads. Each context has one lock (lock.h: a mutex, biased toward the first thread
- * that enters), taken by every public entry point (tsmr__enter); so calls on one
- * context from several threads run one after the other (SCOPE.THREAD.3). The state of
+ * that enters, and open to lanes for the creates and releases of threads that each work
+ * in managers of their own), taken by every public entry point (tsmr__enter); so calls
+ * on one context from several threads run as if one after the other (SCOPE.THREAD.3). The state of
  * a thread (its chain head and statistics) is a struct tsmr__thread per (context,
  * thread), kept on the context's list and found through a thread-local one-entry cache
  * keyed by the context's never-reused serial (the lock's owner finds its own through
@@ -33,17 +34,21 @@ struct tsmr__thread *tsmr__thread_lookup(tsmr_ctx *ctx) {
   if (!*id) *id = atomic_fetch_add(&thread_ids, 1) + 1;
   for (struct tsmr__thread *t = ctx->threads; t; t = t->next)
     if (t->tid == *id) return t;
-  struct tsmr__thread *t = tsmr__alloc(sizeof *t);
-  if (!t) return NULL;
+  /* aligned by hand: the allocation hook is malloc's, which aligns to 16 */
+  void *block = tsmr__alloc(sizeof(struct tsmr__thread) + 63);
+  if (!block) return NULL;
+  struct tsmr__thread *t = (void *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
   memset(t, 0, sizeof *t);
+  t->block = block;
   t->tid = *id;
   t->next = ctx->threads;
   ctx->threads = t;
+  tsmr__lock_add_lane(&ctx->lock, &t->lane);
   return t;
 }
 
-int tsmr__enter_slow(tsmr_ctx *ctx, struct tsmr__tls *c) {
-  tsmr__lock_acquire_slow(&ctx->lock, c->thread_id);
+int tsmr__enter_slow(tsmr_ctx *ctx, struct tsmr__tls *c, int to_lanes) {
+  if (!tsmr__lock_acquire_slow(&ctx->lock, c->thread_id, to_lanes)) return TSMR__TO_LANES;
   if (c->serial != ctx->serial) {
     struct tsmr__thread *ts = tsmr__thread_lookup(ctx);
     if (!ts) {
@@ -55,7 +60,7 @@ int tsmr__enter_slow(tsmr_ctx *ctx, struct tsmr__tls *c) {
   }
   ctx->cur = c->ts;
   if (!ctx->owner_ts) { /* the first thread in: the lock may be biased toward it */
-    tsmr__lock_grant(&ctx->lock, c->ts->tid);
+    tsmr__lock_grant(&ctx->lock, c->ts->tid, &c->ts->lane);
     ctx->owner_ts = c->ts;
   }
   return 0;

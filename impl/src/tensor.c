@@ -8,6 +8,17 @@
  * storages of copied exports and slots are recycled through per-context free lists,
  * and storages of at most 64 bytes on a host backend use the inline buffer, so a
  * scoped create + release costs about as much as one malloc + free.
+ *
+ * Lanes (lock.h). Once a second thread uses a context, a thread's create and release
+ * can run without the mutex, in its lane, when they touch nothing another lane does:
+ * records from the thread's own free list, slots from blocks of the table given to it
+ * (tsmr__tslot_grant: a freed slot goes back to its block's thread), live bytes into
+ * its own count, in a manager whose lane owner it is (the last thread that created in
+ * it under the lock), a plain tensor in no scope whose storage nothing else references.
+ * Anything else declines, changing nothing, and runs under the mutex, which closes the
+ * lanes. A create under the mutex stocks the thread's lane (lane_stock) and a release
+ * there gives the thread's records back to it, so a thread that keeps to its own
+ * manager soon works in its lane alone.
  */
 #include <string.h>
 
@@ -159,10 +170,15 @@ static struct tsmr__tensor *tensor_fresh(void) {
 static int res_new(tsmr_ctx *ctx, const struct tsmr__tensor_spec *s, size_t nbytes,
                    struct tsmr__tensor **out) {
   struct tsmr__storage *st = s->st;
+  struct tsmr__thread *cur = ctx->cur;
   int rc;
-  if ((rc = tsmr__tslot_ready(&ctx->tensors))) return rc;
-  struct tsmr__tensor *t = ctx->free_tensors;
-  if (t) ctx->free_tensors = t->own.next_rec;
+  /* the calling thread's own slots and records first, so that its lane can release
+   * what it makes here (lock.h) */
+  uint32_t *slots = cur && cur->slot_head ? &cur->slot_head : NULL;
+  if (!slots && (rc = tsmr__tslot_ready(&ctx->tensors))) return rc;
+  struct tsmr__tensor **recs = cur && cur->lane_recs ? &cur->lane_recs : &ctx->free_tensors;
+  struct tsmr__tensor *t = *recs;
+  if (t) *recs = t->own.next_rec;
   else if (!(t = tensor_fresh())) return TSMR_ENOMEM;
   if (nbytes == (size_t)-1) {
     st = NULL;
@@ -181,7 +197,8 @@ static int res_new(tsmr_ctx *ctx, const struct tsmr__tensor_spec *s, size_t nbyt
   for (int i = 0; i < s->ndim; i++) t->shape[i] = s->shape[i];
   t->numel = s->numel;
   t->ckind = 0;
-  uint32_t idx = tsmr__tslot_alloc(&ctx->tensors, t);
+  uint32_t idx = slots ? tsmr__tslot_pop(&ctx->tensors, slots, t)
+                       : tsmr__tslot_alloc(&ctx->tensors, t);
   t->handle = tsmr__mkhandle(TSMR__KIND_TENSOR, idx, ctx->tensors.slots[idx].gen);
   *out = t;
   return 0;
@@ -224,16 +241,20 @@ int tsmr__tensor_create(tsmr_ctx *ctx, struct tsmr__mgr *m,
  * further references (a view, the import of an own export). The same steps as
  * res_free_all below, without the branches this case never takes: RETURN 1 when done,
  * 0 (nothing touched) for any other resource, which res_free_all then releases. A bad
- * refcount (0) goes there too, to its assertion. */
+ * refcount (0) goes there too, to its assertion. ts: the thread it counts on (NULL:
+ * none); recs: where the record goes; bytes: the live-byte count it leaves, which a
+ * lane's (lane 1) may take below 0 (lock.h). */
 __attribute__((always_inline)) /* its callers save no registers for it */
-static inline int res_free_plain(tsmr_ctx *ctx, struct tsmr__tensor *t, int count) {
+static inline int res_free_plain(tsmr_ctx *ctx, struct tsmr__tensor *t, int count,
+                                 struct tsmr__thread *ts, struct tsmr__tensor **recs,
+                                 uint64_t *bytes, int lane) {
   struct tsmr__storage *s = t->st;
   struct tsmr__mgr *m = t->holder;
   if (t->rkind != TSMR__RES_PLAIN || !m || t->borrows || t->scope || !s) return 0;
   uint64_t refs = s->refs;
   if (refs == 1 ? s != &t->own || (s->data && s->data != (void *)s->small.bytes) : refs == 0)
     return 0;
-  if (count && ctx->cur) ctx->cur->st[0].d_out++;
+  if (count && ts) ts->st[0].d_out++;
   tsmr__list_del(&t->node);
   TSMR_ASSERT(m->n_owned > 0);
   m->n_owned--;
@@ -242,8 +263,8 @@ static inline int res_free_plain(tsmr_ctx *ctx, struct tsmr__tensor *t, int coun
     s->refs = refs - 1;
   } else { /* tsmr__storage_put of an own storage while its tensor lives */
     TSMR_ASSERT(!s->orphaned);
-    TSMR_ASSERT(ctx->live_bytes >= s->nbytes && "live bytes underflow");
-    ctx->live_bytes -= s->nbytes;
+    TSMR_ASSERT((lane || *bytes >= s->nbytes) && "live bytes underflow");
+    *bytes -= s->nbytes;
     s->data = NULL; /* the inline buffer or none */
     s->refs = 0;
   }
@@ -251,8 +272,8 @@ static inline int res_free_plain(tsmr_ctx *ctx, struct tsmr__tensor *t, int coun
   tsmr__tslot_release(&ctx->tensors, tsmr__h_slot(t->handle), TSMR__RES_PLAIN);
   t->handle = TSMR_NONE;
   if (t->own.refs) return 1; /* a view or an export holds on: see tsmr__storage_put */
-  t->own.next_rec = ctx->free_tensors;
-  ctx->free_tensors = t;
+  t->own.next_rec = *recs;
+  *recs = t;
   return 1;
 }
 
@@ -261,7 +282,9 @@ static void res_free_all(tsmr_ctx *ctx, struct tsmr__tensor *t, int count);
 /* The general release (res_free_all) is out of line and cold, so that the common
  * case's callers (the public release, a manager's close) save no registers for it. */
 static inline void res_free(tsmr_ctx *ctx, struct tsmr__tensor *t, int count) {
-  if (__builtin_expect(!res_free_plain(ctx, t, count), 0)) res_free_all(ctx, t, count);
+  if (__builtin_expect(
+          !res_free_plain(ctx, t, count, ctx->cur, &ctx->free_tensors, &ctx->live_bytes, 0), 0))
+    res_free_all(ctx, t, count);
 }
 
 __attribute__((noinline, cold))
@@ -423,16 +446,29 @@ static int res_info_l(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_res_info *out) 
  * of the free record, and goes there. The extents' check is one OR per dimension: each
  * extent - 1 is below 64 exactly when the OR of them all is, and a product of eight
  * such extents cannot overflow. */
-static inline struct tsmr__tensor *tensor_new_fast(tsmr_ctx *ctx, tsmr_handle mh,
+/* Where a create takes its record and slot and counts its bytes: the context's lists
+ * and count, or a thread's own (lock.h). */
+struct pool {
+  struct tsmr__tensor **recs;
+  uint32_t *slots;
+  uint64_t *bytes;
+};
+
+/* ts: the calling thread's state; lane: 1 for a lane call (lock.h), which makes only
+ * in a manager whose lane owner ts is (tsmr__mgr.lane_owner) and otherwise declines;
+ * any other call makes ts the manager's lane owner. */
+__attribute__((always_inline)) /* specialized for each pool: its callers save no registers */
+static inline struct tsmr__tensor *tensor_new_fast(tsmr_ctx *ctx, struct tsmr__thread *ts,
+                                                   struct pool p, int lane, tsmr_handle mh,
                                                    const struct tsmr_tensor_desc *desc) {
   uint32_t idx = tsmr__h_slot(mh);
   if (tsmr__h_kind(mh) != TSMR__KIND_MGR || idx >= ctx->mgrs.len ||
       tsmr__h_gen(mh) != TSMR__MGR_GEN)
     return NULL;
   struct tsmr__mgr *m = ctx->mgrs.slots[idx].obj;
-  struct tsmr__tensor *t = ctx->free_tensors;
-  if (!m || m->state != TSMR__OPEN || m->capped || !t || !ctx->tensors.free_head ||
-      !ctx->be->host_memory)
+  struct tsmr__tensor *t = *p.recs;
+  if (!m || m->state != TSMR__OPEN || m->capped || !t || !*p.slots ||
+      !ctx->be->host_memory || (lane && m->lane_owner != ts))
     return NULL;
   unsigned ndim = (unsigned)desc->ndim;
   if (ndim > TSMR_MAX_DIMS) return NULL;
@@ -447,23 +483,24 @@ static inline struct tsmr__tensor *tensor_new_fast(tsmr_ctx *ctx, tsmr_handle mh
   if (ored >= sizeof t->own.small.bytes || nbytes - 1 >= sizeof t->own.small.bytes)
     return NULL;
   /* res_new + storage_fill + tsmr__tensor_link + tsmr__res_register of this case */
-  ctx->free_tensors = t->own.next_rec;
+  *p.recs = t->own.next_rec;
   t->own.nbytes = nbytes;
   t->own.data = t->own.small.bytes;
   memset(t->own.small.bytes, 0, sizeof t->own.small.bytes); /* a few stores, no call */
   t->own.refs = 1;
-  ctx->live_bytes += nbytes;
+  *p.bytes += nbytes;
   t->st = &t->own;
   t->dtype = desc->dtype;
   t->ndim = (int)ndim;
   t->numel = (int64_t)n;
   t->ckind = 0;
-  uint32_t slot = tsmr__tslot_alloc(&ctx->tensors, t);
+  uint32_t slot = tsmr__tslot_pop(&ctx->tensors, p.slots, t);
   t->handle = tsmr__mkhandle(TSMR__KIND_TENSOR, slot, ctx->tensors.slots[slot].gen);
   t->holder = m;
   tsmr__list_add(&m->owned, &t->node); /* a recycled record is never borrowed */
   m->n_owned++;
-  tsmr__res_register(ctx, t);
+  if (!lane) m->lane_owner = ts;
+  tsmr__res_register_on(ts, t);
   return t;
 }
 
@@ -502,20 +539,69 @@ static inline int tensor_new_in(tsmr_ctx *ctx, tsmr_handle mh,
                                 const struct tsmr_tensor_desc *desc, const void *data,
                                 tsmr_handle *out) {
   struct tsmr__tensor *t;
-  if (!desc || !out || data || !(t = tensor_new_fast(ctx, mh, desc)))
+  const struct pool shared = {&ctx->free_tensors, &ctx->tensors.free_head, &ctx->live_bytes};
+  if (!desc || !out || data || !(t = tensor_new_fast(ctx, ctx->cur, shared, 0, mh, desc)))
     return tensor_new_held(ctx, mh, desc, data, out);
   *out = t->handle;
   return leave_ok(ctx);
 }
 
-/* A create by a thread the lock is not biased toward (tsmr__enter's slow half). */
+/* The calling thread's state in ctx when its one-entry cache holds it (scope.c), for a
+ * lane call; NULL otherwise (its first call, or another context's last). */
+static inline struct tsmr__thread *lane_thread(const tsmr_ctx *ctx) {
+  return tsmr__tls.serial == ctx->serial ? tsmr__tls.ts : NULL;
+}
+
+/* Before a create under the mutex, once lanes may open: the calling thread gets slots
+ * of its own when it has none left (64, then twice its last grant, 4,096 at most), so
+ * that its lane can create and release what it makes here. Best effort: without them
+ * the create takes the context's slots. */
+static void lane_stock(tsmr_ctx *ctx, struct tsmr__thread *cur) {
+  if (cur->slot_head || tsmr__alloc_armed() ||
+      atomic_load_explicit(&ctx->lock.owner, memory_order_relaxed) != TSMR__LOCK_REVOKED)
+    return;
+  uint32_t n = cur->grant ? cur->grant * 2 : TSMR__SLOT_BLOCK;
+  if (n > 4096) n = 4096;
+  if (tsmr__tslot_grant(&ctx->tensors, &cur->slot_head, n) == 0) cur->grant = n;
+}
+
+/* A create by a thread the lock is not biased toward: in its lane when the lanes are
+ * open and the call is the common case in a manager it works in (lock.h), else under
+ * the mutex (tsmr__enter's slow half), where the common case takes the thread's own
+ * slots and records when it has them. */
 __attribute__((noinline))
 static int tensor_new_locked(tsmr_ctx *ctx, tsmr_handle mh,
                              const struct tsmr_tensor_desc *desc, const void *data,
                              tsmr_handle *out) {
-  int rc = tsmr__enter_slow(ctx, &tsmr__tls);
+  struct tsmr__thread *ts = lane_thread(ctx);
+  int lane = ts && desc && out && !data, rc;
+  struct tsmr__tensor *t;
+  do { /* again when the lanes opened while it waited on the mutex */
+    if (lane && tsmr__lock_lane_enter(&ctx->lock, &ts->lane)) {
+      const struct pool own = {&ts->lane_recs, &ts->slot_head, &ts->lane.bytes};
+      t = tensor_new_fast(ctx, ts, own, 1, mh, desc);
+      tsmr__lock_lane_leave(&ts->lane);
+      if (t) {
+        ts->lane_calls++;
+        *out = t->handle;
+        return 0;
+      }
+      lane = 0; /* declined: the mutex, closing the lanes */
+    }
+  } while ((rc = tsmr__enter_slow(ctx, &tsmr__tls, lane)) == TSMR__TO_LANES);
   if (rc) return rc;
-  return tensor_new_in(ctx, mh, desc, data, out);
+  struct tsmr__thread *cur = ctx->cur;
+  lane_stock(ctx, cur);
+  const struct pool p = {cur->lane_recs ? &cur->lane_recs : &ctx->free_tensors,
+                         cur->slot_head ? &cur->slot_head : &ctx->tensors.free_head,
+                         &ctx->live_bytes};
+  if (desc && out && !data && (t = tensor_new_fast(ctx, cur, p, 0, mh, desc)))
+    *out = t->handle;
+  else
+    rc = tensor_new_l(ctx, mh, desc, data, out);
+  tsmr__lock_tally(&ctx->lock);
+  tsmr__leave(ctx);
+  return rc;
 }
 
 int tsmr_tensor_new(tsmr_ctx *ctx, tsmr_handle mh, const struct tsmr_tensor_desc *desc,
@@ -547,17 +633,57 @@ static inline int res_release_in(tsmr_ctx *ctx, tsmr_handle th) {
   uint32_t idx = tsmr__h_slot(th);
   if (tsmr__h_kind(th) != TSMR__KIND_TENSOR || idx >= ctx->tensors.len ||
       tsmr__h_gen(th) != ctx->tensors.slots[idx].gen || !ctx->tensors.slots[idx].obj ||
-      !res_free_plain(ctx, ctx->tensors.slots[idx].obj, 1))
+      !res_free_plain(ctx, ctx->tensors.slots[idx].obj, 1, ctx->cur, &ctx->free_tensors,
+                      &ctx->live_bytes, 0))
     return res_release_held(ctx, th);
   return leave_ok(ctx);
 }
 
-/* A release by a thread the lock is not biased toward (tsmr__enter's slow half). */
+/* A lane release (lock.h): of the common case (res_free_plain) whose slot is of a block
+ * of ts's, whose storage nothing else references and whose holder ts works in; so it
+ * touches nothing another lane does. RETURN 1 when done, else 0, nothing touched. */
+static inline int lane_release(tsmr_ctx *ctx, struct tsmr__thread *ts, tsmr_handle th) {
+  const struct tsmr__table *tab = &ctx->tensors;
+  uint32_t idx = tsmr__h_slot(th);
+  if (tsmr__h_kind(th) != TSMR__KIND_TENSOR || idx >= tab->len || !tab->homes ||
+      tab->homes[idx >> TSMR__SLOT_BLOCK_SHIFT] != &ts->slot_head)
+    return 0;
+  const struct tsmr__slot *slot = &tab->slots[idx];
+  struct tsmr__tensor *t = slot->obj;
+  if (tsmr__h_gen(th) != slot->gen || !t || t->st != &t->own || t->own.refs != 1 ||
+      !t->holder || t->holder->lane_owner != ts)
+    return 0;
+  return res_free_plain(ctx, t, 1, ts, &ts->lane_recs, &ts->lane.bytes, 1);
+}
+
+/* A release by a thread the lock is not biased toward: in its lane when the lanes are
+ * open and lane_release takes it, else under the mutex (tsmr__enter's slow half). */
 __attribute__((noinline))
 static int res_release_locked(tsmr_ctx *ctx, tsmr_handle th) {
-  int rc = tsmr__enter_slow(ctx, &tsmr__tls);
+  struct tsmr__thread *ts = lane_thread(ctx);
+  int lane = ts != NULL, rc;
+  do { /* again when the lanes opened while it waited on the mutex */
+    if (lane && tsmr__lock_lane_enter(&ctx->lock, &ts->lane)) {
+      int done = lane_release(ctx, ts, th);
+      tsmr__lock_lane_leave(&ts->lane);
+      if (done) {
+        ts->lane_calls++;
+        return 0;
+      }
+      lane = 0; /* declined: the mutex, closing the lanes */
+    }
+  } while ((rc = tsmr__enter_slow(ctx, &tsmr__tls, lane)) == TSMR__TO_LANES);
   if (rc) return rc;
-  return res_release_in(ctx, th);
+  /* the records of a thread with slots of its own stock its lane (lane_stock) */
+  struct tsmr__thread *cur = ctx->cur;
+  struct tsmr__tensor *t;
+  if (tsmr__tensor_get(ctx, th, &t) || !t ||
+      !res_free_plain(ctx, t, 1, cur, cur->grant ? &cur->lane_recs : &ctx->free_tensors,
+                      &ctx->live_bytes, 0))
+    rc = res_release_l(ctx, th);
+  tsmr__lock_tally(&ctx->lock);
+  tsmr__leave(ctx);
+  return rc;
 }
 
 int tsmr_res_release(tsmr_ctx *ctx, tsmr_handle th) {

@@ -9,6 +9,13 @@
  *             granted again) while the owner is busy; every count and live byte is as
  *             if the calls had run one after the other (SCOPE.THREAD.3); ROUNDS
  *             contexts, so that a revocation meets the owner inside many times;
+ *             Once revoked, the lock opens lanes (lock.h) to these creates and releases:
+ *             over the ROUNDS contexts, each worker's lane took calls; and ROUNDS / 5
+ *             contexts with both workers in one sub-manager;
+ *   lanes     one thread creates and releases in its sub-manager, keeping LIVE tensors
+ *             alive, while another keeps reading the live bytes (a call that closes the
+ *             lanes and folds their counts): every reading is a whole number of the
+ *             worker's tensors, within what it holds at that moment;
  *   exit      the owner ends; a new thread (which glibc may give the same pthread_t)
  *             starts with no statistics of its own (SCOPE.THREAD.4) and revokes;
  *   two       one thread owns two contexts and alternates between them;
@@ -23,6 +30,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <dlpack/dlpack.h>
@@ -33,6 +41,7 @@
 #define ROUNDS 50    /* contexts of the contention test, each revoked once under load */
 #define ITERS 20000  /* create + release per thread and context in the contention test */
 #define LIVE 64      /* tensors each thread keeps alive while it works */
+#define READINGS 200 /* of the live bytes while the lanes test's worker works */
 
 #define OK(call) CHECK((call) == 0, "%s", #call)
 
@@ -68,6 +77,10 @@ struct worker {
   pthread_barrier_t *start;
   int errors;
   struct tsmr_scope_stats st;
+  uint64_t lane_calls;   /* of its thread's state: calls its lane took */
+  atomic_int steady;     /* 1 from its LIVE creates until its last releases begin */
+  atomic_int *until;     /* not NULL: it goes on past ITERS until this is set */
+  atomic_int done;       /* 1 once it returns */
 };
 
 static void *work(void *arg) {
@@ -76,18 +89,25 @@ static void *work(void *arg) {
   pthread_barrier_wait(w->start);
   for (int i = 0; i < LIVE; i++)
     w->errors += tsmr_tensor_new(w->ctx, w->sub, &desc4, NULL, &live[i]) != 0;
-  for (long i = 0; i < ITERS; i++) {
+  atomic_store(&w->steady, 1);
+  for (long i = 0; i < ITERS || (w->until && !atomic_load(w->until)); i++) {
     tsmr_handle *slot = &live[i % LIVE];
     w->errors += tsmr_res_release(w->ctx, *slot) != 0;
     w->errors += tsmr_tensor_new(w->ctx, w->sub, &desc4, NULL, slot) != 0;
   }
+  atomic_store(&w->steady, 0);
   for (int i = 0; i < LIVE; i++) w->errors += tsmr_res_release(w->ctx, live[i]) != 0;
   w->errors += tsmr_thread_stats(w->ctx, TSMR_KIND_TENSOR, &w->st) != 0;
+  /* its own state, read by its own thread: the lanes never write another's */
+  w->lane_calls = tsmr__tls.serial == w->ctx->serial ? tsmr__tls.ts->lane_calls : 0;
+  atomic_store(&w->done, 1);
   return NULL;
 }
 
-/* One context of the contention test. */
-static void contend_once(void) {
+/* One context of the contention test; lane_calls: IN/OUT, each worker's lane calls
+ * added; shared: both workers in one sub-manager (whose lane owner then changes hands,
+ * and each list of it is touched by one thread at a time or the counts go wrong). */
+static void contend_once(uint64_t lane_calls[2], int shared) {
   tsmr_ctx *ctx;
   tsmr_handle root;
   pthread_barrier_t start;
@@ -97,8 +117,9 @@ static void contend_once(void) {
   OK(tsmr_mgr_root(ctx, &root)); /* this thread owns the lock */
   pthread_barrier_init(&start, NULL, 2);
   for (int i = 0; i < 2; i++) {
-    w[i] = (struct worker){ctx, TSMR_NONE, &start, 0, {0}};
-    OK(tsmr_mgr_new_sub(ctx, root, &w[i].sub));
+    w[i] = (struct worker){ctx, TSMR_NONE, &start, 0, {0}, 0, 0, NULL, 0};
+    if (shared && i) w[i].sub = w[0].sub;
+    else OK(tsmr_mgr_new_sub(ctx, root, &w[i].sub));
   }
   if (pthread_create(&th, NULL, work, &w[1]) != 0) {
     CHECK(0, "pthread_create failed");
@@ -118,6 +139,7 @@ static void contend_once(void) {
     struct tsmr_mgr_info info;
     OK(tsmr_mgr_info(ctx, w[i].sub, &info));
     CHECK(info.live == 0, "worker %d's manager has %llu live", i, (unsigned long long)info.live);
+    lane_calls[i] += w[i].lane_calls;
   }
   uint64_t bytes = 1;
   OK(tsmr_live_bytes(ctx, &bytes));
@@ -128,7 +150,71 @@ static void contend_once(void) {
 }
 
 static void test_contend(void) {
-  for (int r = 0; r < ROUNDS; r++) contend_once();
+  uint64_t lane_calls[2] = {0, 0};
+  uint64_t shared_calls[2] = {0, 0};
+  for (int r = 0; r < ROUNDS; r++) contend_once(lane_calls, 0);
+  for (int r = 0; r < ROUNDS / 5; r++) contend_once(shared_calls, 1);
+  printf("# contend: lane calls %llu (the owner's thread), %llu (the other); in one "
+         "sub-manager %llu and %llu\n",
+         (unsigned long long)lane_calls[0], (unsigned long long)lane_calls[1],
+         (unsigned long long)shared_calls[0], (unsigned long long)shared_calls[1]);
+  if (bias_supported)
+    for (int i = 0; i < 2; i++)
+      CHECK(lane_calls[i] > 0, "worker %d: no create or release went through its lane", i);
+}
+
+/* test_lanes: the worker's bytes as another thread reads them. */
+static void test_lanes(void) {
+  tsmr_ctx *ctx;
+  tsmr_handle root;
+  pthread_barrier_t start;
+  pthread_t th;
+  OK(tsmr_ctx_open("cpu", &ctx));
+  OK(tsmr_mgr_root(ctx, &root));
+  pthread_barrier_init(&start, NULL, 2);
+  atomic_int enough = 0; /* readings while it works: it may stop */
+  struct worker w = {ctx, TSMR_NONE, &start, 0, {0}, 0, 0, &enough, 0};
+  OK(tsmr_mgr_new_sub(ctx, root, &w.sub));
+  if (pthread_create(&th, NULL, work, &w) != 0) {
+    CHECK(0, "pthread_create failed");
+    pthread_barrier_destroy(&start);
+    tsmr_ctx_close(ctx);
+    return;
+  }
+  pthread_barrier_wait(&start);
+  const uint64_t each = 4 * sizeof(float);
+  long readings = 0, steady = 0, bad = 0;
+  uint64_t worst = 0;
+  for (;;) {
+    int s1 = atomic_load(&w.steady);
+    uint64_t bytes = UINT64_MAX;
+    OK(tsmr_live_bytes(ctx, &bytes));
+    int s2 = atomic_load(&w.steady);
+    readings++;
+    /* within its LIVE (LIVE - 1 between a release and its create) while steady */
+    int whole = bytes % each == 0 && bytes <= LIVE * each;
+    if (s1 && s2) {
+      steady++;
+      whole = whole && bytes >= (LIVE - 1) * each;
+    }
+    if (!whole && !bad++) worst = bytes;
+    if (steady >= READINGS) atomic_store(&enough, 1);
+    if (atomic_load(&w.done)) break;
+    struct timespec pause = {0, 20000};
+    nanosleep(&pause, NULL);
+  }
+  pthread_join(th, NULL);
+  pthread_barrier_destroy(&start);
+  CHECK(bad == 0, "%ld of %ld readings of the live bytes were off (the first: %llu)", bad,
+        readings, (unsigned long long)worst);
+  CHECK(steady >= READINGS, "%ld readings while the worker worked", steady);
+  CHECK(w.errors == 0, "the worker: %d calls failed", w.errors);
+  uint64_t bytes = 1;
+  OK(tsmr_live_bytes(ctx, &bytes));
+  CHECK(bytes == 0, "%llu live bytes at the end", (unsigned long long)bytes);
+  printf("# lanes: %ld readings (%ld while steady), the worker's lane calls %llu\n", readings,
+         steady, (unsigned long long)w.lane_calls);
+  tsmr_ctx_close(ctx);
 }
 
 /* test_exit: the owner's thread. */
@@ -272,6 +358,7 @@ static void test_fork(void) {
 int main(void) {
   test_grant();
   test_contend();
+  test_lanes();
   test_exit();
   test_two();
   test_deleter();
