@@ -73,7 +73,8 @@ adapter_check() {
 # The thread cases (every case citing SCOPE.THREAD) on a ThreadSanitizer build of the
 # judge and the reference (clang). A race report ends the case process with status 66,
 # which the judge reports as Error (or as the Fail it had streamed). First the biased
-# lock's own tests (test-lock), where a revocation that does not wait for the owner is a
+# lock's own tests (test-lock), where a revocation that does not wait for the owner, or a
+# lane that touches a manager another thread works in, is a
 # race TSan sees; then a reference whose export deleter skips the context lock
 # (harness/tests/tsan-plants/) must fail the DLPack thread cases
 # (harness/tests/check_tsan_plant.sh).

@@ -10,7 +10,7 @@
  *             if the calls had run one after the other (SCOPE.THREAD.3); ROUNDS
  *             contexts, so that a revocation meets the owner inside many times;
  *             Once revoked, the lock opens lanes (lock.h) to these creates and releases:
- *             over the ROUNDS contexts, each worker's lane took calls; and ROUNDS / 5
+ *             over the ROUNDS contexts, each worker's lane took calls; and ROUNDS
  *             contexts with both workers in one sub-manager;
  *   lanes     one thread creates and releases in its sub-manager, keeping LIVE tensors
  *             alive, while another keeps reading the live bytes (a call that closes the
@@ -153,7 +153,7 @@ static void test_contend(void) {
   uint64_t lane_calls[2] = {0, 0};
   uint64_t shared_calls[2] = {0, 0};
   for (int r = 0; r < ROUNDS; r++) contend_once(lane_calls, 0);
-  for (int r = 0; r < ROUNDS / 5; r++) contend_once(shared_calls, 1);
+  for (int r = 0; r < ROUNDS; r++) contend_once(shared_calls, 1);
   printf("# contend: lane calls %llu (the owner's thread), %llu (the other); in one "
          "sub-manager %llu and %llu\n",
          (unsigned long long)lane_calls[0], (unsigned long long)lane_calls[1],
