@@ -14,9 +14,10 @@
  *                tsmr_dlpack_export (versioned) + tsmr_dlpack_import (aliased) +
  *                tsmr_res_release, what bench-dlpack times. The exchange functions are
  *                exactly these three calls wrapped in a Python object (its allocation,
- *                type checks, the import proxy of exchange_api.c), so the ratio is
- *                the cost of the Python layer, and the baseline moves with the library
- *                as the round trip does.
+ *                type checks; the import is tsmr_dlpack_try_import, which takes the
+ *                export back as tsmr_dlpack_import does), so the ratio is the cost of
+ *                the Python layer, and the baseline moves with the library as the
+ *                round trip does.
  * in PAIRS pairs of rounds of N / 5 + 1 round trips, alternating, summarised by medians
  * (bench_util.h). The figure dlpack_xapi_roundtrip_ns (ns per round trip, goal <= 80 ns:
  * the issue "Performance by design", item 4) goes to $BENCH_JSON.

@@ -53,7 +53,7 @@ extern "C" {
 /* The library version: these three lines are its only source (the build reads them
  * for tsmref.pc; harness/tests/check_versions.sh checks the two agree). */
 #define TSMREF_VERSION_MAJOR 1
-#define TSMREF_VERSION_MINOR 5
+#define TSMREF_VERSION_MINOR 6
 #define TSMREF_VERSION_PATCH 0
 #define TSMREF_VERSION_STR_(x) #x
 #define TSMREF_VERSION_JOIN_(a, b, c) TSMREF_VERSION_STR_(a) "." TSMREF_VERSION_STR_(b) "." TSMREF_VERSION_STR_(c)
@@ -378,6 +378,14 @@ TSMR_API int tsmr_dlpack_export(tsmr_ctx *ctx, tsmr_handle t, int form, uint32_t
  * context lock held. out: OUT, the new tensor. */
 TSMR_API int tsmr_dlpack_import(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
                                 tsmr_handle *out);
+/* tsmr_dlpack_import, except that managed is taken on success only: on any refusal
+ * (the same codes in the same order) managed is untouched, its deleter has not run, and
+ * the caller still owns it. For a caller that must give a refused tensor back, such as
+ * a DLPack exchange table's managed_tensor_to_py_object_no_sync (DLP.XAPI.TO.2), where a
+ * consumed tensor would leave nothing to give back. Nothing is taken before the last
+ * check that can fail (TSMR_ENOMEM and copy errors included) has passed. */
+TSMR_API int tsmr_dlpack_try_import(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
+                                    tsmr_handle *out);
 
 /* ---- Graphs (GRAPH.*, spec/graphs.md) ----------------------------------------------
  * A graph is built in a manager (tsmr_graph_new) from graph tensors, a fourth handle

@@ -10,17 +10,17 @@
  * exception when they return -1. None of them aborts.
  *
  * Ownership. managed_tensor_to_py_object_no_sync takes the caller's tensor on success
- * only (DLP.XAPI.TO.1), while tsmr_dlpack_import consumes what it is given whatever it
- * returns (DLP.IMPORT.2). So the import is given a proxy: a copy of the caller's struct
- * whose deleter is ours. A refusal runs only the proxy's deleter, and the caller's
- * tensor is untouched; after a success the proxy's deleter runs the caller's.
+ * only (DLP.XAPI.TO.1, TO.2), so it imports with tsmr_dlpack_try_import, which takes
+ * the tensor on success only, not tsmr_dlpack_import, which consumes it whatever it
+ * returns (DLP.IMPORT.2). The caller's tensor itself goes to the import: one of
+ * libtsmref's own exports (from_py_object's) shares the exported storage again, a
+ * foreign one is aliased with its deleter at the release or copied.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
 #include <dlpack/dlpack.h> /* DLPack 1.x header bundled with apache-tvm-ffi (deps.mk) */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "tsmref.h"
@@ -133,36 +133,12 @@ static int xapi_from_py_object(void *py_object, DLManagedTensorVersioned **out) 
   return 0;
 }
 
-/* ---- managed_tensor_to_py_object_no_sync (DLP.XAPI.TO.1) ---------------------------- */
-
-enum proxy_state {
-  PROXY_IMPORTING,  /* inside tsmr_dlpack_import: the caller's tensor is not ours yet */
-  PROXY_DELETED,    /* the import ran our deleter: a refusal, or a copy it is done with */
-  PROXY_OWNS        /* an alias: the new tensor's release runs the caller's deleter */
-};
-
-/* What tsmr_dlpack_import is given in place of the caller's tensor. Owned by libtsmref
- * from the import on; freed by the code that sees its last state. */
-struct import_proxy {
-  DLManagedTensorVersioned mt; /* the caller's fields, with our deleter */
-  DLManagedTensorVersioned *caller;
-  enum proxy_state state; /* any thread reads it only after the import returned */
-};
-
-/* malloc/free, not PyMem_*: the deleter may run on any thread, without the GIL. */
-static void proxy_deleter(DLManagedTensorVersioned *mt) {
-  struct import_proxy *p = mt->manager_ctx;
-  if (p->state == PROXY_IMPORTING) {
-    p->state = PROXY_DELETED; /* the importer decides what it means */
-    return;
-  }
-  if (p->caller->deleter) p->caller->deleter(p->caller); /* DLP.DEL.1, DLP.DEL.2 */
-  free(p);
-}
+/* ---- managed_tensor_to_py_object_no_sync (DLP.XAPI.TO.1, DLP.XAPI.TO.2) ------------- */
 
 /* A tsmref.Tensor of tensor's elements (an alias, DLP.MGR.3), or -1 with BufferError
- * and tensor untouched. The Python object is made first: once the import succeeded
- * nothing can fail, so a failure never leaves the caller's tensor half ours. */
+ * and tensor untouched (tsmr_dlpack_try_import: a refusal takes nothing). The Python
+ * object is made first: once the import succeeded nothing can fail, so a failure never
+ * leaves the caller's tensor half ours. */
 static int xapi_to_py_object(DLManagedTensorVersioned *tensor, void **out_py_object) {
   if (!tensor || !out_py_object) {
     PyErr_SetString(PyExc_ValueError, "NULL tensor or out");
@@ -175,30 +151,12 @@ static int xapi_to_py_object(DLManagedTensorVersioned *tensor, void **out_py_obj
   }
   TensorObject *t = tensor_alloc();
   if (!t) return -1;
-  struct import_proxy *p = malloc(sizeof *p);
-  if (!p) {
-    Py_DECREF(t);
-    PyErr_NoMemory();
-    return -1;
-  }
-  p->mt = *tensor;
-  p->mt.manager_ctx = p;
-  p->mt.deleter = proxy_deleter;
-  p->caller = tensor;
-  p->state = PROXY_IMPORTING;
   tsmr_handle h;
-  int rc = tsmr_dlpack_import(g_ctx, &p->mt, TSMR_DLPACK_VERSIONED, g_root, &h);
-  if (rc) { /* DLP.IMPORT.2 ran the proxy's deleter: the caller keeps tensor */
-    free(p);
+  int rc = tsmr_dlpack_try_import(g_ctx, tensor, TSMR_DLPACK_VERSIONED, g_root, &h);
+  if (rc) { /* the caller keeps tensor (DLP.XAPI.TO.2) */
     Py_DECREF(t);
-    raise_tsmr(PyExc_BufferError, "tsmr_dlpack_import", rc);
+    raise_tsmr(PyExc_BufferError, "tsmr_dlpack_try_import", rc);
     return -1;
-  }
-  if (p->state == PROXY_DELETED) { /* copied (DLP.IMPORT.4): done with tensor now */
-    free(p);
-    if (tensor->deleter) tensor->deleter(tensor);
-  } else {
-    p->state = PROXY_OWNS;
   }
   t->h = h;
   *out_py_object = t;

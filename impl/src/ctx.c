@@ -38,6 +38,20 @@ int tsmr_ctx_open(const char *device, tsmr_ctx **out) {
   return 0;
 }
 
+/* Frees every thread's state and the records its lane kept (lock.h). */
+static void free_threads(tsmr_ctx *ctx) {
+  while (ctx->threads) {
+    struct tsmr__thread *t = ctx->threads;
+    ctx->threads = t->next;
+    while (t->lane_recs) {
+      struct tsmr__tensor *r = t->lane_recs;
+      t->lane_recs = r->own.next_rec;
+      tsmr__free(r);
+    }
+    tsmr__free(t->block);
+  }
+}
+
 void tsmr_ctx_close(tsmr_ctx *ctx) {
   if (!ctx) return;
   struct tsmr__dlx_anchor *anchor = ctx->dlx_anchor;
@@ -76,17 +90,7 @@ void tsmr_ctx_close(tsmr_ctx *ctx) {
   struct tsmr__storage *pending = ctx->dlx_pending; /* aliased imports' deleters */
   tsmr__lock_release(&ctx->lock);
   tsmr__lock_destroy(&ctx->lock);
-  /* after the release: the owner's entry is through its thread state's lane */
-  while (ctx->threads) {
-    struct tsmr__thread *t = ctx->threads;
-    ctx->threads = t->next;
-    while (t->lane_recs) {
-      struct tsmr__tensor *r = t->lane_recs;
-      t->lane_recs = r->own.next_rec;
-      tsmr__free(r);
-    }
-    tsmr__free(t->block);
-  }
+  free_threads(ctx); /* after the release: a lane is in a thread's state */
   tsmr__dlx_close_end(anchor);
   const struct tsmr__backend *be = ctx->be;
   tsmr__free(ctx);

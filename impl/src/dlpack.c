@@ -13,14 +13,19 @@
  * a reference on its context's anchor (dlx.h), which is how a deleter that runs on
  * any thread, even after tsmr_ctx_close, finds the lock that guards the storage.
  *
- * Import. The managed struct is consumed whatever happens (DLP.IMPORT.2). A compact
- * tensor in memory the session can use is aliased: a storage struct wraps the
- * producer's pointer, counts no bytes, and its last release queues the foreign
- * deleter, which tsmr__leave runs after unlocking (never under the lock: a foreign
- * deleter is arbitrary code). Anything else accepted is copied into compact storage
- * of our own and the deleter runs before the call returns. One of this context's own
- * exports is recognised (our deleter and our anchor) and the new tensor shares the
- * exported storage, so it stays counted once; the export record is dropped at once.
+ * Import. A compact tensor in memory the session can use is aliased: a storage struct
+ * wraps the producer's pointer, counts no bytes, and its last release queues the
+ * foreign deleter, which tsmr__leave runs after unlocking (never under the lock: a
+ * foreign deleter is arbitrary code). Anything else accepted is copied into compact
+ * storage of our own and the deleter runs before the call returns. One of this
+ * context's own exports is recognised (our deleter and our anchor) and the new tensor
+ * shares the exported storage, so it stays counted once; the export record is dropped
+ * at once. The import itself (dlpack_import_l) takes the managed struct only once
+ * nothing is left that can fail (the tensor record and slot, the copy; a wrapping
+ * storage whose tensor cannot be made is freed unused), so a refusal leaves the struct
+ * as it was given: tsmr_dlpack_import then runs its deleter (consumed whatever happens,
+ * DLP.IMPORT.2), tsmr_dlpack_try_import leaves it with the caller (what an exchange
+ * table's to-object call needs, DLP.XAPI.TO.2).
  */
 #include <string.h>
 
@@ -436,7 +441,8 @@ static int import_tensor(tsmr_ctx *ctx, struct tsmr__mgr *m,
   return tsmr__tensor_create(ctx, m, &over, t);
 }
 
-/* One tsmr_dlpack_import: managed in form f into manager mh; out: OUT. */
+/* One tsmr_dlpack_import or tsmr_dlpack_try_import: managed in form f into manager mh;
+ * out: OUT. */
 struct import_call {
   void *managed;
   const struct tsmr__dlx_form *f;
@@ -444,8 +450,9 @@ struct import_call {
   tsmr_handle *out;
 };
 
-/* *del: OUT, 1 when the caller must run managed's deleter after unlocking (a refusal,
- * or a copy), 0 when managed now belongs to a tensor or was one of our exports. */
+/* managed is taken only once nothing is left that can fail, so a refusal leaves it as
+ * it was given. *del: OUT, 1 when managed is still whole after the call (a refusal, or
+ * a copy), 0 when it now belongs to a tensor or was one of our exports. */
 static int dlpack_import_l(tsmr_ctx *ctx, const struct import_call *c, int *del) {
   void *managed = c->managed;
   const struct tsmr__dlx_form *f = c->f;
@@ -470,15 +477,20 @@ static int dlpack_import_l(tsmr_ctx *ctx, const struct import_call *c, int *del)
   unsigned char *src = numel > 0 ? (unsigned char *)v.data + v.byte_offset : NULL;
   struct tsmr__dlx_rec *rec = f->own(managed);
   if (import_is_own(ctx, rec, &v, &l, src)) { /* share the exported storage */
-    rc = import_tensor(ctx, m, &spec, rec->st, &t);
-    dlx_drop_own_l(ctx, rec); /* consumed either way */
+    if ((rc = import_tensor(ctx, m, &spec, rec->st, &t))) return rc; /* nothing taken */
+    dlx_drop_own_l(ctx, rec); /* taken: its storage reference is the tensor's now */
     *del = 0;
   } else if (l.compact && (ctx->be->host_memory || l.src_dev)) {
     struct tsmr__storage *st; /* DLP.MGR.3: alias, deleter at the release */
     if ((rc = tsmr__storage_wrap(ctx, src, managed, f->call_deleter, &st))) return rc;
     *del = 0; /* the storage owns managed now */
     rc = import_tensor(ctx, m, &spec, st, &t);
-    tsmr__storage_put(ctx, st); /* on failure the last reference: deleter at leave */
+    if (rc == 0) {
+      tsmr__storage_put(ctx, st); /* the tensor's reference is the last: deleter at its release */
+    } else { /* unused: freed as tsmr__dlx_run_pending frees one but without the deleter */
+      tsmr__free(st);
+      *del = 1; /* refused as it was given */
+    }
   } else { /* DLP.IMPORT.4, DLP.MGR.3: a compact copy of our own, deleter at once */
     if ((rc = import_tensor(ctx, m, &spec, NULL, &t))) return rc;
     if (numel > 0 && (rc = dlx_copy_in(ctx, t->st->data, &v, src, &l))) {
@@ -492,29 +504,52 @@ static int dlpack_import_l(tsmr_ctx *ctx, const struct import_call *c, int *del)
   return 0;
 }
 
-int tsmr__dlx_import_any(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
-                         tsmr_handle *out) {
-  const struct tsmr__dlx_form *f = dlx_form_of(form);
-  int rc;
-  if (!managed || !f) return TSMR_EINVAL; /* nothing we could consume */
-  if (!ctx) {
-    f->call_deleter(managed);
-    return TSMR_EINVAL;
-  }
-  if ((rc = tsmr__enter(ctx))) {
-    f->call_deleter(managed); /* DLP.IMPORT.2: consumed whatever happens */
-    return rc;
-  }
-  return tsmr__dlx_import_held(ctx, managed, form, m, out);
-}
-
-int tsmr__dlx_import_held(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
-                          tsmr_handle *out) {
+/* consume: 1 for tsmr_dlpack_import, whose refusal runs managed's deleter (DLP.IMPORT.2),
+ * 0 for tsmr_dlpack_try_import, whose refusal leaves managed with its caller. */
+static int import_held(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
+                       tsmr_handle *out, int consume) {
   const struct tsmr__dlx_form *f = dlx_form_of(form);
   int rc, del = 1;
   const struct import_call c = {managed, f, m, out};
   rc = dlpack_import_l(ctx, &c, &del);
+  del &= rc == 0 || consume; /* a refusal took nothing: the caller's, unless consumed */
   tsmr__leave(ctx); /* also runs foreign deleters that became due */
   if (del) f->call_deleter(managed); /* DLP.IMPORT.2: never under the lock */
   return rc;
+}
+
+static int import_any(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
+                      tsmr_handle *out, int consume) {
+  const struct tsmr__dlx_form *f = dlx_form_of(form);
+  int rc;
+  if (!managed || !f) return TSMR_EINVAL; /* nothing we could consume */
+  if (!ctx) {
+    if (consume) f->call_deleter(managed);
+    return TSMR_EINVAL;
+  }
+  if ((rc = tsmr__enter(ctx))) {
+    if (consume) f->call_deleter(managed); /* DLP.IMPORT.2: consumed whatever happens */
+    return rc;
+  }
+  return import_held(ctx, managed, form, m, out, consume);
+}
+
+int tsmr__dlx_import_any(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
+                         tsmr_handle *out) {
+  return import_any(ctx, managed, form, m, out, 1);
+}
+
+int tsmr__dlx_import_held(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
+                          tsmr_handle *out) {
+  return import_held(ctx, managed, form, m, out, 1);
+}
+
+int tsmr__dlx_try_import_any(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
+                             tsmr_handle *out) {
+  return import_any(ctx, managed, form, m, out, 0);
+}
+
+int tsmr__dlx_try_import_held(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
+                              tsmr_handle *out) {
+  return import_held(ctx, managed, form, m, out, 0);
 }

@@ -126,7 +126,10 @@ void tsmr__dlx_rec_drop(struct tsmr__dlx_rec *rec);
  * inline (the lock's owner thread; the versioned export of a plain tensor without
  * requests; the versioned import of one of this context's own exports, as it was
  * exported, into an open manager) and hand every other call to these by a tail call,
- * which find the same errors in the same order. */
+ * which find the same errors in the same order. An import's refusal runs managed's
+ * deleter (tsmr__dlx_import_*: tsmr_dlpack_import, DLP.IMPORT.2) or leaves managed
+ * untouched (tsmr__dlx_try_import_*: tsmr_dlpack_try_import); managed NULL or an
+ * unknown form runs nothing either way. */
 int tsmr__dlx_export_any(tsmr_ctx *ctx, tsmr_handle t, int form, uint32_t request,
                          void **out);
 int tsmr__dlx_export_held(tsmr_ctx *ctx, tsmr_handle t, int form, uint32_t request,
@@ -135,6 +138,10 @@ int tsmr__dlx_import_any(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
                          tsmr_handle *out);
 int tsmr__dlx_import_held(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
                           tsmr_handle *out);
+int tsmr__dlx_try_import_any(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
+                             tsmr_handle *out);
+int tsmr__dlx_try_import_held(tsmr_ctx *ctx, void *managed, int form, tsmr_handle m,
+                              tsmr_handle *out);
 
 /* tsmr_ctx_close, before it takes the context lock: locks the anchor (if any) so no
  * export deleter runs meanwhile. */

@@ -67,7 +67,9 @@ int tsmr__lock_init(struct tsmr__lock *l, uint64_t *live_bytes) {
   if (rc != 0) return TSMR_ENOMEM;
   atomic_init(&l->owner, TSMR__LOCK_UNBIASED);
   l->held_by_owner = 0;
-  l->owner_lane = NULL;
+  atomic_init(&l->owner_lane.inside, 0);
+  l->owner_lane.bytes = 0;
+  l->owner_lane.next = NULL;
   l->lanes = NULL;
   l->live_bytes = live_bytes;
   l->streak = l->streak_before = 0;
@@ -92,11 +94,11 @@ void tsmr__lock_revoke(struct tsmr__lock *l) {
   else if (l->reopen_after < LANES_REOPEN_MAX) l->reopen_after *= 2;
 }
 
-void tsmr__lock_grant(struct tsmr__lock *l, uint64_t me, struct tsmr__lane *lane) {
+void tsmr__lock_grant(struct tsmr__lock *l, uint64_t me) {
   TSMR_ASSERT(me != 0 && "a thread id is given out before a grant");
   if (atomic_load_explicit(&l->owner, memory_order_relaxed) != TSMR__LOCK_UNBIASED) return;
   if (!barrier_available()) return;
-  l->owner_lane = lane;
+  tsmr__lock_add_lane(l, &l->owner_lane); /* the revocation waits for it too */
   atomic_store_explicit(&l->owner, me, memory_order_relaxed);
 }
 

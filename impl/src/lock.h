@@ -45,7 +45,8 @@
 #define TSMR__LOCK_LANES (UINT64_MAX - 2u)     /* revoked, lanes open */
 
 /* A thread's way into a lock without the mutex: one per (context, thread), in the
- * thread's state (internal.h), which keeps it on a cache line of its own. inside is
+ * thread's state (internal.h), which keeps it on a cache line of its own; and the
+ * owner's, in the lock itself (one load fewer on every call of a biased lock). inside is
  * written by its thread and read by the mutex's holder; bytes only by its thread while
  * inside, and by the holder while lanes are closed. */
 struct tsmr__lane {
@@ -60,7 +61,7 @@ struct tsmr__lock {
   pthread_mutex_t mutex;          /* every thread but the owner of a biased lock */
   _Atomic uint64_t owner;         /* thread id biased toward, UNBIASED, REVOKED or LANES */
   int held_by_owner;              /* the holder entered without the mutex */
-  struct tsmr__lane *owner_lane;  /* the owner's lane, set with the grant */
+  struct tsmr__lane owner_lane;   /* the owner's way in (on the lanes' list once granted) */
   struct tsmr__lane *lanes;       /* every thread's lane */
   uint64_t *live_bytes;           /* the context's count, where closing folds the lanes' */
   uint32_t streak, streak_before; /* creates and releases in a row under the mutex */
@@ -75,10 +76,9 @@ void tsmr__lock_destroy(struct tsmr__lock *l);
 /* Mutex held, the lock biased toward another thread or open to lanes: revokes the bias
  * for good or closes the lanes, and waits for every thread inside to leave. */
 void tsmr__lock_revoke(struct tsmr__lock *l);
-/* Lock held through the mutex: biases it toward me (not 0), whose lane is lane, when
- * it never was biased and the kernel supports the handshake; me's next acquisition
- * needs no mutex. */
-void tsmr__lock_grant(struct tsmr__lock *l, uint64_t me, struct tsmr__lane *lane);
+/* Lock held through the mutex: biases it toward me (not 0) when it never was biased
+ * and the kernel supports the handshake; me's next acquisition needs no mutex. */
+void tsmr__lock_grant(struct tsmr__lock *l, uint64_t me);
 /* Mutex held: lane (a new thread's) joins the lanes the closing waits for. */
 void tsmr__lock_add_lane(struct tsmr__lock *l, struct tsmr__lane *lane);
 /* Mutex held (not the owner's entry), after a create or a release ran under it: counts
@@ -110,10 +110,10 @@ static inline void tsmr__lock_lane_leave(struct tsmr__lane *lane) {
 }
 
 /* The owner's acquisition: RETURN 1 when me holds the lock now (no mutex), else 0 and
- * nothing is held. owner_lane is read only once owner names me: it was set before. */
+ * nothing is held. */
 static inline int tsmr__lock_owner_enter(struct tsmr__lock *l, uint64_t me) {
   if (atomic_load_explicit(&l->owner, memory_order_relaxed) != me) return 0;
-  if (!tsmr__lane_try(l, l->owner_lane, me)) return 0; /* revoked meanwhile */
+  if (!tsmr__lane_try(l, &l->owner_lane, me)) return 0; /* revoked meanwhile */
   l->held_by_owner = 1;
   return 1;
 }
@@ -145,7 +145,7 @@ static inline void tsmr__lock_acquire(struct tsmr__lock *l, uint64_t me) {
 static inline void tsmr__lock_release(struct tsmr__lock *l) {
   if (l->held_by_owner) {
     l->held_by_owner = 0;
-    tsmr__lock_lane_leave(l->owner_lane);
+    tsmr__lock_lane_leave(&l->owner_lane);
   } else {
     pthread_mutex_unlock(&l->mutex);
   }

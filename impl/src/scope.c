@@ -60,7 +60,7 @@ int tsmr__enter_slow(tsmr_ctx *ctx, struct tsmr__tls *c, int to_lanes) {
   }
   ctx->cur = c->ts;
   if (!ctx->owner_ts) { /* the first thread in: the lock may be biased toward it */
-    tsmr__lock_grant(&ctx->lock, c->ts->tid, &c->ts->lane);
+    tsmr__lock_grant(&ctx->lock, c->ts->tid);
     ctx->owner_ts = c->ts;
   }
   return 0;
