@@ -200,6 +200,7 @@ lane model-tests "$primary/bin/test-model"
 lane planner-tests "$primary/bin/test-planner"
 lane lock-tests "$primary/bin/test-lock"
 lane alloc-tests "$primary/bin/test-alloc"
+lane import-tests "$primary/bin/test-import"
 # The judge's layers (harness/src/README.md): a scratch copy of harness/src builds, and an
 # upper layer's header planted in a lower layer fails its build (harness/tests/check_layers.sh).
 lane layers bash harness/tests/check_layers.sh "$primary" "$CC"

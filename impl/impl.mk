@@ -10,6 +10,7 @@
 #   $(TSMREF_TEST_PLANNER)  $(B)/bin/test-planner  unit tests of the graph planner
 #   $(TSMREF_TEST_LOCK)     $(B)/bin/test-lock     tests of the biased context lock
 #   $(TSMREF_TEST_ALLOC)    $(B)/bin/test-alloc    tests of the CPU backend's block cache
+#   $(TSMREF_TEST_IMPORT)   $(B)/bin/test-import   tests of tsmr_dlpack_try_import
 #   install-impl       libraries, tsmref.h, tsmref_test.h (test hooks) and tsmref.pc
 #                      under $(PREFIX)
 
@@ -59,11 +60,14 @@ TSMREF_TEST_LOCK := $(B)/bin/test-lock
 TSMREF_TEST_LOCK_OBJ := $(B)/obj/impl/tests/test_lock.o
 TSMREF_TEST_ALLOC := $(B)/bin/test-alloc
 TSMREF_TEST_ALLOC_OBJ := $(B)/obj/impl/tests/test_alloc.o
+TSMREF_TEST_IMPORT := $(B)/bin/test-import
+TSMREF_TEST_IMPORT_OBJ := $(B)/obj/impl/tests/test_import.o
 
 ALL_TARGETS += $(TSMREF_LIB) $(TSMREF_STATIC) $(TSMREF_ADAPTER) $(TSMREF_CUDA) \
-  $(TSMREF_PC) $(TSMREF_TEST_PLANNER) $(TSMREF_TEST_LOCK) $(TSMREF_TEST_ALLOC)
+  $(TSMREF_PC) $(TSMREF_TEST_PLANNER) $(TSMREF_TEST_LOCK) $(TSMREF_TEST_ALLOC) \
+  $(TSMREF_TEST_IMPORT)
 DEPS += $(TSMREF_OBJS:.o=.d) $(TSMREF_ADAPTER_OBJ:.o=.d) $(TSMREF_TEST_PLANNER_OBJ:.o=.d) \
-  $(TSMREF_TEST_LOCK_OBJ:.o=.d) $(TSMREF_TEST_ALLOC_OBJ:.o=.d)
+  $(TSMREF_TEST_LOCK_OBJ:.o=.d) $(TSMREF_TEST_ALLOC_OBJ:.o=.d) $(TSMREF_TEST_IMPORT_OBJ:.o=.d)
 
 $(B)/obj/impl/%.o: impl/%.c
 	@mkdir -p $(@D)
@@ -118,6 +122,17 @@ $(TSMREF_TEST_LOCK_OBJ): impl/tests/test_lock.c | $(DLPACK_V1_INC_FILE)
 	$(CC) $(CFLAGS_ALL) -pthread $(TSMREF_CFLAGS) -I"$$(cat $(DLPACK_V1_INC_FILE))" -c $< -o $@
 
 $(TSMREF_TEST_LOCK): $(TSMREF_TEST_LOCK_OBJ) $(TSMREF_STATIC)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(TSMREF_LDLIBS)
+
+# The import's tests build DLPack tensors of both forms through the packaged DLPack
+# header (whose 1.x keeps the legacy DLManagedTensor) and read the export records'
+# anchor (impl/src/dlx.h), so they build apart from $(B)/obj/impl/%.o as the lock's do.
+$(TSMREF_TEST_IMPORT_OBJ): impl/tests/test_import.c | $(DLPACK_V1_INC_FILE)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -pthread $(TSMREF_CFLAGS) -I"$$(cat $(DLPACK_V1_INC_FILE))" -c $< -o $@
+
+$(TSMREF_TEST_IMPORT): $(TSMREF_TEST_IMPORT_OBJ) $(TSMREF_STATIC)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(TSMREF_LDLIBS)
 

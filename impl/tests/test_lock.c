@@ -1,7 +1,8 @@
 /*
- * impl/tests/test_lock.c: the biased context lock (impl/src/lock.h) through the public
- * API, with a look at the lock's state (impl/src/internal.h) so that a test of the
- * bias cannot pass while no lock was ever biased:
+ * impl/tests/test_lock.c: the biased context lock and its lanes (impl/src/lock.h)
+ * through the public API, with a look at the lock's state (impl/src/internal.h) so that
+ * a test of the bias cannot pass while no lock was ever biased, nor a test of the lanes
+ * while no call went through one:
  *   grant     the first thread to call in owns the lock (where the kernel has the
  *             expedited membarrier the revocation needs; else no lock is biased);
  *   contend   the owner and another thread create and release at once, each in its own
