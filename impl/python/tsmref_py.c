@@ -77,8 +77,24 @@ PyObject *raise_tsmr(PyObject *exc, const char *what, int rc) {
   return NULL;
 }
 
+/* One Tensor object kept from its deallocation for the next allocation, as CPython
+ * keeps its floats and tuples: a tensor made and dropped per call (the exchange table's
+ * round trip, a capsule's import) then costs no trip through the object allocator.
+ * Under the GIL only (a build without one keeps none); the last one is not freed at
+ * exit, like the module's context. */
+#ifndef Py_GIL_DISABLED
+static TensorObject *g_spare;
+#endif
+
 TensorObject *tensor_alloc(void) {
-  TensorObject *t = PyObject_New(TensorObject, &Tensor_Type);
+  TensorObject *t;
+#ifndef Py_GIL_DISABLED
+  if ((t = g_spare)) {
+    g_spare = NULL;
+    (void)PyObject_Init((PyObject *)t, &Tensor_Type); /* its type and one reference */
+  } else
+#endif
+    t = PyObject_New(TensorObject, &Tensor_Type);
   if (!t) return NULL;
   t->h = TSMR_NONE;
   t->weakrefs = NULL;
@@ -106,6 +122,12 @@ static void tensor_release(TensorObject *self) {
 static void Tensor_dealloc(TensorObject *self) {
   if (self->weakrefs) PyObject_ClearWeakRefs((PyObject *)self);
   tensor_release(self);
+#ifndef Py_GIL_DISABLED
+  if (!g_spare) { /* Tensor_Type has no subclasses: every one is this size */
+    g_spare = self;
+    return;
+  }
+#endif
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
