@@ -580,10 +580,10 @@ static int tensor_new_locked(tsmr_ctx *ctx, tsmr_handle mh,
     if (lane && tsmr__lock_lane_enter(&ctx->lock, &ts->lane)) {
       const struct pool own = {&ts->lane_recs, &ts->slot_head, &ts->lane.bytes};
       t = tensor_new_fast(ctx, ts, own, 1, mh, desc);
+      if (t) *out = t->handle; /* inside: once out, another call may release t */
       tsmr__lock_lane_leave(&ts->lane);
       if (t) {
         ts->lane_calls++;
-        *out = t->handle;
         return 0;
       }
       lane = 0; /* declined: the mutex, closing the lanes */
