@@ -46,7 +46,7 @@ static void free_threads(tsmr_ctx *ctx) {
     while (t->lane_recs) {
       struct tsmr__tensor *r = t->lane_recs;
       t->lane_recs = r->own.next_rec;
-      tsmr__free(r);
+      tsmr__rec_free(r);
     }
     tsmr__free(t->block);
   }
@@ -74,7 +74,7 @@ void tsmr_ctx_close(tsmr_ctx *ctx) {
   while (ctx->free_tensors) {
     struct tsmr__tensor *t = ctx->free_tensors;
     ctx->free_tensors = t->own.next_rec;
-    tsmr__free(t);
+    tsmr__rec_free(t);
   }
   while (ctx->free_storages) {
     struct tsmr__storage *s = ctx->free_storages;

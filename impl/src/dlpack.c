@@ -70,7 +70,7 @@ static void dlx_orphan_put(struct tsmr__dlx_anchor *a, struct tsmr__storage *s,
   }
   if (s->data && s->data != (void *)s->small.bytes) a->be->free_mem(s->data);
   /* an embedded storage's tensor was released when its context closed */
-  if (s->embedded) tsmr__free(tsmr__container_of(s, struct tsmr__tensor, own));
+  if (s->embedded) tsmr__rec_free(tsmr__container_of(s, struct tsmr__tensor, own));
   else tsmr__free(s);
 }
 

@@ -209,7 +209,14 @@ struct tsmr__tensor {
   struct tsmr__tensor **comps;  /* composites: n_comps entries, NULL = absent */
   int n_comps;
   int64_t shape[TSMR_MAX_DIMS];
-};
+  void *block;                  /* what tsmr__alloc gave: tsmr__rec_free frees it */
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct tsmr__tensor) == 320, "a tensor record is five cache lines");
+
+/* Frees a record: its allocation (tensor_fresh in tensor.c) is cache-line aligned by
+ * hand, so that a release touches two lines of it (the links and the own storage's
+ * header), and block is what the allocation hook gave. */
+static inline void tsmr__rec_free(struct tsmr__tensor *t) { tsmr__free(t->block); }
 
 /* The resource whose holder, lender and borrow state t reports (COMP.UNIT.1). */
 static inline const struct tsmr__tensor *tsmr__holder_res(const struct tsmr__tensor *t) {
