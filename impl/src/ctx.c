@@ -38,17 +38,22 @@ int tsmr_ctx_open(const char *device, tsmr_ctx **out) {
   return 0;
 }
 
-/* Frees every thread's state and the records its lane kept (lock.h). */
+/* Frees every thread's state (the records its lane kept go with their slabs). */
 static void free_threads(tsmr_ctx *ctx) {
   while (ctx->threads) {
     struct tsmr__thread *t = ctx->threads;
     ctx->threads = t->next;
-    while (t->lane_recs) {
-      struct tsmr__tensor *r = t->lane_recs;
-      t->lane_recs = r->own.next_rec;
-      tsmr__rec_free(r);
-    }
     tsmr__free(t->block);
+  }
+}
+
+/* Drops the context's hold on every slab of records: freed now, or by the deleter of
+ * the last export that holds an orphaned record of it (dlpack.c). */
+static void put_slabs(tsmr_ctx *ctx) {
+  while (ctx->slabs) {
+    struct tsmr__rec_slab *s = ctx->slabs;
+    ctx->slabs = s->next;
+    tsmr__slab_put(s);
   }
 }
 
@@ -71,11 +76,6 @@ void tsmr_ctx_close(tsmr_ctx *ctx) {
     TSMR_ASSERT(s->n_members == 0 && tsmr__list_empty(&s->members));
     tsmr__free(s);
   }
-  while (ctx->free_tensors) {
-    struct tsmr__tensor *t = ctx->free_tensors;
-    ctx->free_tensors = t->own.next_rec;
-    tsmr__rec_free(t);
-  }
   while (ctx->free_storages) {
     struct tsmr__storage *s = ctx->free_storages;
     ctx->free_storages = s->next_free;
@@ -91,6 +91,7 @@ void tsmr_ctx_close(tsmr_ctx *ctx) {
   tsmr__lock_release(&ctx->lock);
   tsmr__lock_destroy(&ctx->lock);
   free_threads(ctx); /* after the release: a lane is in a thread's state */
+  put_slabs(ctx);
   tsmr__dlx_close_end(anchor);
   const struct tsmr__backend *be = ctx->be;
   tsmr__free(ctx);

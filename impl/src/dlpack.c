@@ -70,7 +70,7 @@ static void dlx_orphan_put(struct tsmr__dlx_anchor *a, struct tsmr__storage *s,
   }
   if (s->data && s->data != (void *)s->small.bytes) a->be->free_mem(s->data);
   /* an embedded storage's tensor was released when its context closed */
-  if (s->embedded) tsmr__rec_free(tsmr__container_of(s, struct tsmr__tensor, own));
+  if (s->embedded) tsmr__slab_put(tsmr__container_of(s, struct tsmr__tensor, own)->slab);
   else tsmr__free(s);
 }
 
@@ -142,6 +142,7 @@ void tsmr__dlx_close_orphan(tsmr_ctx *ctx) {
     TSMR_ASSERT(ctx->live_bytes >= s->nbytes);
     ctx->live_bytes -= s->nbytes;
     s->orphaned = 1;
+    if (s->embedded) tsmr__rec_hold(tsmr__container_of(s, struct tsmr__tensor, own));
   }
   a->ctx = NULL;
   ctx->dlx_anchor = NULL;

@@ -209,14 +209,31 @@ struct tsmr__tensor {
   struct tsmr__tensor **comps;  /* composites: n_comps entries, NULL = absent */
   int n_comps;
   int64_t shape[TSMR_MAX_DIMS];
-  void *block;                  /* what tsmr__alloc gave: tsmr__rec_free frees it */
+  struct tsmr__rec_slab *slab;  /* the slab it sits in */
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct tsmr__tensor) == 320, "a tensor record is five cache lines");
 
-/* Frees a record: its allocation (tensor_fresh in tensor.c) is cache-line aligned by
- * hand, so that a release touches two lines of it (the links and the own storage's
- * header), and block is what the allocation hook gave. */
-static inline void tsmr__rec_free(struct tsmr__tensor *t) { tsmr__free(t->block); }
+/* Records come in slabs of TSMR__SLAB_RECS, cache-line aligned and back to back (one
+ * allocation; tensor.c): a release touches two lines of a record (its links and its own
+ * storage's header), and a manager's close or a run of creates walks records at one
+ * stride with no line skipped, which the hardware's prefetchers follow
+ * (bench/README.md). A record is never freed alone: its slab is, once the context
+ * closed and no record of it is held by an export that outlived the context (an
+ * orphaned storage, dlpack.c). */
+#define TSMR__SLAB_RECS 64u
+struct tsmr__rec_slab {
+  struct tsmr__rec_slab *next;  /* the context's slabs */
+  atomic_uint_fast64_t refs;    /* 1 for the context, 1 per orphaned record in it */
+  void *block;                  /* what tsmr__alloc gave (the slab is aligned in it) */
+};
+/* An orphaned record holds its slab; dropped by the context or the last orphan, the
+ * slab is freed (any thread: an export's deleter may drop the last orphan). */
+static inline void tsmr__rec_hold(struct tsmr__tensor *t) {
+  atomic_fetch_add_explicit(&t->slab->refs, 1, memory_order_relaxed);
+}
+static inline void tsmr__slab_put(struct tsmr__rec_slab *s) {
+  if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1) tsmr__free(s->block);
+}
 
 /* The resource whose holder, lender and borrow state t reports (COMP.UNIT.1). */
 static inline const struct tsmr__tensor *tsmr__holder_res(const struct tsmr__tensor *t) {
@@ -265,6 +282,9 @@ struct tsmr_ctx {
   uint64_t live_bytes;          /* sum of live storages' bytes (MGR.COUNT.4) */
   struct tsmr__tensor *free_tensors;   /* recycled records, chained through own.next_rec */
   struct tsmr__storage *free_storages; /* recycled storages of their own (not embedded) */
+  struct tsmr__rec_slab *slabs; /* where every record lives (tensor_fresh in tensor.c) */
+  struct tsmr__tensor *slab_next; /* the newest slab's next unused record */
+  uint32_t slab_left;           /* unused records after it */
   struct tsmr__borrow *free_borrows;   /* recycled records, chained through below */
   /* Threads (SCOPE.THREAD.3): every public entry point holds lock; cur is the state
    * of the thread holding it (NULL while the context closes); owner_ts is the state of

@@ -138,20 +138,33 @@ int tsmr__storage_new(tsmr_ctx *ctx, size_t nbytes, int zero,
   return 0;
 }
 
+/* A new slab of records (internal.h), the context's newest: RETURN 0 or TSMR_ENOMEM.
+ * Its header takes the first line; malloc aligns to 16, so 48 bytes more always hold
+ * the aligned slab. */
+static int slab_new(tsmr_ctx *ctx) {
+  size_t bytes = 64 + (size_t)TSMR__SLAB_RECS * sizeof(struct tsmr__tensor);
+  void *block = tsmr__alloc(bytes + 48);
+  if (!block) return TSMR_ENOMEM;
+  struct tsmr__rec_slab *s = (void *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
+  _Static_assert(sizeof *s <= 64, "a slab's header is one line");
+  s->next = ctx->slabs;
+  atomic_init(&s->refs, 1);
+  s->block = block;
+  ctx->slabs = s;
+  ctx->slab_next = (struct tsmr__tensor *)(void *)((char *)s + 64);
+  ctx->slab_left = TSMR__SLAB_RECS;
+  return 0;
+}
+
 /* A new record in the state every record on ctx->free_tensors is in (res_free leaves it
  * so): linked nowhere, no holder, borrow stack, scope, composite or components, its own
  * storage unreferenced and empty, so that res_new writes only what differs between
  * tensors. NULL: ENOMEM. */
-static struct tsmr__tensor *tensor_fresh(void) {
-  /* Cache-line aligned by hand: malloc aligns to 16, so 48 bytes more always hold an
-   * aligned record, and 320 + 48 asked make chunks of 384 bytes, a whole number of
-   * lines, so that every record of a run of creates sits at the same place in its
-   * chunk. A manager's close then touches two lines of each record and walks them at
-   * one stride (bench/README.md: about 40 ns a record against 130 unaligned). */
-  void *block = tsmr__alloc(sizeof(struct tsmr__tensor) + 48);
-  if (!block) return NULL;
-  struct tsmr__tensor *t = (void *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
-  t->block = block;
+static struct tsmr__tensor *tensor_fresh(tsmr_ctx *ctx) {
+  if (!ctx->slab_left && slab_new(ctx)) return NULL;
+  struct tsmr__tensor *t = ctx->slab_next++;
+  ctx->slab_left--;
+  t->slab = ctx->slabs;
   t->node.next = t->node.prev = TSMR__POISON1; /* linked nowhere */
   t->snode.next = t->snode.prev = TSMR__POISON1;
   t->holder = NULL;
@@ -186,7 +199,7 @@ static int res_new(tsmr_ctx *ctx, const struct tsmr__tensor_spec *s, size_t nbyt
   struct tsmr__tensor **recs = cur && cur->lane_recs ? &cur->lane_recs : &ctx->free_tensors;
   struct tsmr__tensor *t = *recs;
   if (t) *recs = t->own.next_rec;
-  else if (!(t = tensor_fresh())) return TSMR_ENOMEM;
+  else if (!(t = tensor_fresh(ctx))) return TSMR_ENOMEM;
   if (nbytes == (size_t)-1) {
     st = NULL;
   } else if (st) {

@@ -33,7 +33,8 @@
  *             tsmr_dlpack_import consuming it; the last k imports and takes it: an
  *             alias's deleter runs once, at the release; a copy's once, at once; an own
  *             export's record goes, its storage shared. An own export's source is held,
- *             so that the import needs a tensor record of its own. Each loop must see a
+ *             and held tensors use up the context's slab of records (internal.h), so
+ *             that the import needs a record from a new slab. Each loop must see a
  *             refusal: a try_import that called the import fails here, and an import
  *             that did not consume fails the contrast.
  * Every subject ends with its deleter run exactly once and no live bytes.
@@ -133,6 +134,8 @@ struct subject {
   struct foreign f; /* aliased, strided */
   struct image clean, given; /* as made; as given to the call under test */
   char what[96];             /* for the messages */
+  tsmr_handle fill[TSMR__SLAB_RECS]; /* tensors that use up the slab of records */
+  unsigned n_fill;
 };
 
 static size_t managed_bytes(int form) {
@@ -233,9 +236,21 @@ static int subject_open(struct subject *s, const struct trial *tr, int hold) {
   return 1;
 }
 
+/* Uses up s's slab of records (internal.h) with held tensors, so that the next record
+ * the import takes is a new slab's, an allocation that can fail; records are only
+ * recycled from the free list, empty here: nothing was released yet. */
+static void fill_slab(struct subject *s) {
+  static const struct tsmr_tensor_desc d1 = {TSMR_F32, 1, {1}};
+  while (s->ctx->slab_left && s->n_fill < TSMR__SLAB_RECS)
+    OK(tsmr_tensor_new(s->ctx, s->root, &d1, NULL, &s->fill[s->n_fill++]));
+  CHECK(s->ctx->slab_left == 0 && !s->ctx->free_tensors, "%s: the slab is not used up",
+        s->what);
+}
+
 /* The end of every subject: its deleter ran exactly once, and nothing stays live. */
 static void subject_close(struct subject *s) {
   uint64_t bytes = 1;
+  while (s->n_fill) OK(tsmr_res_release(s->ctx, s->fill[--s->n_fill]));
   if (s->src != TSMR_NONE) OK(tsmr_res_release(s->ctx, s->src));
   OK(tsmr_live_bytes(s->ctx, &bytes));
   CHECK(deleted(s) == 1 && bytes == 0, "%s: at the end the deleter ran %d times, %llu live bytes",
@@ -449,6 +464,7 @@ static int fault_once(const struct trial *tr, uint64_t k, int *refused, int *imp
   if (!subject_open(&s, tr, 1)) return 1;
   size_t len = strlen(s.what);
   snprintf(s.what + len, sizeof s.what - len, ": allocation %llu failing", (unsigned long long)k);
+  if (tr->kind == OWN) fill_slab(&s);
   take_image(&s, &s.given);
   struct attempt a = {tr->api, TSMR_ENOMEM, 1, 0, SENTINEL, tally_of(&s)};
   tsmr_test_alloc_fail_nth(k);
