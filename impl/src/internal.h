@@ -70,6 +70,7 @@ static inline void tsmr__list_add(tsmr__list *h, tsmr__list *n) {
   h->next->prev = n;
   h->next = n;
 }
+__attribute__((always_inline)) /* on the release paths */
 static inline void tsmr__list_del(tsmr__list *n) {
   TSMR_ASSERT(n->next != TSMR__POISON1 && "double unlink");
   n->prev->next = n->next;
@@ -483,6 +484,7 @@ static inline uint32_t *tsmr__tslot_home(struct tsmr__table *t, uint32_t idx) {
   return home ? home : &t->free_head;
 }
 
+__attribute__((always_inline)) /* on the release paths */
 static inline void tsmr__tslot_push(struct tsmr__table *t, uint32_t idx) {
   uint32_t *home = tsmr__tslot_home(t, idx);
   t->slots[idx].obj = NULL;

@@ -572,6 +572,34 @@ static inline struct tsmr__thread *lane_thread(const tsmr_ctx *ctx) {
   return tsmr__tls.serial == ctx->serial ? tsmr__tls.ts : NULL;
 }
 
+/* A lane call (lock.h): the thread ts inside its lane; RETURN 1 when it did its work,
+ * 0 when it declined, having touched nothing. */
+typedef int (*lane_fn)(tsmr_ctx *ctx, struct tsmr__thread *ts, const void *args);
+
+/* The entry of a create or a release by a thread the lock is not biased toward: call
+ * inside the thread's lane when the lanes are open and want (the call may take one),
+ * else the mutex (tsmr__enter's slow half), going back to the lane when the lanes
+ * opened while it waited there. RETURN 1 when call did the work; else 0 with the mutex
+ * held (*rc 0) or nothing held (*rc the error). Inlined with call a constant. */
+__attribute__((always_inline))
+static inline int lane_or_mutex(tsmr_ctx *ctx, int want, lane_fn call, const void *args,
+                                int *rc) {
+  struct tsmr__thread *ts = lane_thread(ctx);
+  int lane = want && ts;
+  do {
+    if (lane && tsmr__lock_lane_enter(&ctx->lock, &ts->lane)) {
+      int done = call(ctx, ts, args);
+      tsmr__lock_lane_leave(&ts->lane);
+      if (done) {
+        ts->lane_calls++;
+        return 1;
+      }
+      lane = 0; /* declined: the mutex, closing the lanes */
+    }
+  } while ((*rc = tsmr__enter_slow(ctx, &tsmr__tls, lane)) == TSMR__TO_LANES);
+  return 0;
+}
+
 /* Before a create under the mutex, once lanes may open: the calling thread gets slots
  * of its own when it has none left (64, then twice its last grant, 4,096 at most), so
  * that its lane can create and release what it makes here. Best effort: without them
@@ -585,30 +613,35 @@ static void lane_stock(tsmr_ctx *ctx, struct tsmr__thread *cur) {
   if (tsmr__tslot_grant(&ctx->tensors, &cur->slot_head, n) == 0) cur->grant = n;
 }
 
-/* A create by a thread the lock is not biased toward: in its lane when the lanes are
- * open and the call is the common case in a manager it works in (lock.h), else under
- * the mutex (tsmr__enter's slow half), where the common case takes the thread's own
- * slots and records when it has them. */
+/* A create's arguments, for lane_create. */
+struct create_args {
+  tsmr_handle mh;
+  const struct tsmr_tensor_desc *desc;
+  tsmr_handle *out;
+};
+
+/* A lane create (lane_fn): the common case in a manager ts works in, from ts's own
+ * records, slots and byte count. */
+static inline int lane_create(tsmr_ctx *ctx, struct tsmr__thread *ts, const void *args) {
+  const struct create_args *a = args;
+  const struct pool own = {&ts->lane_recs, &ts->slot_head, &ts->lane.bytes};
+  struct tsmr__tensor *t = tensor_new_fast(ctx, ts, own, 1, a->mh, a->desc);
+  if (!t) return 0;
+  *a->out = t->handle; /* inside: once out, another call may release t */
+  return 1;
+}
+
+/* A create by a thread the lock is not biased toward: in its lane (lane_create), else
+ * under the mutex, where the common case takes the thread's own slots and records
+ * when it has them. */
 __attribute__((noinline))
 static int tensor_new_locked(tsmr_ctx *ctx, tsmr_handle mh,
                              const struct tsmr_tensor_desc *desc, const void *data,
                              tsmr_handle *out) {
-  struct tsmr__thread *ts = lane_thread(ctx);
-  int lane = ts && desc && out && !data, rc;
+  const struct create_args a = {mh, desc, out};
   struct tsmr__tensor *t;
-  do { /* again when the lanes opened while it waited on the mutex */
-    if (lane && tsmr__lock_lane_enter(&ctx->lock, &ts->lane)) {
-      const struct pool own = {&ts->lane_recs, &ts->slot_head, &ts->lane.bytes};
-      t = tensor_new_fast(ctx, ts, own, 1, mh, desc);
-      if (t) *out = t->handle; /* inside: once out, another call may release t */
-      tsmr__lock_lane_leave(&ts->lane);
-      if (t) {
-        ts->lane_calls++;
-        return 0;
-      }
-      lane = 0; /* declined: the mutex, closing the lanes */
-    }
-  } while ((rc = tsmr__enter_slow(ctx, &tsmr__tls, lane)) == TSMR__TO_LANES);
+  int rc;
+  if (lane_or_mutex(ctx, desc && out && !data, lane_create, &a, &rc)) return 0;
   if (rc) return rc;
   struct tsmr__thread *cur = ctx->cur;
   lane_stock(ctx, cur);
@@ -659,10 +692,11 @@ static inline int res_release_in(tsmr_ctx *ctx, tsmr_handle th) {
   return leave_ok(ctx);
 }
 
-/* A lane release (lock.h): of the common case (res_free_plain) whose slot is of a block
- * of ts's, whose storage nothing else references and whose holder ts works in; so it
- * touches nothing another lane does. RETURN 1 when done, else 0, nothing touched. */
-static inline int lane_release(tsmr_ctx *ctx, struct tsmr__thread *ts, tsmr_handle th) {
+/* A lane release (lane_fn; args: the handle): of the common case (res_free_plain)
+ * whose slot is of a block of ts's, whose storage nothing else references and whose
+ * holder ts works in; so it touches nothing another lane does. */
+static inline int lane_release(tsmr_ctx *ctx, struct tsmr__thread *ts, const void *args) {
+  const tsmr_handle th = *(const tsmr_handle *)args;
   const struct tsmr__table *tab = &ctx->tensors;
   uint32_t idx = tsmr__h_slot(th);
   if (tsmr__h_kind(th) != TSMR__KIND_TENSOR || idx >= tab->len || !tab->homes ||
@@ -676,23 +710,12 @@ static inline int lane_release(tsmr_ctx *ctx, struct tsmr__thread *ts, tsmr_hand
   return res_free_plain(ctx, t, 1, ts, &ts->lane_recs, &ts->lane.bytes, 1);
 }
 
-/* A release by a thread the lock is not biased toward: in its lane when the lanes are
- * open and lane_release takes it, else under the mutex (tsmr__enter's slow half). */
+/* A release by a thread the lock is not biased toward: in its lane (lane_release),
+ * else under the mutex. */
 __attribute__((noinline))
 static int res_release_locked(tsmr_ctx *ctx, tsmr_handle th) {
-  struct tsmr__thread *ts = lane_thread(ctx);
-  int lane = ts != NULL, rc;
-  do { /* again when the lanes opened while it waited on the mutex */
-    if (lane && tsmr__lock_lane_enter(&ctx->lock, &ts->lane)) {
-      int done = lane_release(ctx, ts, th);
-      tsmr__lock_lane_leave(&ts->lane);
-      if (done) {
-        ts->lane_calls++;
-        return 0;
-      }
-      lane = 0; /* declined: the mutex, closing the lanes */
-    }
-  } while ((rc = tsmr__enter_slow(ctx, &tsmr__tls, lane)) == TSMR__TO_LANES);
+  int rc;
+  if (lane_or_mutex(ctx, 1, lane_release, &th, &rc)) return 0;
   if (rc) return rc;
   /* the records of a thread with slots of its own stock its lane (lane_stock) */
   struct tsmr__thread *cur = ctx->cur;
