@@ -41,6 +41,12 @@
 void *tsmr__alloc(size_t n);   /* RETURN: owned by the caller, free with tsmr__free */
 void *tsmr__realloc(void *p, size_t n); /* like realloc; NULL leaves p intact */
 void tsmr__free(void *p);      /* p: IN, freed; NULL is a no-op */
+/* n bytes at a cache-line boundary, through tsmr__alloc (whose malloc aligns to 16):
+ * RETURN them, or NULL (ENOMEM); block: OUT, what tsmr__free frees. */
+static inline void *tsmr__alloc_lines(size_t n, void **block) {
+  if (!(*block = tsmr__alloc(n + 63))) return NULL;
+  return (void *)(((uintptr_t)*block + 63) & ~(uintptr_t)63);
+}
 /* 1 when an allocation served from memory the library keeps (impl/cpu/block_cache.h)
  * must fail: the hook counts it as one allocation, as if it were new. */
 int tsmr__alloc_refused(void);

@@ -34,10 +34,9 @@ struct tsmr__thread *tsmr__thread_lookup(tsmr_ctx *ctx) {
   if (!*id) *id = atomic_fetch_add(&thread_ids, 1) + 1;
   for (struct tsmr__thread *t = ctx->threads; t; t = t->next)
     if (t->tid == *id) return t;
-  /* aligned by hand: the allocation hook is malloc's, which aligns to 16 */
-  void *block = tsmr__alloc(sizeof(struct tsmr__thread) + 63);
-  if (!block) return NULL;
-  struct tsmr__thread *t = (void *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
+  void *block;
+  struct tsmr__thread *t = tsmr__alloc_lines(sizeof *t, &block);
+  if (!t) return NULL;
   memset(t, 0, sizeof *t);
   t->block = block;
   t->tid = *id;

@@ -139,13 +139,12 @@ int tsmr__storage_new(tsmr_ctx *ctx, size_t nbytes, int zero,
 }
 
 /* A new slab of records (internal.h), the context's newest: RETURN 0 or TSMR_ENOMEM.
- * Its header takes the first line; malloc aligns to 16, so 48 bytes more always hold
- * the aligned slab. */
+ * Its header takes the first line. */
 static int slab_new(tsmr_ctx *ctx) {
-  size_t bytes = 64 + (size_t)TSMR__SLAB_RECS * sizeof(struct tsmr__tensor);
-  void *block = tsmr__alloc(bytes + 48);
-  if (!block) return TSMR_ENOMEM;
-  struct tsmr__rec_slab *s = (void *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
+  void *block;
+  struct tsmr__rec_slab *s =
+      tsmr__alloc_lines(64 + (size_t)TSMR__SLAB_RECS * sizeof(struct tsmr__tensor), &block);
+  if (!s) return TSMR_ENOMEM;
   _Static_assert(sizeof *s <= 64, "a slab's header is one line");
   s->next = ctx->slabs;
   atomic_init(&s->refs, 1);
