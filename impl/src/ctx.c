@@ -25,6 +25,7 @@ int tsmr_ctx_open(const char *device, tsmr_ctx **out) {
   }
   ctx->serial = atomic_fetch_add(&ctx_serials, 1) + 1; /* 0 = no context */
   ctx->be = be;
+  ctx->dlx_device_type = be->host_memory ? TSMR__DLX_CPU : TSMR__DLX_CUDA;
   ctx->device_name = name;
   tsmr__list_init(&ctx->detached);
   if ((rc = tsmr__mgr_create(ctx, NULL, &ctx->root))) {

@@ -9,9 +9,10 @@
  *
  * Ownership. An export holds one reference on the source's refcounted storage (or on
  * a storage of its own with TSMR_DLPACK_COPY), so the buffer outlives the source and
- * counts in live bytes until the deleter runs (DLP.EXPORT.3). Every export also holds
- * a reference on its context's anchor (dlx.h), which is how a deleter that runs on
- * any thread, even after tsmr_ctx_close, finds the lock that guards the storage.
+ * counts in live bytes until the deleter runs (DLP.EXPORT.3). Every export also points
+ * at its context's anchor (dlx.h), which is how a deleter that runs on any thread, even
+ * after tsmr_ctx_close, finds the lock that guards the storage; the anchor lives while
+ * the context is open or an export that outlived it is.
  *
  * Import. A compact tensor in memory the session can use is aliased: a storage struct
  * wraps the producer's pointer, counts no bytes, and its last release queues the
@@ -78,6 +79,8 @@ void tsmr__dlx_rec_drop(struct tsmr__dlx_rec *rec) {
   struct tsmr__dlx_anchor *a = rec->anchor;
   struct tsmr__storage *pending = NULL;
   TSMR_ASSERT(a && rec->st && "export deleter called twice");
+  /* a lives: rec is on its list until below, so the context holds a's reference, or
+   * its close gave rec one (tsmr__dlx_close_orphan) */
   pthread_mutex_lock(&a->lock);
   tsmr_ctx *ctx = a->ctx;
   if (ctx) {
@@ -91,10 +94,10 @@ void tsmr__dlx_rec_drop(struct tsmr__dlx_rec *rec) {
     tsmr__list_del(&rec->node);
     dlx_orphan_put(a, rec->st, &pending);
   }
-  pthread_mutex_unlock(&a->lock);
   rec->st = NULL;
   rec->anchor = NULL;
-  dlx_anchor_unref(a);
+  pthread_mutex_unlock(&a->lock); /* a is not touched after this while ctx lives */
+  if (!ctx) dlx_anchor_unref(a); /* the reference the close gave rec */
   if (pending) tsmr__dlx_run_pending(pending);
 }
 
@@ -103,8 +106,6 @@ void tsmr__dlx_rec_drop(struct tsmr__dlx_rec *rec) {
 static void dlx_drop_own_l(tsmr_ctx *ctx, struct tsmr__dlx_rec *rec) {
   tsmr__list_del(&rec->node);
   tsmr__storage_put(ctx, rec->st);
-  uint_fast64_t was = atomic_fetch_sub(&rec->anchor->refs, 1);
-  TSMR_ASSERT(was > 1);
   /* the form's block starts with the record: kept for the next export */
   *(void **)rec = ctx->dlx_free_blocks;
   ctx->dlx_free_blocks = rec;
@@ -138,6 +139,7 @@ void tsmr__dlx_close_orphan(tsmr_ctx *ctx) {
   for (tsmr__list *n = a->exports.next; n != &a->exports; n = n->next) {
     struct tsmr__storage *s =
         tsmr__container_of(n, struct tsmr__dlx_rec, node)->st;
+    atomic_fetch_add(&a->refs, 1); /* the export's, dropped by its deleter */
     if (s->orphaned) continue; /* shared by several exports */
     TSMR_ASSERT(ctx->live_bytes >= s->nbytes);
     ctx->live_bytes -= s->nbytes;
@@ -214,7 +216,7 @@ static void export_describe(const tsmr_ctx *ctx, const struct tsmr__tensor *t,
     if (__builtin_mul_overflow(acc, t->shape[i] > 1 ? t->shape[i] : 1, &acc)) acc = INT64_MAX;
   }
   o->data = st->data; /* NULL for zero elements (DLP.EXPORT.1) */
-  o->device_type = ctx->be->host_memory ? TSMR__DLX_CPU : TSMR__DLX_CUDA;
+  o->device_type = ctx->dlx_device_type;
   o->device_id = 0;
   o->flags = 0; /* every field of o is written: no memset */
   o->ndim = t->ndim;
@@ -254,7 +256,6 @@ static int dlpack_export_l(tsmr_ctx *ctx, tsmr_handle th, int form, uint32_t req
   rec->anchor = a;
   rec->st = st;
   tsmr__list_add(&a->exports, &rec->node);
-  atomic_fetch_add(&a->refs, 1);
   *out = managed;
   return 0;
 }

@@ -51,14 +51,16 @@ struct tsmr__dlx_out {
   uint64_t flags; /* versioned only */
 };
 
-/* Every context that exported keeps one anchor; each live export holds a reference.
- * lock orders before the context lock. While ctx is set, the export list and the
+/* Every context that exported keeps one anchor. The context holds a reference while
+ * it is open; each export still alive when it closes is given one then, which its
+ * deleter drops (so neither an export nor the import of one touches the count, an
+ * atomic, while the context lives). lock orders before the context lock. While ctx is set, the export list and the
  * exports' storages belong to the context (its lock); tsmr_ctx_close sets ctx to NULL
  * and the storages become orphaned: the anchor's lock then guards them and be frees
  * their memory (DLP.EXPORT.3 after the session ended). */
 struct tsmr__dlx_anchor {
   pthread_mutex_t lock;
-  atomic_uint_fast64_t refs;    /* 1 for the context while open + 1 per live export */
+  atomic_uint_fast64_t refs;    /* 1 for the context while open + 1 per orphaned export */
   tsmr_ctx *ctx;                /* NULL once the context closed */
   const struct tsmr__backend *be;
   tsmr__list exports;           /* struct tsmr__dlx_rec.node */
@@ -115,7 +117,8 @@ extern const struct tsmr__dlx_form tsmr__dlx_versioned;
 extern const int tsmr__dlx_versioned_minor; /* DLPACK_MINOR_VERSION built against */
 
 /* The deleter of every export (both forms call it before freeing their block): drops
- * the record's storage reference and its anchor reference. Any thread; takes the
+ * the record's storage reference, and its anchor reference when the context closed
+ * before it (tsmr__dlx_close_orphan gave it one). Any thread; takes the
  * anchor lock then the context lock; runs foreign deleters that became due after
  * unlocking both. */
 void tsmr__dlx_rec_drop(struct tsmr__dlx_rec *rec);

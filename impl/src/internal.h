@@ -303,6 +303,7 @@ struct tsmr_ctx {
   /* DLPack (dlpack.c): the anchor of this context's exports (NULL until the first
    * export) and the aliased-import storages whose deleters run at the next leave. */
   struct tsmr__dlx_anchor *dlx_anchor;
+  int dlx_device_type;          /* its memory's DLDeviceType, as its exports give it */
   struct tsmr__storage *dlx_pending;
   void *dlx_free_blocks;        /* recycled export blocks, chained through their first word */
   /* Graphs (graph.c): never-reused slots; obj is the graph struct, kept (released)

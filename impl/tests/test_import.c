@@ -12,7 +12,7 @@
  *   own       one of the context's own exports of a [4, 4] tensor, which an import
  *             shares (the export's record goes at once). Its deleter is the library's,
  *             so whether it ran is read off the context's export anchor (impl/src/dlx.h:
- *             one reference per export record alive), not counted by the test.
+ *             its list of export records alive), not counted by the test.
  * The tests, each on both calls:
  *   refusals  each refusal class alone: bad arguments (TSMR_EINVAL: no context, no out,
  *             a handle that is not a manager; managed NULL and an unknown form, which
@@ -173,12 +173,15 @@ static int same_image(const struct subject *s, const struct image *im) {
   return memcmp(&now, im, sizeof now) == 0;
 }
 
-/* Runs of s's deleter so far: a foreign tensor's counts them; for an own export, 1
- * once its record is gone (its deleter ran, or an import took it): the anchor then
- * holds the context's reference alone. */
+/* Runs of s's deleter so far: a foreign tensor's counts them; for an own export (the
+ * context's only one), 1 once its record is gone (its deleter ran, or an import took
+ * it): the anchor's list of live exports (impl/src/dlx.h) is empty then. */
 static int deleted(const struct subject *s) {
   if (s->kind != OWN) return s->f.deleted;
-  return 2 - (int)atomic_load(&s->ctx->dlx_anchor->refs);
+  const tsmr__list *exports = &s->ctx->dlx_anchor->exports;
+  int live = 0;
+  for (const tsmr__list *n = exports->next; n != exports; n = n->next) live++;
+  return 1 - live;
 }
 
 /* What a refused call must leave as it was. */

@@ -22,6 +22,9 @@
  *   two       one thread owns two contexts and alternates between them;
  *   deleter   an export's DLPack deleter runs on another thread than the owner
  *             (DLP.DEL.1): it takes the lock, revoking the bias;
+ *   orphans   exports outlive their context (DLP.EXPORT.3): the anchor their deleters
+ *             find counts them only from the close on, and the last one frees it; then
+ *             the deleters run on another thread while the owner closes the context;
  *   fork      a child process inherits a biased lock: its one thread is the owner,
  *             and a thread it starts revokes the bias there (the child's membarrier,
  *             which may need registering again).
@@ -37,7 +40,7 @@
 #include <dlpack/dlpack.h>
 
 #include "check.h"
-#include "internal.h"
+#include "dlx.h" /* the export anchor; and internal.h */
 
 #define ROUNDS 50    /* contexts of the contention test, each revoked once under load */
 #define ITERS 20000  /* create + release per thread and context in the contention test */
@@ -314,6 +317,78 @@ static void test_deleter(void) {
   tsmr_ctx_close(ctx);
 }
 
+/* test_orphans: exports that outlive their context. The anchor (impl/src/dlx.h) holds
+ * one reference for the open context and none for the exports until the close gives
+ * each live one its own, which its deleter drops: the last deleter frees the anchor.
+ * Then the same with the deleters running on another thread while the owner closes the
+ * context, so that each deleter may meet the context open, closing or closed (for the
+ * tsan lane; a deleter that touched a freed anchor, or an anchor never freed, is what
+ * it and ASan would report). */
+#define ORPHANS 64
+struct orphans {
+  void *managed[ORPHANS];
+  pthread_barrier_t start;
+  int dropped;
+};
+
+static void *drop_orphans(void *arg) {
+  struct orphans *o = arg;
+  pthread_barrier_wait(&o->start);
+  for (int i = 0; i < ORPHANS; i++) {
+    DLManagedTensorVersioned *m = o->managed[i];
+    if (m) {
+      m->deleter(m);
+      o->dropped++;
+    }
+  }
+  return NULL;
+}
+
+static void export_orphans(tsmr_ctx *ctx, struct orphans *o) {
+  tsmr_handle root, t;
+  OK(tsmr_mgr_root(ctx, &root));
+  for (int i = 0; i < ORPHANS; i++) {
+    o->managed[i] = NULL;
+    OK(tsmr_tensor_new(ctx, root, &desc4, NULL, &t));
+    OK(tsmr_dlpack_export(ctx, t, TSMR_DLPACK_VERSIONED, 0, &o->managed[i]));
+  }
+  o->dropped = 0;
+}
+
+static void test_orphans(void) {
+  static struct orphans o;
+  tsmr_ctx *ctx;
+  pthread_t th;
+  OK(tsmr_ctx_open("cpu", &ctx));
+  export_orphans(ctx, &o);
+  struct tsmr__dlx_anchor *a = ctx->dlx_anchor;
+  CHECK(a && atomic_load(&a->refs) == 1, "open: the context's reference alone, not %llu",
+        a ? (unsigned long long)atomic_load(&a->refs) : 0ull);
+  tsmr_ctx_close(ctx);
+  CHECK(atomic_load(&a->refs) == ORPHANS, "closed: one reference per export, not %llu",
+        (unsigned long long)atomic_load(&a->refs));
+  for (int i = 0; i < ORPHANS - 1; i++) ((DLManagedTensorVersioned *)o.managed[i])->deleter(o.managed[i]);
+  CHECK(atomic_load(&a->refs) == 1, "one export left: %llu references",
+        (unsigned long long)atomic_load(&a->refs));
+  ((DLManagedTensorVersioned *)o.managed[ORPHANS - 1])->deleter(o.managed[ORPHANS - 1]);
+  for (int round = 0; round < 8; round++) {
+    OK(tsmr_ctx_open("cpu", &ctx));
+    export_orphans(ctx, &o);
+    pthread_barrier_init(&o.start, NULL, 2);
+    if (pthread_create(&th, NULL, drop_orphans, &o) != 0) {
+      CHECK(0, "pthread_create");
+      pthread_barrier_destroy(&o.start);
+      tsmr_ctx_close(ctx);
+      return;
+    }
+    pthread_barrier_wait(&o.start);
+    tsmr_ctx_close(ctx);
+    pthread_join(th, NULL);
+    pthread_barrier_destroy(&o.start);
+    CHECK(o.dropped == ORPHANS, "round %d: %d deleters returned", round, o.dropped);
+  }
+}
+
 /* test_fork: a thread of the child process. */
 static void *child_call(void *arg) {
   tsmr_ctx *ctx = arg;
@@ -368,6 +443,7 @@ int main(void) {
   test_exit();
   test_two();
   test_deleter();
+  test_orphans();
   test_fork();
   printf("# lock: %d checks, %d failed\n", checks, failed);
   return failed != 0;
