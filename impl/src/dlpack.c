@@ -106,6 +106,7 @@ void tsmr__dlx_rec_drop(struct tsmr__dlx_rec *rec) {
 static void dlx_drop_own_l(tsmr_ctx *ctx, struct tsmr__dlx_rec *rec) {
   tsmr__list_del(&rec->node);
   tsmr__storage_put(ctx, rec->st);
+  rec->primed = 0; /* the consumer may have changed what the import does not read */
   /* the form's block starts with the record: kept for the next export */
   *(void **)rec = ctx->dlx_free_blocks;
   ctx->dlx_free_blocks = rec;

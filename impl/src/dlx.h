@@ -73,6 +73,13 @@ struct tsmr__dlx_rec {
   struct tsmr__dlx_anchor *anchor;
   struct tsmr__storage *st;     /* one reference */
   tsmr__list node;              /* in anchor->exports */
+  /* Set by the versioned form's common export (dlx_form.inc) once it wrote the fields
+   * every such export has alike (the deleter, manager_ctx, the shape and strides
+   * pointers, byte_offset), which its common import checks before keeping the block:
+   * a kept block so marked still has them, and the next export writes only the rest.
+   * Every other writer of a block clears it (the form's build; dlx_drop_own_l, whose
+   * import does not check them). */
+  int primed;
 };
 
 /* One per form. */
@@ -95,7 +102,7 @@ struct tsmr__dlx_form {
 /* The bytes of an export's block, enough for either form's (dlx_form.inc checks): one
  * size, so that the core allocates the blocks and keeps those of its own exports
  * imported again for the next export (ctx->dlx_free_blocks) instead of freeing them. */
-#define TSMR__DLX_BLOCK_BYTES 264
+#define TSMR__DLX_BLOCK_BYTES 272
 
 /* The DLPack type code and bits of a dtype, as every export describes it: a table,
  * so that the export paths of the core and of the forms load it instead of calling. */

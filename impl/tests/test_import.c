@@ -37,6 +37,10 @@
  *             that the import needs a record from a new slab. Each loop must see a
  *             refusal: a try_import that called the import fails here, and an import
  *             that did not consume fails the contrast.
+ *   kept      an own export imported back keeps its block for the next export: after
+ *             the consumer pointed the shape and strides at arrays of its own, and after
+ *             a legacy export, the next versioned exports describe their own arrays
+ *             and import back.
  * Every subject ends with its deleter run exactly once and no live bytes.
  * Run: $(B)/bin/test-import; prints "# import: N checks, 0 failed".
  */
@@ -503,9 +507,67 @@ static void test_faults(void) {
       }
 }
 
+/* test_kept: the block of an own export imported again is kept for the next export
+ * (impl/src/dlx.h, struct tsmr__dlx_rec.primed), which writes only what changes from
+ * export to export when the import checked the rest. A consumer may point the shape and
+ * strides elsewhere (the same values) before it imports back: the general import takes
+ * that, so the block it keeps must not pass the consumer's pointers on; and a block of
+ * either form may come back to a versioned export. Each next export must describe its
+ * own arrays in full, and import back. */
+static void check_kept_export(struct subject *s, const int64_t *consumer_arrays[2],
+                              const char *after) {
+  DLManagedTensorVersioned *mt = s->managed;
+  const DLTensor *d = &mt->dl_tensor;
+  CHECK(mt->version.major == 1 && mt->flags == 0 && mt->deleter != NULL &&
+            mt->manager_ctx != NULL && d->ndim == 2 && d->byte_offset == 0,
+        "%s: the versioned export's fields", after);
+  CHECK(d->shape != consumer_arrays[0] && d->strides != consumer_arrays[1] &&
+            d->shape[0] == 4 && d->shape[1] == 4 && d->strides[0] == 4 && d->strides[1] == 1,
+        "%s: the export's shape and strides are not its own compact [4, 4]", after);
+  tsmr_handle h = TSMR_NONE;
+  OK(tsmr_dlpack_import(s->ctx, s->managed, TSMR_DLPACK_VERSIONED, s->root, &h));
+  CHECK(h != TSMR_NONE && reads_back(s, h), "%s: the export does not import back", after);
+  if (h != TSMR_NONE) OK(tsmr_res_release(s->ctx, h));
+}
+
+static void test_kept(void) {
+  for (int form = 0; form < 2; form++) {
+    const struct trial tr = {TSMR_DLPACK_VERSIONED, OWN, IMPORT};
+    struct subject s;
+    int64_t shape[2] = {4, 4}, strides[2] = {4, 1};
+    tsmr_handle h = TSMR_NONE, src;
+    if (!subject_open(&s, &tr, 1)) continue;
+    /* two round trips first: the second export's block, kept by the first import, is
+     * primed; the second import keeps it primed */
+    for (int trip = 0; trip < 2; trip++) {
+      if (trip) OK(tsmr_dlpack_export(s.ctx, s.src, TSMR_DLPACK_VERSIONED, 0, &s.managed));
+      OK(tsmr_dlpack_import(s.ctx, s.managed, TSMR_DLPACK_VERSIONED, s.root, &h));
+      if (h != TSMR_NONE) OK(tsmr_res_release(s.ctx, h));
+    }
+    s.form = form; /* the export the consumer changes, in its block */
+    OK(tsmr_dlpack_export(s.ctx, s.src, form, 0, &s.managed));
+    dl_of(&s)->shape = shape; /* the consumer's own arrays, the same values */
+    dl_of(&s)->strides = strides;
+    OK(tsmr_dlpack_import(s.ctx, s.managed, form, s.root, &h));
+    if (h != TSMR_NONE) OK(tsmr_res_release(s.ctx, h));
+    src = s.src;
+    s.form = TSMR_DLPACK_VERSIONED;
+    for (int again = 0; again < 2; again++) { /* the block as kept, then as kept again */
+      OK(tsmr_dlpack_export(s.ctx, src, TSMR_DLPACK_VERSIONED, 0, &s.managed));
+      snprintf(s.what, sizeof s.what, "a versioned export after a %s one imported back (%d)",
+               form_name[form], again);
+      check_kept_export(&s, (const int64_t *[2]){shape, strides}, s.what);
+    }
+    OK(tsmr_res_release(s.ctx, src));
+    s.src = TSMR_NONE;
+    subject_close(&s);
+  }
+}
+
 int main(void) {
   test_refusals();
   test_faults();
+  test_kept();
   printf("# import: %d checks, %d failed\n", checks, failed);
   return failed != 0;
 }
