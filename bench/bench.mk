@@ -1,8 +1,9 @@
 # bench/bench.mk: micro-benchmarks of libtsmref, one program per bench/bench_NAME.c,
 # built as $(B)/bin/bench-NAME. `make bench` builds and runs them, the capsule round
 # trip (bench/bench_capsule.py) and two timings of the judge (bench/run_bench.sh),
-# counts the instructions of bench-managers', bench-dlpack's and bench-xapi's loops under
-# callgrind where valgrind is installed (bench/count_instructions.sh), and writes
+# counts the instructions of bench-managers', bench-dlpack's and bench-xapi's loops and
+# of bench-graphs' plans under callgrind where valgrind is installed
+# (bench/count_instructions.sh), and writes
 # $(B)/bench/results.json (bench/README.md); `all` builds them, `run` and `check` never
 # run them.
 #   bench-managers  managers, scopes, 2 threads (spec/managers.md, spec/scopes.md)
@@ -70,8 +71,8 @@ bench: $(BENCH_BINS) $(BENCH_XAPI) $(B)/python/tsmref.so $(TSM_CTS) $(TSMREF_ADA
 # `make bench-instructions`: the instruction figures of `make bench` alone (callgrind,
 # bench/count_instructions.sh), written to $(B)/bench/instructions.jsonl and printed.
 .PHONY: bench-instructions
-bench-instructions: $(B)/bin/bench-managers $(B)/bin/bench-dlpack $(BENCH_XAPI) \
-  $(B)/python/tsmref.so
+bench-instructions: $(B)/bin/bench-managers $(B)/bin/bench-dlpack $(B)/bin/bench-graphs \
+  $(BENCH_XAPI) $(B)/python/tsmref.so
 	@mkdir -p $(B)/bench
 	rm -f $(B)/bench/instructions.jsonl
 	BENCH_JSON=$(B)/bench/instructions.jsonl bash bench/count_instructions.sh $(B) $(VENV_PY)

@@ -19,7 +19,13 @@
  * With $BENCH_JSON set, the figures planner_peak_vs_bound_max / _mean (over the
  * corpus) and planner_time_growth_5000_vs_100 (mean ns per tensor of the 5000-node
  * DAGs over that of the 100-node ones) go there (bench_util.h).
+ * --count-instructions N builds the six DAGs of that growth figure and runs one reuse
+ * plan of each (the call its time is of) in bench_ir_plan_100 and bench_ir_plan_5000,
+ * for callgrind to count (bench/count_instructions.sh; bench_util.h says how), and prints
+ * the tensors each function planned ("bench_ir_ops FUNCTION COUNT"): bench/callgrind_ir.py
+ * divides by them (planner_time_growth_5000_vs_100_instructions). N is checked, not used.
  * Usage: bench-graphs [device]   (default cpu)
+ *        bench-graphs --count-instructions N
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -128,7 +134,11 @@ static void dag_matmul(struct bg *b, int x) {
 static void random_dag(struct bg *b, int nodes) {
   const int64_t *ext = dag_extents;
   int nleaves = nodes / 8 + 2;
-  for (int i = 0; i < nleaves; i++) add_leaf(b, ext[rnd(4)], ext[rnd(4)], TSMR_GRAPH_INPUT);
+  for (int i = 0; i < nleaves; i++) {
+    /* drawn in turn, columns first: as arguments C leaves their order to the compiler */
+    uint32_t cols = rnd(4), rows = rnd(4);
+    add_leaf(b, ext[rows], ext[cols], TSMR_GRAPH_INPUT);
+  }
   for (int k = 0; k < nodes; k++) {
     int x = pick(b);
     uint32_t kind = rnd(100);
@@ -350,27 +360,30 @@ static void bg_free(struct bg *b) {
   free(b);
 }
 
-int main(int argc, char **argv) {
-  const char *dev = argc > 1 ? argv[1] : "cpu";
-  BENCH_CHECK(tsmr_ctx_open(dev, &ctx));
-  BENCH_CHECK(tsmr_mgr_root(ctx, &root));
-  printf("bench-graphs on %s: reuse plan vs liveness lower bound (ratio) and no reuse\n", dev);
-  printf("%-14s %6s %6s %12s %12s %12s %7s %7s %6s %9s  %s\n", "graph", "tensor", "steps",
-         "no-reuse B", "bound B", "planned B", "p/bound", "p/none", "inpl", "ns/tensor",
-         "OUT.1");
+/* The random DAG of the corpus of `nodes` nodes and seed `seed` (its rng_state). */
+static struct bg *dag_new(int nodes, int seed) {
+  rng_state = 0x9E3779B97F4A7C15ull + (uint64_t)seed * 7919u + (uint64_t)nodes;
+  struct bg *b = bg_new();
+  random_dag(b, nodes);
+  return b;
+}
+
+/* The random DAGs, three of each size up to 5000 nodes and one of 50000; RETURN in
+ * ns_sum the sum over each size's DAGs of their planning ns per tensor. */
+static void run_dags(double ns_sum[4]) {
   static const int sizes[] = {100, 1000, 5000, 50000};
-  double ns_sum[4] = {0, 0, 0, 0};
   for (int s = 0; s < 4; s++)
     for (int seed = 0; seed < (sizes[s] > 5000 ? 1 : 3); seed++) {
       char name[32];
-      rng_state = 0x9E3779B97F4A7C15ull + (uint64_t)seed * 7919u + (uint64_t)sizes[s];
-      struct bg *b = bg_new();
-      random_dag(b, sizes[s]);
+      struct bg *b = dag_new(sizes[s], seed);
       snprintf(name, sizeof name, "dag%d.%d", sizes[s], seed);
       report(name, b, sizes[s] <= 100);
       ns_sum[s] += g_ns_per_tensor;
       bg_free(b);
     }
+}
+
+static void run_models(void) {
   static const struct {
     const char *name;
     void (*build)(struct bg *);
@@ -385,6 +398,89 @@ int main(int argc, char **argv) {
     report(models[i].name, b, models[i].compute);
     bg_free(b);
   }
+}
+
+/* ---- --count-instructions (bench_util.h) ---------------------------------------- */
+
+/* The DAGs of the growth figure, per size (0: 100 nodes, 1: 5000), three each. */
+#define IR_DAGS 3
+static const int ir_nodes[2] = {100, 5000};
+static struct bg *ir_dags[2][IR_DAGS];
+
+/* Plans every DAG of size s in mode. */
+static void ir_plan(int s, int mode) {
+  for (int i = 0; i < IR_DAGS; i++)
+    BENCH_CHECK(tsmr_graph_plan(ctx, ir_dags[s][i]->g, mode));
+}
+
+/* The counted plans: the call whose time report() takes (best_plan: st.plan_ns of
+ * tsmr_graph_plan in TSMR_PLAN_REUSE), once for each DAG of a size. The count is of the
+ * whole call; plan_ns times the planning inside it (tsmr__plan_compute, about four
+ * fifths of its instructions at either size), not its lock, buffers and install. Two
+ * bodies that differ (the size), so that the compiler never folds one into the other. */
+static BENCH_IR_FN void bench_ir_plan_100(void) { ir_plan(0, TSMR_PLAN_REUSE); }
+static BENCH_IR_FN void bench_ir_plan_5000(void) { ir_plan(1, TSMR_PLAN_REUSE); }
+
+/* Builds the DAGs of size s (the corpus's seeds), plans each once as warm-up, counts
+ * one plan of each, and prints the tensors the counted function planned in all: the
+ * divisor of its count (bench/callgrind_ir.py reads the "bench_ir_ops" line). As in
+ * best_plan, a plan in the other mode comes before each reuse plan: a graph planned
+ * again in the mode of its current plan is not planned again (graph.c). */
+static void ir_count_size(int s) {
+  static const char *const fn[2] = {"bench_ir_plan_100", "bench_ir_plan_5000"};
+  for (int seed = 0; seed < IR_DAGS; seed++) ir_dags[s][seed] = dag_new(ir_nodes[s], seed);
+  ir_plan(s, TSMR_PLAN_NONE);
+  ir_plan(s, TSMR_PLAN_REUSE);
+  ir_plan(s, TSMR_PLAN_NONE);
+  if (s == 0) bench_ir_plan_100();
+  else bench_ir_plan_5000();
+  uint64_t tensors = 0;
+  for (int i = 0; i < IR_DAGS; i++) {
+    struct tsmr_graph_stats st;
+    BENCH_CHECK(tsmr_graph_stats(ctx, ir_dags[s][i]->g, &st));
+    tensors += st.n_tensors;
+    bg_free(ir_dags[s][i]);
+  }
+  printf("bench_ir_ops %s %llu\n", fn[s], (unsigned long long)tensors);
+}
+
+/* --count-instructions n: one reuse plan of each DAG of the growth figure counted,
+ * whatever n (> 0; count_instructions.sh passes every program the same n, 100,000, a
+ * number of plans callgrind would take hours over). One plan is the count: the planner
+ * is deterministic, and the plans of one graph after the first differ by under 0.3% in
+ * instructions (malloc's state). The whole run takes about 2 s under callgrind.
+ * RETURN the exit status. */
+static int count_instructions(long n) {
+  BENCH_CHECK(tsmr_ctx_open("cpu", &ctx));
+  BENCH_CHECK(tsmr_mgr_root(ctx, &root));
+  for (int s = 0; s < 2; s++) ir_count_size(s);
+  uint64_t live;
+  BENCH_CHECK(tsmr_live_bytes(ctx, &live));
+  tsmr_ctx_close(ctx);
+  printf("bench-graphs: counted one reuse plan of each DAG (bench_ir_*; N = %ld unused)\n",
+         n);
+  return live == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--count-instructions")) {
+    long n = argc > 2 ? atol(argv[2]) : 0;
+    if (n <= 0) {
+      fprintf(stderr, "usage: bench-graphs --count-instructions N (N > 0)\n");
+      return 2;
+    }
+    return count_instructions(n);
+  }
+  const char *dev = argc > 1 ? argv[1] : "cpu";
+  BENCH_CHECK(tsmr_ctx_open(dev, &ctx));
+  BENCH_CHECK(tsmr_mgr_root(ctx, &root));
+  printf("bench-graphs on %s: reuse plan vs liveness lower bound (ratio) and no reuse\n", dev);
+  printf("%-14s %6s %6s %12s %12s %12s %7s %7s %6s %9s  %s\n", "graph", "tensor", "steps",
+         "no-reuse B", "bound B", "planned B", "p/bound", "p/none", "inpl", "ns/tensor",
+         "OUT.1");
+  double ns_sum[4] = {0, 0, 0, 0};
+  run_dags(ns_sum);
+  run_models();
   printf("overall: mean p/bound %.4f, max %.4f, sum planned / sum bound %.4f over %d graphs\n",
          g_ratio_sum / g_count, g_ratio_max, g_planned_sum / g_bound_sum, g_count);
   printf("planning ns/tensor, mean of 3 DAGs: 100 nodes %.1f, 1000 nodes %.1f, 5000 nodes "

@@ -17,8 +17,10 @@
  * operations of the same loop (a close: a whole close of N tensors): the first calls
  * touch fresh memory and take the slow paths (free lists empty, tables growing), which
  * the timed runs pay once among millions. N is 100,000 by default: the function's own setup (two clock reads, the
- * loop's entry) is then under 0.01 instruction per operation, and callgrind runs both
- * programs in about 15 s.
+ * loop's entry) is then under 0.01 instruction per operation, and callgrind runs the
+ * programs in about 15 s. bench-graphs counts plans, not loops of N: one reuse plan of
+ * each DAG of its growth figure after a warm-up plan, divided by the tensors planned,
+ * which it prints (bench_graphs.c, bench/callgrind_ir.py).
  */
 #ifndef TSM_BENCH_UTIL_H
 #define TSM_BENCH_UTIL_H

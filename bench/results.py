@@ -26,6 +26,7 @@ NAMES = [
     "dlpack_xapi_roundtrip_ns", "dlpack_xapi_roundtrip_ns_instructions",
     "capsule_roundtrip_vs_numpy", "planner_peak_vs_bound_max",
     "planner_peak_vs_bound_mean", "planner_time_growth_5000_vs_100",
+    "planner_time_growth_5000_vs_100_instructions",
     "planner_time_vs_gallocr_5000", "planner_time_vs_gallocr_50000",
     "planner_peak_vs_gallocr_sum",
     "iree_cpu_loop_vs_c_floor", "judge_steps_per_s_1k", "judge_steps_per_s_10k",

@@ -3,8 +3,9 @@
 # of bench/ against the build in BUILD, each printing its human table on stdout and
 # appending its figures to BUILD/bench/figures.jsonl (bench-xapi, the DLPack 1.3
 # exchange table's round trip from C, embeds Python: bench/bench_xapi.c); counts the
-# instructions of bench-managers', bench-dlpack's and bench-xapi's loops under callgrind
-# where valgrind is installed (bench/count_instructions.sh: an instructions ratio beside each of their wall-time
+# instructions of bench-managers', bench-dlpack's and bench-xapi's loops and of
+# bench-graphs' plans under callgrind where valgrind is installed
+# (bench/count_instructions.sh: an instructions ratio beside each of their wall-time
 # ratios, which does not move with the machine's load); times the judge on a generated
 # case of 100,000 steps and on the case library; then bench/results.py writes
 # BUILD/bench/results.json (bench/README.md names every figure and its goal).
