@@ -10,7 +10,9 @@
 # failure. JOBS (default nproc) sets the parallel case runs.
 #
 # asan: impl and harness built by clang with ASan and UBSan (no CUDA), then
-#   1. the judge's model tests (test-model), and `tsm-cts lint cases` and `coverage`
+#   1. the judge's model tests (test-model), the reference's lock and import tests
+#      (test-lock: its deleters that race a context's close; test-import: every refusal
+#      and allocation failure of an import), and `tsm-cts lint cases` and `coverage`
 #      (judged here only for sanitizer reports: their verdicts are other lanes');
 #   2. the hand-written case library (--device cpu) through the judge and the reference. Every
 #      case process exit()s after writing its result (harness/src/run/runner.c), so its
@@ -97,8 +99,8 @@ asan() {
   local rc=0 lib_rc=0 self_rc=0 model_rc=0
   echo "asan: building $build (clang, $san)"
   make --no-print-directory -j"$JOBS" BUILD=$build CC=clang NVCC= SAN="$san" OPT="-O1 -g" \
-    $build/bin/tsm-cts $build/bin/test-model $build/lib/tsmref_adapter.so \
-    $build/lib/example_adapter.so >$build.log 2>&1 ||
+    $build/bin/tsm-cts $build/bin/test-model $build/bin/test-lock $build/bin/test-import \
+    $build/lib/tsmref_adapter.so $build/lib/example_adapter.so >$build.log 2>&1 ||
     { tail -n 30 $build.log; summary asan "$start" 1 "the build failed (see $build.log)"; return; }
   # The broken adapters stand for someone else's adapter: built without sanitizers, so
   # that UBSan does not catch broken_segv's store through NULL before it is a SIGSEGV.
@@ -113,9 +115,12 @@ asan() {
   # 1. The judge's own code on its own: the model's unit tests must pass; `lint cases`
   # and `coverage` (whose verdicts are the lint and coverage lanes') must end without a
   # sanitizer report or a signal.
-  $build/bin/test-model >$build/test-model.log 2>&1 || model_rc=$?
-  [ $model_rc -eq 0 ] || { echo "asan: test-model exit $model_rc:"; tail -n 30 $build/test-model.log; }
-  local cmd r
+  local test cmd r
+  for test in test-model test-lock test-import; do
+    r=0
+    $build/bin/$test >$build/$test.log 2>&1 || r=$?
+    [ $r -eq 0 ] || { echo "asan: $test exit $r:"; tail -n 30 $build/$test.log; model_rc=$r; }
+  done
   for cmd in "lint cases" coverage; do
     r=0
     $build/bin/tsm-cts $cmd >$build/judge-${cmd%% *}.log 2>&1 || r=$?
@@ -165,7 +170,7 @@ asan() {
 
   [ $model_rc -eq 0 ] && [ $lib_rc -eq 0 ] && [ $self_rc -eq 0 ] || rc=1
   summary asan "$start" $rc "library: $(tail -n 1 $build/library.tap | sed 's/^# //') (exit $lib_rc);" \
-    "self-tests: $(tail -n 1 $build/selftests.log) (exit $self_rc); model tests, lint," \
+    "self-tests: $(tail -n 1 $build/selftests.log) (exit $self_rc); model, lock and import tests, lint," \
     "coverage: $([ $model_rc -eq 0 ] && echo clean || echo "exit $model_rc")"
 }
 
