@@ -463,14 +463,8 @@ static int count_instructions(long n) {
 }
 
 int main(int argc, char **argv) {
-  if (argc > 1 && !strcmp(argv[1], "--count-instructions")) {
-    long n = argc > 2 ? atol(argv[2]) : 0;
-    if (n <= 0) {
-      fprintf(stderr, "usage: bench-graphs --count-instructions N (N > 0)\n");
-      return 2;
-    }
-    return count_instructions(n);
-  }
+  long counted = bench_count_mode(argc, argv, "bench-graphs");
+  if (counted) return counted < 0 ? 2 : count_instructions(counted);
   const char *dev = argc > 1 ? argv[1] : "cpu";
   BENCH_CHECK(tsmr_ctx_open(dev, &ctx));
   BENCH_CHECK(tsmr_mgr_root(ctx, &root));

@@ -349,14 +349,8 @@ static int count_instructions(long n) {
 }
 
 int main(int argc, char **argv) {
-  if (argc > 1 && !strcmp(argv[1], "--count-instructions")) {
-    long n = argc > 2 ? atol(argv[2]) : 0;
-    if (n <= 0) {
-      fprintf(stderr, "usage: bench-managers --count-instructions N (N > 0)\n");
-      return 2;
-    }
-    return count_instructions(n);
-  }
+  long counted = bench_count_mode(argc, argv, "bench-managers");
+  if (counted) return counted < 0 ? 2 : count_instructions(counted);
   long n = argc > 1 ? atol(argv[1]) : 1000000;
   if (n <= 0) n = 1000000;
   struct tsmr_tensor_desc d = {TSMR_F32, 1, {4}};

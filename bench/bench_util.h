@@ -27,6 +27,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "tsmref.h"
@@ -46,6 +47,17 @@
       exit(1);                                                                     \
     }                                                                              \
   } while (0)
+
+/* The --count-instructions N mode of program's command line (above): RETURN N (> 0) in
+ * that mode, 0 outside it, -1 after printing the usage when N is missing or not > 0
+ * (the program exits 2 then). */
+static inline long bench_count_mode(int argc, char **argv, const char *program) {
+  if (argc < 2 || strcmp(argv[1], "--count-instructions")) return 0;
+  long n = argc > 2 ? atol(argv[2]) : 0;
+  if (n > 0) return n;
+  fprintf(stderr, "usage: %s --count-instructions N (N > 0)\n", program);
+  return -1;
+}
 
 static inline double now_ns(void) {
   struct timespec ts;

@@ -347,16 +347,13 @@ static int bench_run(struct xapi_bench *b, int count, long n) {
 }
 
 int main(int argc, char **argv) {
-  int count = argc > 1 && !strcmp(argv[1], "--count-instructions");
-  long n = argc > 1 + count ? atol(argv[1 + count]) : 0;
-  if (count && n <= 0) {
-    fprintf(stderr, "usage: bench-xapi --count-instructions N (N > 0)\n");
-    return 2;
-  }
+  long counted = bench_count_mode(argc, argv, "bench-xapi");
+  if (counted < 0) return 2;
+  long n = counted ? counted : argc > 1 ? atol(argv[1]) : 0;
   if (n <= 0) n = 1000000;
   struct xapi_bench b;
   bench_open(&b);
-  int rc = bench_run(&b, count, n);
+  int rc = bench_run(&b, counted > 0, n);
   return bench_close(&b) || rc;
 }
 
