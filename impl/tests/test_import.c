@@ -535,7 +535,7 @@ static void test_kept(void) {
     const struct trial tr = {TSMR_DLPACK_VERSIONED, OWN, IMPORT};
     struct subject s;
     int64_t shape[2] = {4, 4}, strides[2] = {4, 1};
-    tsmr_handle h = TSMR_NONE, src;
+    tsmr_handle h = TSMR_NONE;
     if (!subject_open(&s, &tr, 1)) continue;
     /* two round trips first: the second export's block, kept by the first import, is
      * primed; the second import keeps it primed */
@@ -550,17 +550,14 @@ static void test_kept(void) {
     dl_of(&s)->strides = strides;
     OK(tsmr_dlpack_import(s.ctx, s.managed, form, s.root, &h));
     if (h != TSMR_NONE) OK(tsmr_res_release(s.ctx, h));
-    src = s.src;
     s.form = TSMR_DLPACK_VERSIONED;
     for (int again = 0; again < 2; again++) { /* the block as kept, then as kept again */
-      OK(tsmr_dlpack_export(s.ctx, src, TSMR_DLPACK_VERSIONED, 0, &s.managed));
+      OK(tsmr_dlpack_export(s.ctx, s.src, TSMR_DLPACK_VERSIONED, 0, &s.managed));
       snprintf(s.what, sizeof s.what, "a versioned export after a %s one imported back (%d)",
                form_name[form], again);
       check_kept_export(&s, (const int64_t *[2]){shape, strides}, s.what);
     }
-    OK(tsmr_res_release(s.ctx, src));
-    s.src = TSMR_NONE;
-    subject_close(&s);
+    subject_close(&s); /* releases s.src */
   }
 }
 

@@ -335,9 +335,8 @@ static void *drop_orphans(void *arg) {
   struct orphans *o = arg;
   pthread_barrier_wait(&o->start);
   for (int i = 0; i < ORPHANS; i++) {
-    DLManagedTensorVersioned *m = o->managed[i];
-    if (m) {
-      m->deleter(m);
+    if (o->managed[i]) {
+      drop_export(o->managed[i]);
       o->dropped++;
     }
   }
@@ -367,10 +366,10 @@ static void test_orphans(void) {
   tsmr_ctx_close(ctx);
   CHECK(atomic_load(&a->refs) == ORPHANS, "closed: one reference per export, not %llu",
         (unsigned long long)atomic_load(&a->refs));
-  for (int i = 0; i < ORPHANS - 1; i++) ((DLManagedTensorVersioned *)o.managed[i])->deleter(o.managed[i]);
+  for (int i = 0; i < ORPHANS - 1; i++) drop_export(o.managed[i]);
   CHECK(atomic_load(&a->refs) == 1, "one export left: %llu references",
         (unsigned long long)atomic_load(&a->refs));
-  ((DLManagedTensorVersioned *)o.managed[ORPHANS - 1])->deleter(o.managed[ORPHANS - 1]);
+  drop_export(o.managed[ORPHANS - 1]);
   for (int round = 0; round < 8; round++) {
     OK(tsmr_ctx_open("cpu", &ctx));
     export_orphans(ctx, &o);
