@@ -3,7 +3,9 @@
  * baseline measured in the same run (MGR.CREATE.1, MGR.REL.1, MGR.CLOSE.1).
  *   1. scoped create + release of N small tensors (4 f32) in a sub-manager, against
  *      malloc + zero + free of the same byte size: ns/op for both and the ratio.
- *   2. closing a manager that holds N tensors: ns per resource.
+ *   2. closing a manager that holds N tensors: ns per resource, against free() of as
+ *      many buffers, and beside the floor of any close that walks its records: a bare
+ *      walk of N blocks of the record's size (and of 64 bytes) along their links.
  *   3. disposing a scope that holds N tensors (SCOPE.DISP.1): ns per resource; and
  *      create + release inside an open scope (registration and statistics).
  *   4. one uncontended pthread mutex lock + unlock pair, for reference: what every
@@ -17,10 +19,12 @@
  * operations and report the medians and the median of the pairs' ratios
  * (bench_util.h); the others report the best of their rounds. With
  * $BENCH_JSON set, the figures create_release_vs_malloc(_2managers,
- * _1manager_2threads), manager_close_ns_per_resource and manager_close_vs_free go there
+ * _1manager_2threads), manager_close_ns_per_resource, manager_close_vs_free,
+ * manager_close_vs_walk_floor, walk_floor_vs_free and walk_floor_64_vs_free go there
  * too (bench_util.h).
- * --count-instructions N runs each loop of those figures and its baseline once, N
- * operations (resources for the close), each in a bench_ir_* function of its own, for
+ * --count-instructions N runs the loops of benches 1, 2 and 5 and their baselines once
+ * each (not the walks: they measure memory, not instructions), N operations (resources
+ * for the close), each in a bench_ir_* function of its own, for
  * callgrind to count (bench/count_instructions.sh; bench_util.h says how).
  * Usage: bench-managers [N]   (default 1000000)
  *        bench-managers --count-instructions N
@@ -33,6 +37,7 @@
 #include <time.h>
 
 #include "bench_util.h"
+#include "tsmref_test.h"
 
 
 static double bench_malloc(long n, size_t bytes) {
@@ -203,6 +208,67 @@ static double bench_free_all(long n, size_t bytes) {
   return dt;
 }
 
+/* The floor of a close that walks its records along their links: n blocks of stride
+ * bytes back to back, 64-byte aligned, linked as a close of records created in order
+ * visits them (each create links at the list's head, so the walk runs down the
+ * addresses, the last written first); the walk reads each block's link and writes one
+ * word of it, and does nothing else. ns per block. */
+struct walk_block {
+  struct walk_block *next;
+  uintptr_t word;
+};
+static double bench_walk_floor(long n, size_t stride) {
+  size_t bytes = (size_t)n * stride;
+  char *mem = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+  if (!mem) {
+    fprintf(stderr, "bench-managers: out of memory\n");
+    exit(1);
+  }
+  struct walk_block *head = NULL;
+  for (long i = 0; i < n; i++) {
+    struct walk_block *b = (struct walk_block *)(mem + (size_t)i * stride);
+    b->next = head;
+    b->word = (uintptr_t)i;
+    head = b;
+  }
+  uintptr_t sum = 0;
+  double t0 = now_ns();
+  for (struct walk_block *b = head; b; b = b->next) {
+    sum += b->word;
+    b->word = 0;
+  }
+  double dt = (now_ns() - t0) / (double)n;
+  free(mem);
+  if (sum != (uintptr_t)n * (uintptr_t)(n - 1) / 2) {
+    fprintf(stderr, "bench-managers: the walk missed blocks\n");
+    exit(1);
+  }
+  return dt;
+}
+
+/* The close beside its floor: the bare walk at the record's stride, and at a 64-byte
+ * stride (a record whose close touched one line of its own, back to back), each against
+ * free() of the close's baseline; best of 3 each. */
+static void run_walk_floor(long n, double close_ns, double free_ns) {
+  size_t rec = tsmr_test_record_bytes();
+  double best_r = 1e30, best_l = 1e30;
+  for (int r = 0; r < 3; r++) {
+    double w = bench_walk_floor(n, rec), l = bench_walk_floor(n, 64);
+    if (w < best_r) best_r = w;
+    if (l < best_l) best_l = l;
+  }
+  printf("  walk of %ld %zu-byte blocks (floor): %7.2f ns/block   (close %.2f x, free %.2f x)\n",
+         n, rec, best_r, close_ns / best_r, best_r / free_ns);
+  printf("  walk of %ld 64-byte blocks          : %7.2f ns/block   (free %.2f x)\n", n,
+         best_l, best_l / free_ns);
+  struct bench_baseline floor = {"walk_of_record_size_blocks", best_r, close_ns / best_r};
+  bench_figure("manager_close_vs_walk_floor", close_ns, "ns/resource", &floor, 0);
+  struct bench_baseline freed_r = {"free", free_ns, best_r / free_ns};
+  bench_figure("walk_floor_vs_free", best_r, "ns/block", &freed_r, 0);
+  struct bench_baseline freed_l = {"free", free_ns, best_l / free_ns};
+  bench_figure("walk_floor_64_vs_free", best_l, "ns/block", &freed_l, 0);
+}
+
 static double bench_scope_dispose(tsmr_ctx *ctx, tsmr_handle root, long n,
                                   const struct tsmr_tensor_desc *d) {
   tsmr_handle sc, t;
@@ -264,6 +330,7 @@ static void run_close_dispose(tsmr_ctx *ctx, tsmr_handle root, long n,
   bench_figure("manager_close_ns_per_resource", best_c, "ns/resource", NULL, 0);
   struct bench_baseline freed = {"free", best_f, best_c / best_f};
   bench_figure("manager_close_vs_free", best_c, "ns/resource", &freed, 1.3);
+  run_walk_floor(n, best_c, best_f);
   tsmr_handle sc;
   BENCH_CHECK(tsmr_scope_open(ctx, &sc));
   for (int r = 0; r < ROUNDS; r++) {

@@ -23,6 +23,9 @@
 #include <string.h>
 
 #include "internal.h"
+#include "tsmref_test.h"
+
+size_t tsmr_test_record_bytes(void) { return sizeof(struct tsmr__tensor); }
 
 int tsmr__shape_check(int dtype, int ndim, const int64_t *shape, int64_t *numel,
                       size_t *nbytes) {
