@@ -178,17 +178,9 @@ static double bench_close(tsmr_ctx *ctx, tsmr_handle root, long n,
 /* The baseline of a manager's close: free() of n buffers of bytes each, allocated first
  * (the memory a close gives back, without the bookkeeping); ns per buffer. */
 static void **bench_free_fill(long n, size_t bytes) {
-  void **p = malloc((size_t)n * sizeof *p);
-  if (!p) {
-    fprintf(stderr, "bench-managers: out of memory\n");
-    exit(1);
-  }
+  void **p = bench_need(malloc((size_t)n * sizeof *p), "bench-managers");
   for (long i = 0; i < n; i++) {
-    p[i] = malloc(bytes);
-    if (!p[i]) {
-      fprintf(stderr, "bench-managers: out of memory\n");
-      exit(1);
-    }
+    p[i] = bench_need(malloc(bytes), "bench-managers");
     memset(p[i], 0, bytes);
   }
   return p;
@@ -219,11 +211,7 @@ struct walk_block {
 };
 static double bench_walk_floor(long n, size_t stride) {
   size_t bytes = (size_t)n * stride;
-  char *mem = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
-  if (!mem) {
-    fprintf(stderr, "bench-managers: out of memory\n");
-    exit(1);
-  }
+  char *mem = bench_need(aligned_alloc(64, (bytes + 63) & ~(size_t)63), "bench-managers");
   struct walk_block *head = NULL;
   for (long i = 0; i < n; i++) {
     struct walk_block *b = (struct walk_block *)(mem + (size_t)i * stride);

@@ -14,11 +14,8 @@
 #define BYTES ((size_t)64 << 20)
 
 int main(void) {
-  unsigned char *a = malloc(BYTES), *b = malloc(BYTES);
-  if (!a || !b) {
-    fprintf(stderr, "bench-memspeed: out of memory\n");
-    return 1;
-  }
+  unsigned char *a = bench_need(malloc(BYTES), "bench-memspeed");
+  unsigned char *b = bench_need(malloc(BYTES), "bench-memspeed");
   double s[PAIRS];
   int differ = 0;
   memset(b, 7, BYTES);

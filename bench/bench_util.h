@@ -59,6 +59,14 @@ static inline long bench_count_mode(int argc, char **argv, const char *program) 
   return -1;
 }
 
+/* p, memory the benchmark program asked for: RETURN it, or exit(1) naming program when
+ * it is NULL (a benchmark has nothing to measure without it). */
+static inline void *bench_need(void *p, const char *program) {
+  if (p) return p;
+  fprintf(stderr, "%s: out of memory\n", program);
+  exit(1);
+}
+
 static inline double now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -54,10 +54,10 @@ struct tsmr__dlx_out {
 /* Every context that exported keeps one anchor. The context holds a reference while
  * it is open; each export still alive when it closes is given one then, which its
  * deleter drops (so neither an export nor the import of one touches the count, an
- * atomic, while the context lives). lock orders before the context lock. While ctx is set, the export list and the
- * exports' storages belong to the context (its lock); tsmr_ctx_close sets ctx to NULL
- * and the storages become orphaned: the anchor's lock then guards them and be frees
- * their memory (DLP.EXPORT.3 after the session ended). */
+ * atomic, while the context lives). lock orders before the context lock. While ctx is
+ * set, the export list and the exports' storages belong to the context (its lock);
+ * tsmr_ctx_close sets ctx to NULL and the storages become orphaned: the anchor's lock
+ * then guards them and be frees their memory (DLP.EXPORT.3 after the session ended). */
 struct tsmr__dlx_anchor {
   pthread_mutex_t lock;
   atomic_uint_fast64_t refs;    /* 1 for the context while open + 1 per orphaned export */
