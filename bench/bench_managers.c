@@ -5,7 +5,7 @@
  *      malloc + zero + free of the same byte size: ns/op for both and the ratio.
  *   2. closing a manager that holds N tensors: ns per resource, against free() of as
  *      many buffers, and beside the floor of any close that walks its records: a bare
- *      walk of N blocks of the record's size (and of 64 bytes) along their links.
+ *      walk of N blocks of a record head's size along their links.
  *   3. disposing a scope that holds N tensors (SCOPE.DISP.1): ns per resource; and
  *      create + release inside an open scope (registration and statistics).
  *   4. one uncontended pthread mutex lock + unlock pair, for reference: what every
@@ -20,8 +20,7 @@
  * (bench_util.h); the others report the best of their rounds. With
  * $BENCH_JSON set, the figures create_release_vs_malloc(_2managers,
  * _1manager_2threads), manager_close_ns_per_resource, manager_close_vs_free,
- * manager_close_vs_walk_floor, walk_floor_vs_free and walk_floor_64_vs_free go there
- * too (bench_util.h).
+ * manager_close_vs_walk_floor and walk_floor_vs_free go there too (bench_util.h).
  * --count-instructions N runs the loops of benches 1, 2 and 5 and their baselines once
  * each (not the walks: they measure memory, not instructions), N operations (resources
  * for the close), each in a bench_ir_* function of its own, for
@@ -202,9 +201,9 @@ static double bench_free_all(long n, size_t bytes) {
 
 /* The floor of a close that walks its records along their links: n blocks of stride
  * bytes back to back, 64-byte aligned, linked as a close of records created in order
- * visits them (each create links at the list's head, so the walk runs down the
- * addresses, the last written first); the walk reads each block's link and writes one
- * word of it, and does nothing else. ns per block. */
+ * visits them (each create links at the list's tail, so the walk runs up the
+ * addresses); the walk reads each block's link and writes one word of it, and does
+ * nothing else. ns per block. */
 struct walk_block {
   struct walk_block *next;
   uintptr_t word;
@@ -213,7 +212,7 @@ static double bench_walk_floor(long n, size_t stride) {
   size_t bytes = (size_t)n * stride;
   char *mem = bench_need(aligned_alloc(64, (bytes + 63) & ~(size_t)63), "bench-managers");
   struct walk_block *head = NULL;
-  for (long i = 0; i < n; i++) {
+  for (long i = n - 1; i >= 0; i--) {
     struct walk_block *b = (struct walk_block *)(mem + (size_t)i * stride);
     b->next = head;
     b->word = (uintptr_t)i;
@@ -234,27 +233,21 @@ static double bench_walk_floor(long n, size_t stride) {
   return dt;
 }
 
-/* The close beside its floor: the bare walk at the record's stride, and at a 64-byte
- * stride (a record whose close touched one line of its own, back to back), each against
- * free() of the close's baseline; best of 3 each. */
+/* The close beside its floor: the bare walk at the stride the close walks (a record's
+ * head), against free() of the close's baseline; best of 3. */
 static void run_walk_floor(long n, double close_ns, double free_ns) {
-  size_t rec = tsmr_test_record_bytes();
-  double best_r = 1e30, best_l = 1e30;
+  size_t stride = tsmr_test_close_stride();
+  double best = 1e30;
   for (int r = 0; r < 3; r++) {
-    double w = bench_walk_floor(n, rec), l = bench_walk_floor(n, 64);
-    if (w < best_r) best_r = w;
-    if (l < best_l) best_l = l;
+    double w = bench_walk_floor(n, stride);
+    if (w < best) best = w;
   }
   printf("  walk of %ld %zu-byte blocks (floor): %7.2f ns/block   (close %.2f x, free %.2f x)\n",
-         n, rec, best_r, close_ns / best_r, best_r / free_ns);
-  printf("  walk of %ld 64-byte blocks          : %7.2f ns/block   (free %.2f x)\n", n,
-         best_l, best_l / free_ns);
-  struct bench_baseline floor = {"walk_of_record_size_blocks", best_r, close_ns / best_r};
+         n, stride, best, close_ns / best, best / free_ns);
+  struct bench_baseline floor = {"walk_of_close_stride_blocks", best, close_ns / best};
   bench_figure("manager_close_vs_walk_floor", close_ns, "ns/resource", &floor, 0);
-  struct bench_baseline freed_r = {"free", free_ns, best_r / free_ns};
-  bench_figure("walk_floor_vs_free", best_r, "ns/block", &freed_r, 0);
-  struct bench_baseline freed_l = {"free", free_ns, best_l / free_ns};
-  bench_figure("walk_floor_64_vs_free", best_l, "ns/block", &freed_l, 0);
+  struct bench_baseline freed = {"free", free_ns, best / free_ns};
+  bench_figure("walk_floor_vs_free", best, "ns/block", &freed, 0);
 }
 
 static double bench_scope_dispose(tsmr_ctx *ctx, tsmr_handle root, long n,

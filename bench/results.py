@@ -21,7 +21,7 @@ NAMES = [
     "create_release_vs_malloc_1manager_2threads_instructions",
     "manager_close_ns_per_resource", "manager_close_vs_free",
     "manager_close_vs_free_instructions", "manager_close_vs_walk_floor",
-    "walk_floor_vs_free", "walk_floor_64_vs_free", "dlpack_c_roundtrip_ns",
+    "walk_floor_vs_free", "dlpack_c_roundtrip_ns",
     "dlpack_c_roundtrip_vs_create_release",
     "dlpack_c_roundtrip_vs_create_release_instructions",
     "dlpack_xapi_roundtrip_ns", "dlpack_xapi_roundtrip_ns_instructions",

@@ -25,10 +25,11 @@ TSMR_API void tsmr_test_alloc_fail_nth(uint64_t k);
  * how many allocations remain until it fails (1: the next one). */
 TSMR_API uint64_t tsmr_test_alloc_fail_left(void);
 
-/* The bytes of one tensor record, the stride at which a manager's close walks its
- * tensors: bench-managers compares the close with a bare walk of blocks of this size
+/* The stride at which a manager's close walks the tensors of a run of creates: the
+ * bytes of a record's head, the part of a record a close touches (its body lies apart).
+ * bench-managers compares the close with a bare walk of blocks of this size
  * (bench/README.md). */
-TSMR_API size_t tsmr_test_record_bytes(void);
+TSMR_API size_t tsmr_test_close_stride(void);
 
 #ifdef __cplusplus
 }

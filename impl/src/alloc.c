@@ -36,6 +36,11 @@ void *tsmr__alloc(size_t n) {
   return malloc(n ? n : 1);
 }
 
+void *tsmr__alloc_aligned(size_t align, size_t n) {
+  if (should_fail()) return NULL;
+  return aligned_alloc(align, (n + align - 1) / align * align);
+}
+
 void *tsmr__realloc(void *p, size_t n) {
   if (should_fail()) return NULL;
   return realloc(p, n ? n : 1);

@@ -58,7 +58,7 @@ static int pack_data(tsmr_ctx *ctx, struct tsmr__tensor *data,
     for (int j = 0; j < n; j++) {
       const struct tsmr__tensor *sq = in[sorted[j]];
       const float *src = sq->st->data;
-      for (int64_t t = 0; t < sq->numel; t++) dst[off[t] + j] = src[t];
+      for (int64_t t = 0, len = tsmr__body(sq)->numel; t < len; t++) dst[off[t] + j] = src[t];
     }
     return 0;
   }
@@ -75,11 +75,11 @@ static int pack_data(tsmr_ctx *ctx, struct tsmr__tensor *data,
     for (int i = 0; !rc && i < n; i++) { /* concatenate, device to device */
       start[i] = pos;
       rc = be->copy_d2d((float *)cat + pos, in[i]->st->data,
-                        (size_t)in[i]->numel * sizeof(float));
-      pos += in[i]->numel;
+                        (size_t)tsmr__body(in[i])->numel * sizeof(float));
+      pos += tsmr__body(in[i])->numel;
     }
     for (int j = 0; !rc && j < n; j++)
-      for (int64_t t = 0; t < in[sorted[j]]->numel; t++)
+      for (int64_t t = 0; t < tsmr__body(in[sorted[j]])->numel; t++)
         idx[off[t] + j] = (int32_t)(start[sorted[j]] + t);
     if (!rc) rc = be->copy_h2d(idx_dev, idx, (size_t)total * sizeof *idx);
     if (!rc) rc = be->gather(data->st->data, cat, idx_dev, total, sizeof(float));
@@ -91,7 +91,7 @@ static int pack_data(tsmr_ctx *ctx, struct tsmr__tensor *data,
   }
   for (int j = 0; !rc && j < n; j++) { /* fallback: one element per copy */
     const struct tsmr__tensor *sq = in[sorted[j]];
-    for (int64_t t = 0; !rc && t < sq->numel; t++)
+    for (int64_t t = 0; !rc && t < tsmr__body(sq)->numel; t++)
       rc = be->copy_d2d((float *)data->st->data + off[t] + j,
                         (const float *)sq->st->data + t, sizeof(float));
   }
@@ -106,8 +106,8 @@ static int new_component(tsmr_ctx *ctx, struct tsmr__tensor *c, int k, int dtype
   int rc = tsmr__tensor_alloc(ctx, &s, &t);
   if (rc) return rc;
   t->rkind = TSMR__RES_COMPONENT;
-  t->parent = c;
-  c->comps[k] = t;
+  tsmr__body(t)->parent = c;
+  tsmr__body(c)->comps[k] = t;
   return 0;
 }
 
@@ -143,8 +143,9 @@ static int pack_args(tsmr_ctx *ctx, const tsmr_handle *seqs, int n, int enforce_
   }
   for (int i = 0; i < n; i++, prev = t) {
     (void)tsmr__tensor_get(ctx, seqs[i], &t);
-    if (t->shape[0] < 1) return TSMR_EINVAL;
-    if (enforce_sorted && prev && t->shape[0] > prev->shape[0]) return TSMR_EINVAL;
+    int64_t len = tsmr__body(t)->shape[0];
+    if (len < 1) return TSMR_EINVAL;
+    if (enforce_sorted && prev && len > tsmr__body(prev)->shape[0]) return TSMR_EINVAL;
   }
   *out_holder = holder;
   return 0;
@@ -171,7 +172,7 @@ static int pack_layout(tsmr_ctx *ctx, const tsmr_handle *seqs, int n,
   if (!w->in || !w->li || !w->sorted || !w->unsorted) return TSMR_ENOMEM;
   for (int i = 0; i < n; i++) {
     (void)tsmr__tensor_get(ctx, seqs[i], &w->in[i]);
-    w->li[i].len = w->in[i]->shape[0];
+    w->li[i].len = tsmr__body(w->in[i])->shape[0];
     w->li[i].idx = i;
     w->total += w->li[i].len;
   }
@@ -204,14 +205,15 @@ static int pack_components(tsmr_ctx *ctx, struct tsmr__tensor *c,
       ((rc = new_component(ctx, c, TSMR_COMPONENT_SORTED_INDICES, TSMR_I32, n)) ||
        (rc = new_component(ctx, c, TSMR_COMPONENT_UNSORTED_INDICES, TSMR_I32, n))))
     return rc;
-  if ((rc = pack_data(ctx, c->comps[TSMR_COMPONENT_DATA], w, n)) ||
-      (rc = put_host(ctx, c->comps[TSMR_COMPONENT_BATCH_SIZES], w->bs,
+  struct tsmr__tensor **comps = tsmr__body(c)->comps;
+  if ((rc = pack_data(ctx, comps[TSMR_COMPONENT_DATA], w, n)) ||
+      (rc = put_host(ctx, comps[TSMR_COMPONENT_BATCH_SIZES], w->bs,
                      (size_t)w->maxlen * sizeof *w->bs)))
     return rc;
   if (!enforce_sorted &&
-      ((rc = put_host(ctx, c->comps[TSMR_COMPONENT_SORTED_INDICES], w->sorted,
+      ((rc = put_host(ctx, comps[TSMR_COMPONENT_SORTED_INDICES], w->sorted,
                       (size_t)n * sizeof *w->sorted)) ||
-       (rc = put_host(ctx, c->comps[TSMR_COMPONENT_UNSORTED_INDICES], w->unsorted,
+       (rc = put_host(ctx, comps[TSMR_COMPONENT_UNSORTED_INDICES], w->unsorted,
                       (size_t)n * sizeof *w->unsorted))))
     return rc;
   return 0;
@@ -296,8 +298,8 @@ static int list_l(tsmr_ctx *ctx, const tsmr_handle *items, int n, tsmr_handle *o
       ctx->cur->st[TSMR_KIND_TENSOR].detached++;
     }
     t->rkind = TSMR__RES_COMPONENT;
-    t->parent = c;
-    c->comps[i] = t;
+    tsmr__body(t)->parent = c;
+    tsmr__body(c)->comps[i] = t;
   }
   tsmr__tensor_link(ctx, c, holder);
   tsmr__res_register(ctx, c);
@@ -312,8 +314,9 @@ static int component_l(tsmr_ctx *ctx, tsmr_handle ch, int index, tsmr_handle *ou
   if ((rc = tsmr__tensor_get(ctx, ch, &c))) return rc;
   if (tsmr__res_kind(ctx, ch, c) != TSMR__RES_COMPOSITE) return TSMR_EINVAL;
   if (!c) return TSMR_ERELEASED;
-  if (index < 0 || index >= c->n_comps) return TSMR_EINVAL;
-  *out = c->comps[index] ? c->comps[index]->handle : TSMR_NONE;
+  const struct tsmr__tensor_body *cb = tsmr__body(c);
+  if (index < 0 || index >= cb->n_comps) return TSMR_EINVAL;
+  *out = cb->comps[index] ? cb->comps[index]->handle : TSMR_NONE;
   return 0;
 }
 

@@ -71,7 +71,7 @@ static void dlx_orphan_put(struct tsmr__dlx_anchor *a, struct tsmr__storage *s,
   }
   if (s->data && s->data != (void *)s->small.bytes) a->be->free_mem(s->data);
   /* an embedded storage's tensor was released when its context closed */
-  if (s->embedded) tsmr__slab_put(tsmr__container_of(s, struct tsmr__tensor, own)->slab);
+  if (s->embedded) tsmr__slab_put(tsmr__rec_slab_of(s));
   else tsmr__free(s);
 }
 
@@ -145,7 +145,7 @@ void tsmr__dlx_close_orphan(tsmr_ctx *ctx) {
     TSMR_ASSERT(ctx->live_bytes >= s->nbytes);
     ctx->live_bytes -= s->nbytes;
     s->orphaned = 1;
-    if (s->embedded) tsmr__rec_hold(tsmr__container_of(s, struct tsmr__tensor, own));
+    if (s->embedded) tsmr__rec_hold(tsmr__own_head(s));
   }
   a->ctx = NULL;
   ctx->dlx_anchor = NULL;
@@ -179,11 +179,11 @@ static int dlx_anchor_get(tsmr_ctx *ctx, struct tsmr__dlx_anchor **out) {
 
 /* The storage an export holds a reference on (st: OUT): the tensor's own, shared
  * (DLP.EXPORT.4), or with TSMR_DLPACK_COPY a counted copy of its own (DLP.EXPORT.5). */
-static int export_storage(tsmr_ctx *ctx, const struct tsmr__tensor *t, uint32_t request,
+static int export_storage(tsmr_ctx *ctx, struct tsmr__tensor *t, uint32_t request,
                           struct tsmr__storage **out) {
   struct tsmr__storage *st;
   int rc;
-  size_t nbytes = (size_t)t->numel * tsmr__dtype_size(t->dtype);
+  size_t nbytes = (size_t)tsmr__tensor_nbytes(t);
   if (request & TSMR_DLPACK_COPY) { /* DLP.EXPORT.5: a buffer of its own, counted */
     if ((rc = tsmr__storage_new(ctx, nbytes, 0, &st))) return rc;
     if (nbytes && (rc = ctx->be->copy_d2d(st->data, t->st->data, nbytes))) {
@@ -192,7 +192,7 @@ static int export_storage(tsmr_ctx *ctx, const struct tsmr__tensor *t, uint32_t 
     }
   } else { /* DLP.EXPORT.4: shared storage, one more reference */
     st = t->st;
-    st->refs++;
+    tsmr__tensor_share(t);
   }
   *out = st;
   return 0;
@@ -212,20 +212,22 @@ static void export_describe(const tsmr_ctx *ctx, const struct tsmr__tensor *t,
                             struct export_desc *e) {
   struct tsmr__dlx_out *o = &e->o;
   int64_t *strides = e->strides, acc = 1;
+  const int64_t *shape = tsmr__body(t)->shape;
   for (int i = t->ndim - 1; i >= 0; i--) {
     strides[i] = acc;
-    if (__builtin_mul_overflow(acc, t->shape[i] > 1 ? t->shape[i] : 1, &acc)) acc = INT64_MAX;
+    if (__builtin_mul_overflow(acc, shape[i] > 1 ? shape[i] : 1, &acc)) acc = INT64_MAX;
   }
   o->data = st->data; /* NULL for zero elements (DLP.EXPORT.1) */
   o->device_type = ctx->dlx_device_type;
   o->device_id = 0;
   o->flags = 0; /* every field of o is written: no memset */
   o->ndim = t->ndim;
-  o->shape = t->shape;
+  o->shape = shape;
   o->strides = strides;
   o->code = tsmr__dlx_dtype(t->dtype).code;
   o->bits = tsmr__dlx_dtype(t->dtype).bits;
   o->dtype = t->dtype;
+  o->numel = tsmr__body(t)->numel;
   if (request & TSMR_DLPACK_READ_ONLY) o->flags |= TSMR__DLX_FLAG_READ_ONLY;
   if (request & TSMR_DLPACK_COPY) o->flags |= TSMR__DLX_FLAG_IS_COPIED;
 }

@@ -48,6 +48,7 @@ struct tsmr__dlx_out {
   const int64_t *shape, *strides;
   uint8_t code, bits;
   int dtype;      /* the tensor's, kept in the block (dlx_form.inc) */
+  int64_t numel;  /* the tensor's, kept in the block too */
   uint64_t flags; /* versioned only */
 };
 
@@ -102,7 +103,7 @@ struct tsmr__dlx_form {
 /* The bytes of an export's block, enough for either form's (dlx_form.inc checks): one
  * size, so that the core allocates the blocks and keeps those of its own exports
  * imported again for the next export (ctx->dlx_free_blocks) instead of freeing them. */
-#define TSMR__DLX_BLOCK_BYTES 272
+#define TSMR__DLX_BLOCK_BYTES 288
 
 /* The DLPack type code and bits of a dtype, as every export describes it: a table,
  * so that the export paths of the core and of the forms load it instead of calling. */

@@ -364,9 +364,10 @@ static int graph_external_l(tsmr_ctx *ctx, tsmr_handle gh, tsmr_handle th,
   x->op = TSMR_G_EXT;
   x->dtype = t->dtype;
   x->ndim = t->ndim;
-  for (int i = 0; i < t->ndim; i++) x->shape[i] = t->shape[i];
-  x->numel = t->numel;
-  x->nbytes = (size_t)t->numel * tsmr__dtype_size(t->dtype);
+  const struct tsmr__tensor_body *tb = tsmr__body(t);
+  for (int i = 0; i < t->ndim; i++) x->shape[i] = tb->shape[i];
+  x->numel = tb->numel;
+  x->nbytes = (size_t)tsmr__tensor_nbytes(t);
   x->ext = th;
   *out = gnode_handle(g, idx);
   return 0;

@@ -39,6 +39,8 @@
 
 /* ---- allocation hook (alloc.c): every host allocation of the library ---------- */
 void *tsmr__alloc(size_t n);   /* RETURN: owned by the caller, free with tsmr__free */
+/* n bytes at a multiple of align (a power of two), through the same hook */
+void *tsmr__alloc_aligned(size_t align, size_t n);
 void *tsmr__realloc(void *p, size_t n); /* like realloc; NULL leaves p intact */
 void tsmr__free(void *p);      /* p: IN, freed; NULL is a no-op */
 /* n bytes at a cache-line boundary, through tsmr__alloc (whose malloc aligns to 16):
@@ -75,6 +77,14 @@ static inline void tsmr__list_add(tsmr__list *h, tsmr__list *n) {
   n->prev = h;
   h->next->prev = n;
   h->next = n;
+}
+/* n last: a list walked from its head then meets what was added in the order added
+ * (a manager's close walks the records of a run of creates up their addresses) */
+static inline void tsmr__list_add_tail(tsmr__list *h, tsmr__list *n) {
+  n->next = h;
+  n->prev = h->prev;
+  h->prev->next = n;
+  h->prev = n;
 }
 __attribute__((always_inline)) /* on the release paths */
 static inline void tsmr__list_del(tsmr__list *n) {
@@ -149,12 +159,7 @@ struct tsmr__storage {
   uint64_t refs;        /* live tensors and DLPack exports sharing it */
   size_t nbytes;        /* bytes counted in live bytes (0 for an aliased import) */
   void *data;           /* device pointer; == small for small host storage */
-  union {
-    struct tsmr__storage *next_free; /* free list; or the pending list (ext set) */
-    /* embedded: its record's link on the context's free list of records (an embedded
-     * storage is on no storage list), so that a release writes no further cache line */
-    struct tsmr__tensor *next_rec;
-  };
+  struct tsmr__storage *next_free; /* free list; or the pending list (ext set) */
   /* An aliased DLPack import (dlpack.c): the foreign managed struct and the function
    * that runs its deleter; data is the producer's and is never freed here. Such a
    * storage struct is never recycled: once its refs reach 0 it goes on the context's
@@ -186,29 +191,53 @@ enum { TSMR__COMP_PACKED = 1, TSMR__COMP_LIST = 2 };
 struct tsmr__scope;
 struct tsmr__graph;
 
-/* One allocation per tensor: its links, its own storage (with the inline buffer of a
- * small host tensor) and its shape. The fields a release of a plain tensor reads and
- * writes come first, then the own storage's header: a manager's close walks a million
- * records, and each further cache line it touches per tensor costs more than the
- * bookkeeping itself.
+/* A tensor record is two parts in one slab: its head (struct tsmr__tensor, one cache
+ * line: its links, holder, borrow stack, storage, handle, scope, kinds, dtype and rank)
+ * and its body (struct tsmr__tensor_body: its own storage, with the inline buffer of a
+ * small host tensor, and its shape). A slab keeps its heads back to back and its bodies
+ * after them, so that a manager's close, which walks a million records and reads only
+ * their heads, touches one line per tensor with none skipped between them: each further
+ * line per tensor costs more than the bookkeeping itself (bench/README.md). The body is
+ * found from the head's address by arithmetic (tsmr__body), never by a load.
  *
  * The own storage is the tensor's storage unless the tensor shares another's (a
  * reshape view, an import of an own export: st points elsewhere, own stays unused).
  * A view or a DLPack export can hold own beyond the tensor's release: the record then
  * stays out of the free list, dead (handle TSMR_NONE), until the last reference goes
  * (tsmr__storage_put), or, orphaned by a context close, until the export's deleter
- * frees it (dlpack.c). A record on the free list has own.refs == 0. */
+ * frees it (dlpack.c). A record on the free list holds no reference to own (own.refs is
+ * 0, or own_idle says so).
+ *
+ * Two marks let the common release and a manager's close touch only the head. While
+ * own_sole is set, own is the tensor's storage (st == &own) with its one reference and
+ * inline data or none, and own_bytes is its byte count, so the release need not read
+ * own: it leaves own as it was and sets own_idle, which says that own's refs and data
+ * are stale (it holds nothing); every reader of own.refs honours it (tsmr__own_refs),
+ * and the next fill of own clears it. Every new reference to a storage goes through
+ * tsmr__storage_ref or tsmr__tensor_share, which clear own_sole. */
 struct tsmr__tensor {
-  tsmr__list node;          /* see the ownership invariant above (not components) */
+  union {
+    tsmr__list node;        /* see the ownership invariant above (not components) */
+    struct tsmr__tensor *next_free; /* on a free list of records: the next one */
+  };
   struct tsmr__mgr *holder; /* NULL when detached */
   struct tsmr__borrow *borrows; /* top of the borrow stack, NULL when not borrowed */
   struct tsmr__storage *st; /* &own, another tensor's storage, or NULL (composites) */
   tsmr_handle handle;       /* TSMR_NONE once released */
   struct tsmr__scope *scope;    /* owning scope (scope.c); always NULL for a component */
-  int rkind;                    /* TSMR__RES_* */
-  int ckind;                    /* composites: TSMR__COMP_* */
-  struct tsmr__storage own;     /* own.next_rec: the free list's link */
-  int dtype, ndim;
+  uint8_t rkind;                /* TSMR__RES_* */
+  uint8_t ckind;                /* composites: TSMR__COMP_* */
+  uint8_t own_sole;             /* own holds the tensor's storage alone (above) */
+  uint8_t own_idle;             /* own holds nothing; its refs and data are stale */
+  uint8_t own_bytes;            /* own.nbytes while own_sole is set (at most 64) */
+  uint8_t dtype;                /* TSMR_* dtype */
+  uint8_t ndim;                 /* 0..TSMR_MAX_DIMS */
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct tsmr__tensor) == 64, "a tensor's head is one cache line");
+_Static_assert(TSMR_MAX_DIMS < 256 && TSMR_BOOL < 256, "dtype and ndim fit a byte");
+
+struct tsmr__tensor_body {
+  struct tsmr__storage own;
   int64_t numel;
   /* scopes (scope.c) and composites (composite.c) */
   tsmr__list snode;             /* in scope->members while scope != NULL */
@@ -216,35 +245,68 @@ struct tsmr__tensor {
   struct tsmr__tensor **comps;  /* composites: n_comps entries, NULL = absent */
   int n_comps;
   int64_t shape[TSMR_MAX_DIMS];
-  struct tsmr__rec_slab *slab;  /* the slab it sits in */
 } __attribute__((aligned(64)));
-_Static_assert(sizeof(struct tsmr__tensor) == 320, "a tensor record is five cache lines");
+_Static_assert(sizeof(struct tsmr__tensor_body) == 256, "a tensor's body is four lines");
 
-/* Records come in slabs of TSMR__SLAB_RECS, cache-line aligned and back to back (one
- * allocation; tensor.c): a release touches two lines of a record (its links and its own
- * storage's header), and a manager's close or a run of creates walks records at one
- * stride with no line skipped, which the hardware's prefetchers follow
- * (bench/README.md). A record is never freed alone: its slab is, once the context
- * closed and no record of it is held by an export that outlived the context (an
- * orphaned storage, dlpack.c). */
-#define TSMR__SLAB_RECS 64u
+/* Records come in slabs of TSMR__SLAB_BYTES, aligned to that size (one allocation;
+ * tensor.c): a header line, TSMR__SLAB_RECS heads back to back, then as many bodies in
+ * the same order. A record's slab is its address rounded down; a record is never freed
+ * alone: its slab is, once the context closed and no record of it is held by an export
+ * that outlived the context (an orphaned storage, dlpack.c). */
+#define TSMR__SLAB_BYTES ((uintptr_t)2097152)
+#define TSMR__SLAB_RECS                                                               \
+  ((uint32_t)((TSMR__SLAB_BYTES - 64) /                                              \
+              (sizeof(struct tsmr__tensor) + sizeof(struct tsmr__tensor_body))))
+#define TSMR__SLAB_BODIES (64 + (uintptr_t)TSMR__SLAB_RECS * sizeof(struct tsmr__tensor))
 struct tsmr__rec_slab {
   struct tsmr__rec_slab *next;  /* the context's slabs */
   atomic_uint_fast64_t refs;    /* 1 for the context, 1 per orphaned record in it */
-  void *block;                  /* what tsmr__alloc gave (the slab is aligned in it) */
 };
+static inline struct tsmr__rec_slab *tsmr__rec_slab_of(const void *rec) {
+  return (struct tsmr__rec_slab *)((uintptr_t)rec & ~(TSMR__SLAB_BYTES - 1));
+}
+/* t's body: its slab's bodies start at TSMR__SLAB_BODIES, in the order of its heads.
+ * With o, t's offset in its slab, the body is at slab + TSMR__SLAB_BODIES + (o - 64) *
+ * 4 (a body is four times a head), which is t + 3 * o + TSMR__SLAB_BODIES - 256: an
+ * AND and two additions. */
+static inline struct tsmr__tensor_body *tsmr__body(const struct tsmr__tensor *t) {
+  _Static_assert(sizeof(struct tsmr__tensor_body) == 4 * sizeof(struct tsmr__tensor),
+                 "a body is four heads");
+  uintptr_t o = (uintptr_t)t & (TSMR__SLAB_BYTES - 1);
+  return (struct tsmr__tensor_body *)((uintptr_t)t + 3 * o + TSMR__SLAB_BODIES - 256);
+}
+/* The head of body b. */
+static inline struct tsmr__tensor *tsmr__body_head(const struct tsmr__tensor_body *b) {
+  uintptr_t base = (uintptr_t)tsmr__rec_slab_of(b);
+  uintptr_t i = ((uintptr_t)b - base - TSMR__SLAB_BODIES) / sizeof *b;
+  return (struct tsmr__tensor *)(base + 64 + i * sizeof(struct tsmr__tensor));
+}
+/* The tensor of a scope's member link n (struct tsmr__tensor_body.snode). */
+static inline struct tsmr__tensor *tsmr__scope_member(tsmr__list *n) {
+  return tsmr__body_head(tsmr__container_of(n, struct tsmr__tensor_body, snode));
+}
+/* The tensor whose own storage is s (s->embedded). */
+static inline struct tsmr__tensor *tsmr__own_head(const struct tsmr__storage *s) {
+  return tsmr__body_head(tsmr__container_of(s, struct tsmr__tensor_body, own));
+}
+
+/* The references own holds: 0 when idle (its refs field is stale then). */
+static inline uint64_t tsmr__own_refs(const struct tsmr__tensor *t) {
+  return t->own_idle ? 0 : tsmr__body(t)->own.refs;
+}
+
 /* An orphaned record holds its slab; dropped by the context or the last orphan, the
  * slab is freed (any thread: an export's deleter may drop the last orphan). */
 static inline void tsmr__rec_hold(struct tsmr__tensor *t) {
-  atomic_fetch_add_explicit(&t->slab->refs, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&tsmr__rec_slab_of(t)->refs, 1, memory_order_relaxed);
 }
 static inline void tsmr__slab_put(struct tsmr__rec_slab *s) {
-  if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1) tsmr__free(s->block);
+  if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1) tsmr__free(s);
 }
 
 /* The resource whose holder, lender and borrow state t reports (COMP.UNIT.1). */
 static inline const struct tsmr__tensor *tsmr__holder_res(const struct tsmr__tensor *t) {
-  return t->rkind == TSMR__RES_COMPONENT ? t->parent : t;
+  return t->rkind == TSMR__RES_COMPONENT ? tsmr__body(t)->parent : t;
 }
 
 /* ---- scopes and per-thread state (scope.c) ------------------------------------ */
@@ -287,7 +349,7 @@ struct tsmr_ctx {
   tsmr__list detached;          /* live tensors with no holder */
   uint64_t n_detached;
   uint64_t live_bytes;          /* sum of live storages' bytes (MGR.COUNT.4) */
-  struct tsmr__tensor *free_tensors;   /* recycled records, chained through own.next_rec */
+  struct tsmr__tensor *free_tensors;   /* recycled records, chained through next_free */
   struct tsmr__storage *free_storages; /* recycled storages of their own (not embedded) */
   struct tsmr__rec_slab *slabs; /* where every record lives (tensor_fresh in tensor.c) */
   struct tsmr__tensor *slab_next; /* the newest slab's next unused record */
@@ -571,12 +633,12 @@ static inline int tsmr__scope_get(tsmr_ctx *ctx, tsmr_handle h,
 
 static inline void tsmr__scope_add(struct tsmr__scope *s, struct tsmr__tensor *t) {
   t->scope = s;
-  tsmr__list_add(&s->members, &t->snode);
+  tsmr__list_add(&s->members, &tsmr__body(t)->snode);
   s->n_members++;
 }
 static inline void tsmr__scope_del(struct tsmr__tensor *t) {
   struct tsmr__scope *s = t->scope;
-  tsmr__list_del(&t->snode);
+  tsmr__list_del(&tsmr__body(t)->snode);
   TSMR_ASSERT(s->n_members > 0);
   s->n_members--;
   t->scope = NULL;
@@ -638,6 +700,9 @@ int tsmr__composite_alloc(tsmr_ctx *ctx, int ckind, int n_comps,
 /* Releases a live resource (MGR.REL.1, SCOPE.REL.1): a composite with its
  * components; counts the disposal on the calling thread (SCOPE.STAT.2). */
 void tsmr__tensor_release(tsmr_ctx *ctx, struct tsmr__tensor *t);
+/* Releases every resource m owns, first to last, as tsmr__tensor_release does one
+ * (MGR.CLOSE.1). */
+void tsmr__mgr_release_owned(tsmr_ctx *ctx, struct tsmr__mgr *m);
 /* Throws away a resource made by the failing call itself: counts nothing
  * (ERR.ATOMIC.1). Components of a composite are discarded with it. */
 void tsmr__tensor_discard(tsmr_ctx *ctx, struct tsmr__tensor *t);
@@ -665,6 +730,10 @@ static inline size_t tsmr__dtype_size(int dtype) {
   };
   return (unsigned)dtype < sizeof size ? size[dtype] : 0;
 }
+/* The bytes of t's elements. */
+static inline uint64_t tsmr__tensor_nbytes(const struct tsmr__tensor *t) {
+  return (uint64_t)tsmr__body(t)->numel * tsmr__dtype_size(t->dtype);
+}
 /* The dtype of a DLPack (code, bits, lanes), or 0 for one the library holds none of. */
 int tsmr__dtype_of_dl(int code, int bits, int lanes);
 /* 1 for the dtypes add, sub, mul and sum take (MGR.OP.10). */
@@ -679,6 +748,31 @@ static inline int tsmr__dtype_arith(int dtype) { return dtype == TSMR_F32 || dty
 int tsmr__storage_new(tsmr_ctx *ctx, size_t nbytes, int zero,
                       struct tsmr__storage **out);
 void tsmr__storage_put(tsmr_ctx *ctx, struct tsmr__storage *s);
+/* One more reference to s (a view's): the record s is embedded in, if any, no longer
+ * holds it alone (struct tsmr__tensor.own_sole). */
+static inline void tsmr__storage_ref(struct tsmr__storage *s) {
+  s->refs++;
+  if (s->embedded) tsmr__own_head(s)->own_sole = 0;
+}
+/* One more reference to t's storage (an export of t). own_sole is set only while st is
+ * &own, and a storage t shares with another record is held by that one with t already,
+ * so clearing t's mark is all it takes. */
+static inline void tsmr__tensor_share(struct tsmr__tensor *t) {
+  t->st->refs++;
+  t->own_sole = 0;
+}
+/* Takes the first record of a free list (not empty): RETURN it, linked nowhere. */
+static inline struct tsmr__tensor *tsmr__rec_pop(struct tsmr__tensor **recs) {
+  struct tsmr__tensor *t = *recs;
+  *recs = t->next_free;
+  t->node.next = TSMR__POISON1;
+  return t;
+}
+/* Puts t (linked nowhere, holding no reference to own) on a free list of records. */
+static inline void tsmr__rec_push(struct tsmr__tensor **recs, struct tsmr__tensor *t) {
+  t->next_free = *recs;
+  *recs = t;
+}
 int tsmr__storage_wrap(tsmr_ctx *ctx, void *data, void *ext, void (*ext_del)(void *),
                        struct tsmr__storage **out);
 
@@ -695,7 +789,7 @@ static inline void tsmr__tensor_link(tsmr_ctx *ctx, struct tsmr__tensor *t,
     tsmr__list_add(&m->borrowed, &t->node);
     m->n_borrowed++;
   } else {
-    tsmr__list_add(&m->owned, &t->node);
+    tsmr__list_add_tail(&m->owned, &t->node);
     m->n_owned++;
   }
 }

@@ -44,9 +44,7 @@ int tsmr__mgr_create(tsmr_ctx *ctx, struct tsmr__mgr *parent, struct tsmr__mgr *
 static void mgr_finish(tsmr_ctx *ctx, struct tsmr__mgr *cur) {
   TSMR_ASSERT(tsmr__list_empty(&cur->children) && cur->n_children == 0);
   while (!tsmr__list_empty(&cur->owned) || !tsmr__list_empty(&cur->borrowed)) {
-    while (!tsmr__list_empty(&cur->owned)) /* MGR.CLOSE.1: release what it owns */
-      tsmr__tensor_release(
-          ctx, tsmr__container_of(cur->owned.next, struct tsmr__tensor, node));
+    tsmr__mgr_release_owned(ctx, cur); /* MGR.CLOSE.1: release what it owns */
     while (!tsmr__list_empty(&cur->borrowed)) /* MGR.TEMP.4: give back borrows */
       tsmr__borrow_return(
           ctx, tsmr__container_of(cur->borrowed.next, struct tsmr__tensor, node));

@@ -14,8 +14,9 @@
 /* Checks gather indices against the table's rows (ERANGE). */
 static int gather_range(tsmr_ctx *ctx, const struct tsmr__tensor *idx,
                         int64_t rows) {
-  if (idx->numel == 0) return 0;
-  size_t n = (size_t)idx->numel * sizeof(int32_t);
+  const int64_t numel = tsmr__body(idx)->numel;
+  if (numel == 0) return 0;
+  size_t n = (size_t)numel * sizeof(int32_t);
   const int32_t *host = idx->st->data;
   int32_t *tmp = NULL;
   int rc = 0;
@@ -24,7 +25,7 @@ static int gather_range(tsmr_ctx *ctx, const struct tsmr__tensor *idx,
     if ((rc = ctx->be->copy_d2h(tmp, idx->st->data, n))) goto out;
     host = tmp;
   }
-  for (int64_t i = 0; i < idx->numel; i++)
+  for (int64_t i = 0; i < numel; i++)
     if (host[i] < 0 || host[i] >= rows) {
       rc = TSMR_ERANGE;
       break;
@@ -66,7 +67,8 @@ static int op_args(tsmr_ctx *ctx, const struct tsmr__op_call *c, struct tsmr__te
 
 static struct tsmr__operand operand_of(const struct tsmr__tensor *t) {
   struct tsmr__operand o = {0, 0, NULL, 0};
-  if (t) o = (struct tsmr__operand){t->dtype, t->ndim, t->shape, t->numel};
+  if (t) o = (struct tsmr__operand){t->dtype, t->ndim, tsmr__body(t)->shape,
+                                    tsmr__body(t)->numel};
   return o;
 }
 
@@ -78,7 +80,7 @@ static int op_result(tsmr_ctx *ctx, int op, struct tsmr__tensor **in,
   sc->b = operand_of(in[1]);
   int rc = tsmr__op_def(op)->shape(sc);
   if (rc || op != TSMR_OP_GATHER) return rc;
-  return gather_range(ctx, in[1], in[0]->shape[0]);
+  return gather_range(ctx, in[1], tsmr__body(in[0])->shape[0]);
 }
 
 /* The backend's kernel of d into r (r->numel > 0). */
@@ -104,7 +106,7 @@ static int op_make(tsmr_ctx *ctx, const struct tsmr__op_call *c, struct tsmr__mg
                                       c->op == TSMR_OP_RESHAPE ? a->st : NULL, zero};
   rc = tsmr__tensor_create(ctx, rm, &s, &r);
   if (rc) return rc;
-  if (!zero && r->numel > 0 && d->mgr_run && (rc = op_kernel(ctx, d, r, in))) {
+  if (!zero && tsmr__body(r)->numel > 0 && d->mgr_run && (rc = op_kernel(ctx, d, r, in))) {
     tsmr__tensor_discard(ctx, r);
     return rc;
   }

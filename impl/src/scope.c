@@ -94,8 +94,7 @@ static void scope_finish(tsmr_ctx *ctx, struct tsmr__scope *s) {
 /* Releases every member of s (SCOPE.DISP.1, SCOPE.ALL.1). */
 static void scope_release_all(tsmr_ctx *ctx, struct tsmr__scope *s) {
   while (!tsmr__list_empty(&s->members))
-    tsmr__tensor_release(
-        ctx, tsmr__container_of(s->members.next, struct tsmr__tensor, snode));
+    tsmr__tensor_release(ctx, tsmr__scope_member(s->members.next));
 }
 
 static int scope_open_l(tsmr_ctx *ctx, tsmr_handle *out) {
@@ -217,8 +216,8 @@ static int scope_dispose_all_l(tsmr_ctx *ctx, tsmr_handle sh, const tsmr_handle 
   for (int i = 0; i < n_keep; i++) {
     (void)tsmr__tensor_get(ctx, keep[i], &t);
     if (!t || t->scope != s) continue; /* SCOPE.ALL.2: not a member: ignored */
-    tsmr__list_del(&t->snode);
-    tsmr__list_add(&kept, &t->snode);
+    tsmr__list_del(&tsmr__body(t)->snode);
+    tsmr__list_add(&kept, &tsmr__body(t)->snode);
   }
   scope_release_all(ctx, s);
   while (!tsmr__list_empty(&kept)) {
@@ -235,8 +234,7 @@ static int scope_handover_l(tsmr_ctx *ctx, tsmr_handle sh) {
   if ((rc = tsmr__scope_get(ctx, sh, &s))) return rc;
   if (!s) return TSMR_EDISPOSED;
   while (!tsmr__list_empty(&s->members)) /* SCOPE.HAND.1 */
-    leave_scope(ctx,
-                tsmr__container_of(s->members.next, struct tsmr__tensor, snode));
+    leave_scope(ctx, tsmr__scope_member(s->members.next));
   scope_finish(ctx, s);
   return 0;
 }
@@ -282,7 +280,8 @@ static int res_links_l(tsmr_ctx *ctx, tsmr_handle rh, struct tsmr_res_links *out
   if (!t) return 0;
   out->kind = t->rkind == TSMR__RES_COMPOSITE ? TSMR_KIND_COMPOSITE : TSMR_KIND_TENSOR;
   out->scope = t->scope ? t->scope->handle : TSMR_NONE;
-  out->composite = t->parent ? t->parent->handle : TSMR_NONE;
+  const struct tsmr__tensor *parent = tsmr__body(t)->parent;
+  out->composite = parent ? parent->handle : TSMR_NONE;
   return 0;
 }
 

@@ -25,7 +25,7 @@
 #include "internal.h"
 #include "tsmref_test.h"
 
-size_t tsmr_test_record_bytes(void) { return sizeof(struct tsmr__tensor); }
+size_t tsmr_test_close_stride(void) { return sizeof(struct tsmr__tensor); }
 
 int tsmr__shape_check(int dtype, int ndim, const int64_t *shape, int64_t *numel,
                       size_t *nbytes) {
@@ -64,11 +64,8 @@ void tsmr__storage_put(tsmr_ctx *ctx, struct tsmr__storage *s) {
   if (s->embedded) {
     /* its tensor was released first (a view or an export held on): the record is free
      * now; while the tensor lives, its release recycles the record (res_free) */
-    struct tsmr__tensor *t = tsmr__container_of(s, struct tsmr__tensor, own);
-    if (t->handle == TSMR_NONE) {
-      s->next_rec = ctx->free_tensors;
-      ctx->free_tensors = t;
-    }
+    struct tsmr__tensor *t = tsmr__own_head(s);
+    if (t->handle == TSMR_NONE) tsmr__rec_push(&ctx->free_tensors, t);
     return;
   }
   s->next_free = ctx->free_storages;
@@ -142,16 +139,17 @@ int tsmr__storage_new(tsmr_ctx *ctx, size_t nbytes, int zero,
 }
 
 /* A new slab of records (internal.h), the context's newest: RETURN 0 or TSMR_ENOMEM.
- * Its header takes the first line. */
+ * Its header takes the first line, its heads and bodies the rest. */
 static int slab_new(tsmr_ctx *ctx) {
-  void *block;
-  struct tsmr__rec_slab *s =
-      tsmr__alloc_lines(64 + (size_t)TSMR__SLAB_RECS * sizeof(struct tsmr__tensor), &block);
+  struct tsmr__rec_slab *s = tsmr__alloc_aligned(TSMR__SLAB_BYTES, TSMR__SLAB_BYTES);
   if (!s) return TSMR_ENOMEM;
   _Static_assert(sizeof *s <= 64, "a slab's header is one line");
+  _Static_assert(TSMR__SLAB_BODIES % 64 == 0 &&
+                     TSMR__SLAB_BODIES + TSMR__SLAB_RECS * sizeof(struct tsmr__tensor_body) <=
+                         TSMR__SLAB_BYTES,
+                 "a slab's heads and bodies fit it, the bodies on a line");
   s->next = ctx->slabs;
   atomic_init(&s->refs, 1);
-  s->block = block;
   ctx->slabs = s;
   ctx->slab_next = (struct tsmr__tensor *)(void *)((char *)s + 64);
   ctx->slab_left = TSMR__SLAB_RECS;
@@ -166,23 +164,26 @@ static struct tsmr__tensor *tensor_fresh(tsmr_ctx *ctx) {
   if (!ctx->slab_left && slab_new(ctx)) return NULL;
   struct tsmr__tensor *t = ctx->slab_next++;
   ctx->slab_left--;
-  t->slab = ctx->slabs;
+  struct tsmr__tensor_body *b = tsmr__body(t);
   t->node.next = t->node.prev = TSMR__POISON1; /* linked nowhere */
-  t->snode.next = t->snode.prev = TSMR__POISON1;
+  b->snode.next = b->snode.prev = TSMR__POISON1;
   t->holder = NULL;
   t->borrows = NULL;
   t->scope = NULL;
   t->rkind = TSMR__RES_PLAIN;
   t->ckind = 0;
-  t->parent = NULL;
-  t->comps = NULL;
-  t->n_comps = 0;
-  t->own.refs = 0;
-  t->own.data = NULL;
-  t->own.ext = NULL;
-  t->own.ext_del = NULL;
-  t->own.orphaned = 0;
-  t->own.embedded = 1;
+  b->parent = NULL;
+  b->comps = NULL;
+  b->n_comps = 0;
+  b->own.refs = 0;
+  b->own.data = NULL;
+  b->own.ext = NULL;
+  b->own.ext_del = NULL;
+  b->own.orphaned = 0;
+  b->own.embedded = 1;
+  t->own_sole = 0;
+  t->own_idle = 1; /* own holds nothing */
+  t->own_bytes = 0;
   return t;
 }
 
@@ -199,25 +200,28 @@ static int res_new(tsmr_ctx *ctx, const struct tsmr__tensor_spec *s, size_t nbyt
   uint32_t *slots = cur && cur->slot_head ? &cur->slot_head : NULL;
   if (!slots && (rc = tsmr__tslot_ready(&ctx->tensors))) return rc;
   struct tsmr__tensor **recs = cur && cur->lane_recs ? &cur->lane_recs : &ctx->free_tensors;
-  struct tsmr__tensor *t = *recs;
-  if (t) *recs = t->own.next_rec;
-  else if (!(t = tensor_fresh(ctx))) return TSMR_ENOMEM;
+  struct tsmr__tensor *t = *recs ? tsmr__rec_pop(recs) : tensor_fresh(ctx);
+  if (!t) return TSMR_ENOMEM;
+  struct tsmr__tensor_body *b = tsmr__body(t);
   if (nbytes == (size_t)-1) {
     st = NULL;
   } else if (st) {
-    st->refs++;
-  } else if ((rc = storage_fill(ctx, st = &t->own, nbytes, s->zero))) {
-    t->own.next_rec = ctx->free_tensors;
-    ctx->free_tensors = t;
+    tsmr__storage_ref(st);
+  } else if ((rc = storage_fill(ctx, st = &b->own, nbytes, s->zero))) {
+    tsmr__rec_push(&ctx->free_tensors, t);
     return rc;
+  } else {
+    t->own_sole = !st->data || st->data == (void *)st->small.bytes;
+    t->own_idle = 0;
+    t->own_bytes = t->own_sole ? (uint8_t)nbytes : 0; /* at most the inline buffer's 64 */
   }
   /* links, holder, borrows, scope and the composite fields are clean already (see
    * tensor_fresh); ckind is also a plain tensor's mark in composite.c, so it is set */
   t->st = st;
   t->dtype = s->dtype;
   t->ndim = s->ndim;
-  for (int i = 0; i < s->ndim; i++) t->shape[i] = s->shape[i];
-  t->numel = s->numel;
+  for (int i = 0; i < s->ndim; i++) b->shape[i] = s->shape[i];
+  b->numel = s->numel;
   t->ckind = 0;
   uint32_t idx = slots ? tsmr__tslot_pop(&ctx->tensors, slots, t)
                        : tsmr__tslot_alloc(&ctx->tensors, t);
@@ -245,8 +249,8 @@ int tsmr__composite_alloc(tsmr_ctx *ctx, int ckind, int n_comps,
   for (int i = 0; i < n_comps; i++) comps[i] = NULL;
   t->rkind = TSMR__RES_COMPOSITE;
   t->ckind = ckind;
-  t->comps = comps;
-  t->n_comps = n_comps;
+  tsmr__body(t)->comps = comps;
+  tsmr__body(t)->n_comps = n_comps;
   *out = t;
   return 0;
 }
@@ -265,37 +269,39 @@ int tsmr__tensor_create(tsmr_ctx *ctx, struct tsmr__mgr *m,
  * 0 (nothing touched) for any other resource, which res_free_all then releases. A bad
  * refcount (0) goes there too, to its assertion. ts: the thread it counts on (NULL:
  * none); recs: where the record goes; bytes: the live-byte count it leaves, which a
- * lane's (lane 1) may take below 0 (lock.h). */
+ * lane's (lane 1) may take below 0 (lock.h); unlink: 0 when the caller unlinks t from
+ * its holder's list itself (tsmr__mgr_release_owned). */
 __attribute__((always_inline)) /* its callers save no registers for it */
 static inline int res_free_plain(tsmr_ctx *ctx, struct tsmr__tensor *t, int count,
                                  struct tsmr__thread *ts, struct tsmr__tensor **recs,
-                                 uint64_t *bytes, int lane) {
+                                 uint64_t *bytes, int lane, int unlink) {
   struct tsmr__storage *s = t->st;
   struct tsmr__mgr *m = t->holder;
   if (t->rkind != TSMR__RES_PLAIN || !m || t->borrows || t->scope || !s) return 0;
-  uint64_t refs = s->refs;
-  if (refs == 1 ? s != &t->own || (s->data && s->data != (void *)s->small.bytes) : refs == 0)
-    return 0;
+  /* own held alone (read in this line, not own's), or a storage that keeps further
+   * references; own held alone but not known so, another's last reference and a bad
+   * count (0) are res_free_all's */
+  int sole = t->own_sole;
+  uint64_t refs = sole ? 1 : s->refs;
+  if (!sole && refs <= 1) return 0;
   if (count && ts) ts->st[0].d_out++;
-  tsmr__list_del(&t->node);
+  if (unlink) tsmr__list_del(&t->node);
   TSMR_ASSERT(m->n_owned > 0);
   m->n_owned--;
   t->holder = NULL;
-  if (refs > 1) {
+  if (sole) { /* tsmr__storage_put of own while its tensor lives, own left as it was */
+    TSMR_ASSERT((lane || *bytes >= t->own_bytes) && "live bytes underflow");
+    *bytes -= t->own_bytes;
+    t->own_sole = 0;
+    t->own_idle = 1;
+  } else {
     s->refs = refs - 1;
-  } else { /* tsmr__storage_put of an own storage while its tensor lives */
-    TSMR_ASSERT(!s->orphaned);
-    TSMR_ASSERT((lane || *bytes >= s->nbytes) && "live bytes underflow");
-    *bytes -= s->nbytes;
-    s->data = NULL; /* the inline buffer or none */
-    s->refs = 0;
   }
   t->st = NULL;
   tsmr__tslot_release(&ctx->tensors, tsmr__h_slot(t->handle), TSMR__RES_PLAIN);
   t->handle = TSMR_NONE;
-  if (t->own.refs) return 1; /* a view or an export holds on: see tsmr__storage_put */
-  t->own.next_rec = *recs;
-  *recs = t;
+  if (tsmr__own_refs(t)) return 1; /* a view or an export holds on: see tsmr__storage_put */
+  tsmr__rec_push(recs, t);
   return 1;
 }
 
@@ -305,18 +311,20 @@ static void res_free_all(tsmr_ctx *ctx, struct tsmr__tensor *t, int count);
  * case's callers (the public release, a manager's close) save no registers for it. */
 static inline void res_free(tsmr_ctx *ctx, struct tsmr__tensor *t, int count) {
   if (__builtin_expect(
-          !res_free_plain(ctx, t, count, ctx->cur, &ctx->free_tensors, &ctx->live_bytes, 0), 0))
+          !res_free_plain(ctx, t, count, ctx->cur, &ctx->free_tensors, &ctx->live_bytes, 0, 1),
+          0))
     res_free_all(ctx, t, count);
 }
 
 __attribute__((noinline, cold))
 static void res_free_all(tsmr_ctx *ctx, struct tsmr__tensor *t, int count) {
   if (t->rkind == TSMR__RES_COMPOSITE) {
-    for (int i = 0; i < t->n_comps; i++) /* SCOPE.STAT.3: disposed_outside */
-      if (t->comps[i]) res_free_all(ctx, t->comps[i], count);
-    tsmr__free(t->comps);
-    t->comps = NULL;
-    t->n_comps = 0;
+    struct tsmr__tensor_body *b = tsmr__body(t);
+    for (int i = 0; i < b->n_comps; i++) /* SCOPE.STAT.3: disposed_outside */
+      if (b->comps[i]) res_free_all(ctx, b->comps[i], count);
+    tsmr__free(b->comps);
+    b->comps = NULL;
+    b->n_comps = 0;
   }
   if (count && ctx->cur) {
     struct tsmr__stats *st = &ctx->cur->st[t->rkind == TSMR__RES_COMPOSITE];
@@ -327,20 +335,47 @@ static void res_free_all(tsmr_ctx *ctx, struct tsmr__tensor *t, int count) {
   if (t->node.next != TSMR__POISON1) tsmr__tensor_unlink(ctx, t);
   t->holder = NULL;
   if (t->borrows) tsmr__borrow_clear(ctx, t);
-  if (t->st) tsmr__storage_put(ctx, t->st);
+  if (t->st) tsmr__storage_put(ctx, t->st); /* own's fields are exact unless idle */
+  t->own_sole = 0;
   t->st = NULL;
   tsmr__tslot_release(&ctx->tensors, tsmr__h_slot(t->handle), t->rkind);
   t->handle = TSMR_NONE;
   if (t->rkind != TSMR__RES_PLAIN) { /* back to the free list's state (tensor_fresh) */
-    t->parent = NULL;
+    tsmr__body(t)->parent = NULL;
     t->rkind = TSMR__RES_PLAIN;
   }
-  if (t->own.refs) return; /* a view or an export holds on: see tsmr__storage_put */
-  t->own.next_rec = ctx->free_tensors;
-  ctx->free_tensors = t;
+  if (tsmr__own_refs(t)) return; /* a view or an export holds on: see tsmr__storage_put */
+  tsmr__rec_push(&ctx->free_tensors, t);
 }
 
 void tsmr__tensor_release(tsmr_ctx *ctx, struct tsmr__tensor *t) { res_free(ctx, t, 1); }
+
+void tsmr__mgr_release_owned(tsmr_ctx *ctx, struct tsmr__mgr *m) {
+  tsmr__list *end = &m->owned;
+  struct tsmr__thread *ts = ctx->cur;
+  while (!tsmr__list_empty(end)) {
+    /* a run of common releases down the list, the next link read before each (the
+     * release reuses it), unlinked from the list at once when the run ends; what they
+     * count is kept in registers until then */
+    tsmr__list *n = end->next;
+    struct tsmr__tensor *recs = ctx->free_tensors;
+    uint64_t bytes = ctx->live_bytes, run = 0;
+    while (n != end) {
+      tsmr__list *next = n->next;
+      if (!res_free_plain(ctx, tsmr__container_of(n, struct tsmr__tensor, node), 0, ts,
+                          &recs, &bytes, 0, 0))
+        break;
+      run++;
+      n = next;
+    }
+    ctx->free_tensors = recs;
+    ctx->live_bytes = bytes;
+    if (ts) ts->st[0].d_out += run;
+    end->next = n;
+    n->prev = end;
+    if (n != end) res_free_all(ctx, tsmr__container_of(n, struct tsmr__tensor, node), 1);
+  }
+}
 
 void tsmr__tensor_discard(tsmr_ctx *ctx, struct tsmr__tensor *t) { res_free(ctx, t, 0); }
 
@@ -387,7 +422,8 @@ static int tensor_desc_l(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_tensor_desc 
   memset(out, 0, sizeof *out);
   out->dtype = t->dtype;
   out->ndim = t->ndim;
-  for (int i = 0; i < t->ndim; i++) out->shape[i] = t->shape[i];
+  const int64_t *shape = tsmr__body(t)->shape;
+  for (int i = 0; i < t->ndim; i++) out->shape[i] = shape[i];
   return 0;
 }
 
@@ -398,7 +434,7 @@ static int tensor_read_l(tsmr_ctx *ctx, tsmr_handle th, void *dst, size_t cap) {
   if ((rc = tsmr__tensor_get(ctx, th, &t))) return rc;
   if (tsmr__res_kind(ctx, th, t) == TSMR__RES_COMPOSITE) return TSMR_EINVAL;
   if (!t) return TSMR_ERELEASED;
-  size_t n = (size_t)t->numel * tsmr__dtype_size(t->dtype);
+  size_t n = (size_t)tsmr__tensor_nbytes(t);
   if (cap < n) return TSMR_EINVAL;
   if (n == 0) return 0;
   if (ctx->be->host_memory) {
@@ -449,11 +485,11 @@ static int res_info_l(tsmr_ctx *ctx, tsmr_handle th, struct tsmr_res_info *out) 
   out->owner = h->holder ? h->holder->handle : TSMR_NONE;
   out->lender = h->borrows ? h->borrows->lender : TSMR_NONE;
   if (t->rkind == TSMR__RES_COMPOSITE) {
-    for (int i = 0; i < t->n_comps; i++)
-      if (t->comps[i])
-        out->nbytes += (uint64_t)t->comps[i]->numel * tsmr__dtype_size(t->comps[i]->dtype);
+    const struct tsmr__tensor_body *b = tsmr__body(t);
+    for (int i = 0; i < b->n_comps; i++)
+      if (b->comps[i]) out->nbytes += tsmr__tensor_nbytes(b->comps[i]);
   } else {
-    out->nbytes = (uint64_t)t->numel * tsmr__dtype_size(t->dtype);
+    out->nbytes = tsmr__tensor_nbytes(t);
   }
   return 0;
 }
@@ -494,32 +530,36 @@ static inline struct tsmr__tensor *tensor_new_fast(tsmr_ctx *ctx, struct tsmr__t
     return NULL;
   unsigned ndim = (unsigned)desc->ndim;
   if (ndim > TSMR_MAX_DIMS) return NULL;
+  struct tsmr__tensor_body *b = tsmr__body(t);
   uint64_t n = 1, ored = 0;
   for (unsigned i = 0; i < ndim; i++) {
     uint64_t e = (uint64_t)desc->shape[i];
     ored |= e - 1;
     n *= e;
-    t->shape[i] = (int64_t)e;
+    b->shape[i] = (int64_t)e;
   }
   size_t nbytes = (size_t)n * tsmr__dtype_size(desc->dtype); /* 0: no such dtype */
-  if (ored >= sizeof t->own.small.bytes || nbytes - 1 >= sizeof t->own.small.bytes)
+  if (ored >= sizeof b->own.small.bytes || nbytes - 1 >= sizeof b->own.small.bytes)
     return NULL;
   /* res_new + storage_fill + tsmr__tensor_link + tsmr__res_register of this case */
-  *p.recs = t->own.next_rec;
-  t->own.nbytes = nbytes;
-  t->own.data = t->own.small.bytes;
-  memset(t->own.small.bytes, 0, sizeof t->own.small.bytes); /* a few stores, no call */
-  t->own.refs = 1;
+  *p.recs = t->next_free; /* linked below */
+  b->own.nbytes = nbytes;
+  b->own.data = b->own.small.bytes;
+  memset(b->own.small.bytes, 0, sizeof b->own.small.bytes); /* a few stores, no call */
+  b->own.refs = 1;
+  t->own_sole = 1;
+  t->own_idle = 0;
+  t->own_bytes = (uint8_t)nbytes; /* 1 to 64 */
   *p.bytes += nbytes;
-  t->st = &t->own;
+  t->st = &b->own;
   t->dtype = desc->dtype;
   t->ndim = (int)ndim;
-  t->numel = (int64_t)n;
+  b->numel = (int64_t)n;
   t->ckind = 0;
   uint32_t slot = tsmr__tslot_pop(&ctx->tensors, p.slots, t);
   t->handle = tsmr__mkhandle(TSMR__KIND_TENSOR, slot, ctx->tensors.slots[slot].gen);
   t->holder = m;
-  tsmr__list_add(&m->owned, &t->node); /* a recycled record is never borrowed */
+  tsmr__list_add_tail(&m->owned, &t->node); /* a recycled record is never borrowed */
   m->n_owned++;
   if (!lane) m->lane_owner = ts;
   tsmr__res_register_on(ts, t);
@@ -689,7 +729,7 @@ static inline int res_release_in(tsmr_ctx *ctx, tsmr_handle th) {
   if (tsmr__h_kind(th) != TSMR__KIND_TENSOR || idx >= ctx->tensors.len ||
       tsmr__h_gen(th) != ctx->tensors.slots[idx].gen || !ctx->tensors.slots[idx].obj ||
       !res_free_plain(ctx, ctx->tensors.slots[idx].obj, 1, ctx->cur, &ctx->free_tensors,
-                      &ctx->live_bytes, 0))
+                      &ctx->live_bytes, 0, 1))
     return res_release_held(ctx, th);
   return leave_ok(ctx);
 }
@@ -706,10 +746,10 @@ static inline int lane_release(tsmr_ctx *ctx, struct tsmr__thread *ts, const voi
     return 0;
   const struct tsmr__slot *slot = &tab->slots[idx];
   struct tsmr__tensor *t = slot->obj;
-  if (tsmr__h_gen(th) != slot->gen || !t || t->st != &t->own || t->own.refs != 1 ||
-      !t->holder || t->holder->lane_owner != ts)
+  if (tsmr__h_gen(th) != slot->gen || !t || !t->own_sole || !t->holder ||
+      t->holder->lane_owner != ts)
     return 0;
-  return res_free_plain(ctx, t, 1, ts, &ts->lane_recs, &ts->lane.bytes, 1);
+  return res_free_plain(ctx, t, 1, ts, &ts->lane_recs, &ts->lane.bytes, 1, 1);
 }
 
 /* A release by a thread the lock is not biased toward: in its lane (lane_release),
@@ -724,7 +764,7 @@ static int res_release_locked(tsmr_ctx *ctx, tsmr_handle th) {
   struct tsmr__tensor *t;
   if (tsmr__tensor_get(ctx, th, &t) || !t ||
       !res_free_plain(ctx, t, 1, cur, cur->grant ? &cur->lane_recs : &ctx->free_tensors,
-                      &ctx->live_bytes, 0))
+                      &ctx->live_bytes, 0, 1))
     rc = res_release_l(ctx, th);
   tsmr__lock_tally(&ctx->lock);
   tsmr__leave(ctx);
