@@ -561,10 +561,47 @@ static void test_kept(void) {
   }
 }
 
+/* test_resized: a consumer that writes a smaller outer extent into an own export's shape
+ * before it imports the export back describes fewer elements than the storage holds, so
+ * the import cannot share the storage (import_is_own): it takes the export as any
+ * producer's, an alias whose deleter runs when the tensor goes, of the elements
+ * described. Both the block of a first export and a kept, primed one (the common
+ * import's path). */
+static void test_resized(void) {
+  const struct trial tr = {TSMR_DLPACK_VERSIONED, OWN, IMPORT};
+  struct subject s;
+  if (!subject_open(&s, &tr, 1)) return;
+  for (int trip = 0; trip < 3; trip++) {
+    int resized = trip != 1; /* the round trip between them keeps the block, primed */
+    tsmr_handle h = TSMR_NONE;
+    if (trip) OK(tsmr_dlpack_export(s.ctx, s.src, TSMR_DLPACK_VERSIONED, 0, &s.managed));
+    snprintf(s.what, sizeof s.what, "an own export resized to [2, 4] (%s block)",
+             trip ? "a kept" : "its first");
+    if (resized) dl_of(&s)->shape[0] = 2;
+    OK(tsmr_dlpack_import(s.ctx, s.managed, TSMR_DLPACK_VERSIONED, s.root, &h));
+    if (h == TSMR_NONE) continue;
+    if (resized) {
+      struct tsmr_tensor_desc d;
+      float out[8];
+      int same = tsmr_tensor_desc(s.ctx, h, &d) == 0 && d.ndim == 2 && d.shape[0] == 2 &&
+                 d.shape[1] == 4 && tsmr_tensor_read(s.ctx, h, out, sizeof out) == 0;
+      for (int i = 0; same && i < 8; i++) same = out[i] == 100.0f + (float)i;
+      CHECK(same, "%s: the import is not the 8 elements described", s.what);
+      CHECK(deleted(&s) == 0,
+            "%s: imported as the whole storage's (the deleter ran on the import)", s.what);
+    }
+    OK(tsmr_res_release(s.ctx, h));
+    CHECK(deleted(&s) == 1, "%s: after the release the deleter ran %d times", s.what,
+          deleted(&s));
+  }
+  subject_close(&s);
+}
+
 int main(void) {
   test_refusals();
   test_faults();
   test_kept();
+  test_resized();
   printf("# import: %d checks, %d failed\n", checks, failed);
   return failed != 0;
 }
