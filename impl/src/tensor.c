@@ -285,9 +285,11 @@ static inline int res_free_plain(tsmr_ctx *ctx, struct tsmr__tensor *t, int coun
   uint64_t refs = sole ? 1 : s->refs;
   if (!sole && refs <= 1) return 0;
   if (count && ts) ts->st[0].d_out++;
-  if (unlink) tsmr__list_del(&t->node);
-  TSMR_ASSERT(m->n_owned > 0);
-  m->n_owned--;
+  if (unlink) { /* else the caller unlinks t and counts it off */
+    tsmr__list_del(&t->node);
+    TSMR_ASSERT(m->n_owned > 0);
+    m->n_owned--;
+  }
   t->holder = NULL;
   if (sole) { /* tsmr__storage_put of own while its tensor lives, own left as it was */
     TSMR_ASSERT((lane || *bytes >= t->own_bytes) && "live bytes underflow");
@@ -371,6 +373,8 @@ void tsmr__mgr_release_owned(tsmr_ctx *ctx, struct tsmr__mgr *m) {
     ctx->free_tensors = recs;
     ctx->live_bytes = bytes;
     if (ts) ts->st[0].d_out += run;
+    TSMR_ASSERT(m->n_owned >= run);
+    m->n_owned -= run;
     end->next = n;
     n->prev = end;
     if (n != end) res_free_all(ctx, tsmr__container_of(n, struct tsmr__tensor, node), 1);
