@@ -1,11 +1,13 @@
 /*
  * impl/src/alloc.c: the one allocation hook of libtsmref. Every host allocation of the
- * library (structs, slot tables, host tensor data) goes through tsmr__alloc, so a test
+ * library (structs, slot tables, host tensor data) goes through tsmr__alloc, and every
+ * slab of tensor records through tsmr__map_aligned (a mapping of its own), so a test
  * can make the k-th allocation fail and check that nothing is left behind
  * (ERR.ATOMIC.1, MGR.CREATE.3: ENOMEM leaves no trace). The arming functions are the
  * test hooks of tsmref_test.h.
  */
 #include <stdatomic.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 #include "tsmref_test.h"
@@ -36,9 +38,18 @@ void *tsmr__alloc(size_t n) {
   return malloc(n ? n : 1);
 }
 
-void *tsmr__alloc_aligned(size_t align, size_t n) {
+void *tsmr__map_aligned(size_t bytes) {
   if (should_fail()) return NULL;
-  return aligned_alloc(align, (n + align - 1) / align * align);
+  char *m = mmap(NULL, 2 * bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return NULL;
+  char *a = (char *)(((uintptr_t)m + bytes - 1) & ~(uintptr_t)(bytes - 1));
+  if (a > m) munmap(m, (size_t)(a - m));
+  if (a < m + bytes) munmap(a + bytes, (size_t)(m + bytes - a)); /* the tail */
+  return a;
+}
+
+void tsmr__unmap(void *p, size_t bytes) {
+  if (p) munmap(p, bytes);
 }
 
 void *tsmr__realloc(void *p, size_t n) {

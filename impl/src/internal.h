@@ -39,8 +39,10 @@
 
 /* ---- allocation hook (alloc.c): every host allocation of the library ---------- */
 void *tsmr__alloc(size_t n);   /* RETURN: owned by the caller, free with tsmr__free */
-/* n bytes at a multiple of align (a power of two), through the same hook */
-void *tsmr__alloc_aligned(size_t align, size_t n);
+/* A mapping of its own of bytes (a power of two) at a multiple of bytes, through the
+ * same hook; NULL: ENOMEM. Released with tsmr__unmap(p, bytes). */
+void *tsmr__map_aligned(size_t bytes);
+void tsmr__unmap(void *p, size_t bytes);
 void *tsmr__realloc(void *p, size_t n); /* like realloc; NULL leaves p intact */
 void tsmr__free(void *p);      /* p: IN, freed; NULL is a no-op */
 /* n bytes at a cache-line boundary, through tsmr__alloc (whose malloc aligns to 16):
@@ -248,11 +250,14 @@ struct tsmr__tensor_body {
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct tsmr__tensor_body) == 256, "a tensor's body is four lines");
 
-/* Records come in slabs of TSMR__SLAB_BYTES, aligned to that size (one allocation;
- * tensor.c): a header line, TSMR__SLAB_RECS heads back to back, then as many bodies in
- * the same order. A record's slab is its address rounded down; a record is never freed
- * alone: its slab is, once the context closed and no record of it is held by an export
- * that outlived the context (an orphaned storage, dlpack.c). */
+/* Records come in slabs of TSMR__SLAB_BYTES, each a mapping of its own aligned to that
+ * size (tensor.c): a header line, TSMR__SLAB_RECS heads back to back, then as many
+ * bodies in the same order. Large, so that a manager's close walks long runs of heads;
+ * a mapping of its own, because inside the larger mapping glibc makes for an
+ * aligned_alloc of that size the exchange table's round trip ran a fifth slower
+ * (bench/README.md). A record's slab is its address rounded down; a record is never
+ * freed alone: its slab is, once the context closed and no record of it is held by an
+ * export that outlived the context (an orphaned storage, dlpack.c). */
 #define TSMR__SLAB_BYTES ((uintptr_t)2097152)
 #define TSMR__SLAB_RECS                                                               \
   ((uint32_t)((TSMR__SLAB_BYTES - 64) /                                              \
@@ -301,7 +306,8 @@ static inline void tsmr__rec_hold(struct tsmr__tensor *t) {
   atomic_fetch_add_explicit(&tsmr__rec_slab_of(t)->refs, 1, memory_order_relaxed);
 }
 static inline void tsmr__slab_put(struct tsmr__rec_slab *s) {
-  if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1) tsmr__free(s);
+  if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
+    tsmr__unmap(s, TSMR__SLAB_BYTES);
 }
 
 /* The resource whose holder, lender and borrow state t reports (COMP.UNIT.1). */

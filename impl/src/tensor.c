@@ -141,7 +141,7 @@ int tsmr__storage_new(tsmr_ctx *ctx, size_t nbytes, int zero,
 /* A new slab of records (internal.h), the context's newest: RETURN 0 or TSMR_ENOMEM.
  * Its header takes the first line, its heads and bodies the rest. */
 static int slab_new(tsmr_ctx *ctx) {
-  struct tsmr__rec_slab *s = tsmr__alloc_aligned(TSMR__SLAB_BYTES, TSMR__SLAB_BYTES);
+  struct tsmr__rec_slab *s = tsmr__map_aligned(TSMR__SLAB_BYTES);
   if (!s) return TSMR_ENOMEM;
   _Static_assert(sizeof *s <= 64, "a slab's header is one line");
   _Static_assert(TSMR__SLAB_BODIES % 64 == 0 &&
