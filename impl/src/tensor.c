@@ -278,7 +278,7 @@ static inline int res_free_plain(tsmr_ctx *ctx, struct tsmr__tensor *t, int coun
   struct tsmr__storage *s = t->st;
   struct tsmr__mgr *m = t->holder;
   if (t->rkind != TSMR__RES_PLAIN || !m || t->borrows || t->scope || !s) return 0;
-  /* own held alone (read in this line, not own's), or a storage that keeps further
+  /* own held alone (read in the head, not in own), or a storage that keeps further
    * references; own held alone but not known so, another's last reference and a bad
    * count (0) are res_free_all's */
   int sole = t->own_sole;
