@@ -224,8 +224,9 @@ static void export_describe(const tsmr_ctx *ctx, const struct tsmr__tensor *t,
   o->ndim = t->ndim;
   o->shape = shape;
   o->strides = strides;
-  o->code = tsmr__dlx_dtype(t->dtype).code;
-  o->bits = tsmr__dlx_dtype(t->dtype).bits;
+  struct tsmr__dlx_dt dt = tsmr__dlx_dtype(t->dtype);
+  o->code = dt.code;
+  o->bits = dt.bits;
   o->dtype = t->dtype;
   o->numel = tsmr__body(t)->numel;
   if (request & TSMR_DLPACK_READ_ONLY) o->flags |= TSMR__DLX_FLAG_READ_ONLY;

@@ -105,19 +105,20 @@ struct tsmr__dlx_form {
  * imported again for the next export (ctx->dlx_free_blocks) instead of freeing them. */
 #define TSMR__DLX_BLOCK_BYTES 288
 
-/* The DLPack type code and bits of a dtype, as every export describes it: a table,
- * so that the export paths of the core and of the forms load it instead of calling. */
+/* The DLPack type code and bits of a record's dtype (struct tsmr__tensor.dtype), as
+ * every export describes it: a table, so that the export paths of the core and of the
+ * forms load it instead of calling. Every index a byte can take is in it, so it is read
+ * with no bound check; a live tensor's dtype is one of TSMR__DTYPES. */
 struct tsmr__dlx_dt {
   uint8_t code, bits;
 };
-static inline struct tsmr__dlx_dt tsmr__dlx_dtype(int dtype) {
-  static const struct tsmr__dlx_dt dl[] = {
+static inline struct tsmr__dlx_dt tsmr__dlx_dtype(uint8_t dtype) {
+  static const struct tsmr__dlx_dt dl[256] = {
 #define TSMR__DL_ENTRY(dtype, dl_code, dl_bits) [dtype] = {dl_code, dl_bits},
       TSMR__DTYPES(TSMR__DL_ENTRY)
 #undef TSMR__DL_ENTRY
   };
-  const struct tsmr__dlx_dt none = {0xff, 0}; /* no dtype: no DLPack code */
-  return (unsigned)dtype < sizeof dl / sizeof *dl ? dl[dtype] : none;
+  return dl[dtype];
 }
 
 extern const struct tsmr__dlx_form tsmr__dlx_legacy;
